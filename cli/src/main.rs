@@ -1,0 +1,290 @@
+//! `locklab`: the command-line front end. It reads scenario files (or names
+//! of built-ins), runs the engine, and prints timelines, verdicts and reports.
+//! Every failure is one clear message on stderr and a non-zero exit.
+
+use locklab_engine::report::StrategyReport;
+use locklab_engine::scenario::{StrategyId, seconds};
+use locklab_engine::{EventKind, Scenario, builtin};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage:
+  locklab run FILE|NAME [--strategy ID] [--format text|json] [--all-events]
+  locklab compare FILE|NAME
+  locklab scenarios
+  locklab show NAME
+
+FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
+Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(output) => {
+            print!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("locklab: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+struct Options {
+    strategy: Option<StrategyId>,
+    format: Format,
+    all_events: bool,
+    positional: Vec<String>,
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        strategy: None,
+        format: Format::Text,
+        all_events: false,
+        positional: Vec::new(),
+    };
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--strategy" => {
+                let value = rest.next().ok_or("--strategy needs an id")?;
+                let id = StrategyId::parse(value).ok_or_else(|| {
+                    format!("unknown strategy `{value}`; expected naive, fencing, redlock, db-lock, unique-insert or consensus")
+                })?;
+                options.strategy = Some(id);
+            }
+            "--format" => {
+                options.format = match rest.next().map(String::as_str) {
+                    Some("text") => Format::Text,
+                    Some("json") => Format::Json,
+                    Some(other) => {
+                        return Err(format!("unknown format `{other}`; expected text or json"));
+                    }
+                    None => return Err("--format needs text or json".to_owned()),
+                };
+            }
+            "--all-events" => options.all_events = true,
+            flag if flag.starts_with("--") => {
+                return Err(format!("unknown option `{flag}`\n{USAGE}"));
+            }
+            _ => options.positional.push(arg.clone()),
+        }
+    }
+    Ok(options)
+}
+
+fn run(args: &[String]) -> Result<String, String> {
+    let Some(command) = args.first() else {
+        return Err(USAGE.to_owned());
+    };
+    let options = parse_options(&args[1..])?;
+    match command.as_str() {
+        "run" => {
+            let scenario = load(one_positional(
+                &options,
+                "run needs a scenario FILE or NAME",
+            )?)?;
+            run_command(&scenario, &options)
+        }
+        "compare" => {
+            let scenario = load(one_positional(
+                &options,
+                "compare needs a scenario FILE or NAME",
+            )?)?;
+            Ok(compare(&scenario))
+        }
+        "scenarios" => Ok(list_builtins()),
+        "show" => {
+            let name = one_positional(&options, "show needs a built-in NAME")?;
+            let builtin = builtin::find(name).ok_or_else(|| {
+                format!("no built-in scenario named `{name}`; see `locklab scenarios`")
+            })?;
+            Ok(format!("{}\n", builtin.text.trim_end()))
+        }
+        "help" | "--help" | "-h" => Ok(format!("{USAGE}\n")),
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    }
+}
+
+fn one_positional<'a>(options: &'a Options, missing: &str) -> Result<&'a str, String> {
+    match options.positional.as_slice() {
+        [one] => Ok(one),
+        [] => Err(missing.to_owned()),
+        more => Err(format!("expected one scenario, got {}", more.len())),
+    }
+}
+
+/// Reads a scenario file, or a built-in by name when no such file exists.
+fn load(name: &str) -> Result<Scenario, String> {
+    let path = std::path::Path::new(name);
+    if !path.exists()
+        && let Some(builtin) = builtin::find(name)
+    {
+        return Scenario::from_json(builtin.text)
+            .map_err(|error| format!("built-in `{name}`: {error}"));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|error| format!("cannot read {name}: {error}"))?;
+    Scenario::from_json(&text).map_err(|error| format!("{name}: {error}"))
+}
+
+fn chosen(scenario: &Scenario, options: &Options) -> Vec<StrategyId> {
+    match options.strategy {
+        Some(id) => vec![id],
+        None => scenario
+            .strategy_settings()
+            .iter()
+            .map(|settings| settings.id())
+            .collect(),
+    }
+}
+
+fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String> {
+    let strategies = chosen(scenario, options);
+    let mut reports = Vec::new();
+    let mut text = String::new();
+    for strategy in &strategies {
+        let log = locklab_engine::simulate(scenario, *strategy);
+        let report = locklab_engine::report::analyze(scenario, *strategy, &log);
+        if options.format == Format::Text {
+            text.push_str(&format!("== {} — {}\n", strategy, strategy.title()));
+            for event in &log {
+                if options.all_events || shown_by_default(&event.kind) {
+                    text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));
+                }
+            }
+            text.push_str(&verdict_text(&report, scenario));
+            text.push('\n');
+        }
+        reports.push(report);
+    }
+    if options.format == Format::Json {
+        return Ok(format!(
+            "{}\n",
+            locklab_engine::Report::new(scenario, reports).to_json()
+        ));
+    }
+    Ok(text)
+}
+
+/// The text timeline leaves out the network's and the pool's chatter unless asked.
+fn shown_by_default(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::Sent { .. }
+            | EventKind::Lost { .. }
+            | EventKind::Pool { .. }
+            | EventKind::Background {
+                outcome: locklab_engine::event::BackgroundOutcome::Ok,
+                ..
+            }
+            | EventKind::Connection {
+                change: locklab_engine::event::ConnectionChange::Opened,
+                ..
+            }
+    )
+}
+
+fn clock_label(at_ms: u64) -> String {
+    format!("{}.{:03}", at_ms / 1000, at_ms % 1000)
+}
+
+fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
+    let metrics = &report.metrics;
+    let mut text = format!(
+        "-- verdict: {:?}, {:?}\n   overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · runs {} (duplicates {}) · duplicate side effects {} · missed periods {} · max report delay {} · row-lock waits {} · pool exhausted {} · background failures {}\n",
+        report.safety,
+        report.liveness,
+        seconds(metrics.overlap_ms),
+        metrics.stale_writes_accepted,
+        metrics.stale_writes_rejected,
+        metrics.corrupted_reports,
+        metrics.runs_started,
+        metrics.duplicate_runs,
+        metrics.duplicate_side_effects,
+        metrics.missed_periods,
+        seconds(metrics.max_report_delay_ms),
+        seconds(metrics.db_lock_wait_ms),
+        seconds(metrics.pool_exhausted_ms),
+        metrics.background_query_timeouts,
+    );
+    for finding in &report.findings {
+        text.push_str(&format!(
+            "   {:>10}  {}\n",
+            clock_label(finding.at_ms),
+            finding.text
+        ));
+    }
+    if let Some(expected) = scenario.expect.get(&report.strategy) {
+        match report.check(expected) {
+            Ok(()) => text.push_str("   as expected by the scenario\n"),
+            Err(problem) => text.push_str(&format!("   NOT as the scenario expects: {problem}\n")),
+        }
+    }
+    text
+}
+
+fn compare(scenario: &Scenario) -> String {
+    let report = locklab_engine::run(scenario);
+    let mut text = format!(
+        "{} (seed {})\n",
+        if scenario.name.is_empty() {
+            "scenario"
+        } else {
+            &scenario.name
+        },
+        scenario.seed
+    );
+    text.push_str(&format!(
+        "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
+        "strategy",
+        "safety",
+        "live",
+        "overlap",
+        "stale✓",
+        "stale✗",
+        "corrupt",
+        "runs",
+        "dup-fx",
+        "missed",
+        "bg-fail"
+    ));
+    for result in &report.results {
+        let metrics = &result.metrics;
+        text.push_str(&format!(
+            "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
+            result.strategy.name(),
+            format!("{:?}", result.safety).to_lowercase(),
+            format!("{:?}", result.liveness).to_lowercase(),
+            seconds(metrics.overlap_ms),
+            metrics.stale_writes_accepted,
+            metrics.stale_writes_rejected,
+            metrics.corrupted_reports,
+            metrics.runs_started,
+            metrics.duplicate_side_effects,
+            metrics.missed_periods,
+            metrics.background_query_timeouts,
+        ));
+    }
+    text
+}
+
+fn list_builtins() -> String {
+    let mut text = String::new();
+    for builtin in builtin::ALL {
+        let scenario = Scenario::from_json(builtin.text);
+        let title = scenario
+            .map(|scenario| scenario.name)
+            .unwrap_or_else(|error| format!("(broken: {error})"));
+        text.push_str(&format!("{:<22} {title}\n", builtin.name));
+    }
+    text
+}

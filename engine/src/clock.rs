@@ -1,0 +1,122 @@
+//! A party's own clock: simulated true time mapped to what the party reads.
+//!
+//! Each instance, Redis node, the database and the consensus store reads its own
+//! clock. A clock is piecewise linear: a step (`clock_jump`) moves it, a drift
+//! (`clock_drift`) changes its rate in parts per million. The lab keeps one
+//! clock per party and does not separate wall and monotonic time; the UI says so.
+
+/// How one party's clock reads at every true instant from its last change on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalClock {
+    base_true_ms: u64,
+    base_local_ms: i64,
+    drift_ppm: i64,
+}
+
+const PPM: i64 = 1_000_000;
+
+impl Default for LocalClock {
+    fn default() -> Self {
+        LocalClock {
+            base_true_ms: 0,
+            base_local_ms: 0,
+            drift_ppm: 0,
+        }
+    }
+}
+
+impl LocalClock {
+    /// What the clock reads at true time `true_ms` (not before its last change).
+    pub fn local_at(&self, true_ms: u64) -> i64 {
+        let elapsed =
+            i64::try_from(true_ms.saturating_sub(self.base_true_ms)).unwrap_or(i64::MAX / 2);
+        self.base_local_ms + elapsed + elapsed * self.drift_ppm / PPM
+    }
+
+    /// The first true instant, not before `not_before_ms`, at which the clock
+    /// reads at least `local_ms`.
+    pub fn true_when(&self, local_ms: i64, not_before_ms: u64) -> u64 {
+        let from = not_before_ms.max(self.base_true_ms);
+        if self.local_at(from) >= local_ms {
+            return from;
+        }
+        let wanted = local_ms - self.base_local_ms;
+        // Invert local = elapsed × (1 + ppm/1e6); integer rounding is fixed up below.
+        let rate = PPM + self.drift_ppm;
+        let mut elapsed = (wanted * PPM + rate - 1) / rate;
+        let mut at = self.base_true_ms + u64::try_from(elapsed.max(0)).unwrap_or(0);
+        while self.local_at(at) < local_ms {
+            elapsed += 1;
+            at = self.base_true_ms + u64::try_from(elapsed).unwrap_or(0);
+        }
+        while at > from && self.local_at(at - 1) >= local_ms {
+            at -= 1;
+        }
+        at.max(from)
+    }
+
+    /// Steps the clock by `by_ms` at true time `now_ms`.
+    pub fn jump(&mut self, now_ms: u64, by_ms: i64) {
+        let local = self.local_at(now_ms);
+        *self = LocalClock {
+            base_true_ms: now_ms,
+            base_local_ms: local + by_ms,
+            drift_ppm: self.drift_ppm,
+        };
+    }
+
+    /// From true time `now_ms` on, the clock runs `ppm` parts per million fast (or slow).
+    pub fn set_drift(&mut self, now_ms: u64, ppm: i64) {
+        let local = self.local_at(now_ms);
+        *self = LocalClock {
+            base_true_ms: now_ms,
+            base_local_ms: local,
+            drift_ppm: ppm,
+        };
+    }
+
+    /// The drift in force, in parts per million.
+    pub fn drift_ppm(&self) -> i64 {
+        self.drift_ppm
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_true_clock_reads_true_time() {
+        let clock = LocalClock::default();
+        assert_eq!(clock.local_at(12_345), 12_345);
+        assert_eq!(clock.true_when(20_000, 0), 20_000);
+        assert_eq!(
+            clock.true_when(5, 100),
+            100,
+            "a deadline already past fires now"
+        );
+    }
+
+    #[test]
+    fn jumps_and_drift_move_deadlines() {
+        let mut clock = LocalClock::default();
+        clock.jump(1_000, 60_000);
+        assert_eq!(clock.local_at(1_000), 61_000);
+        assert_eq!(
+            clock.true_when(91_000, 1_000),
+            31_000,
+            "a forward jump brings deadlines closer"
+        );
+        clock.set_drift(31_000, 100_000); // 10 % fast
+        assert_eq!(clock.local_at(41_000), 91_000 + 11_000);
+        let at = clock.true_when(200_000, 31_000);
+        assert!(clock.local_at(at) >= 200_000 && clock.local_at(at - 1) < 200_000);
+        clock.set_drift(at, -500_000);
+        let slow = clock.true_when(clock.local_at(at) + 1_000, at);
+        assert_eq!(
+            slow - at,
+            2_000,
+            "a clock at half speed takes twice as long"
+        );
+    }
+}

@@ -1,0 +1,1039 @@
+//! The append-only event log: the single source of truth of a run.
+//!
+//! Every view (the report, the timeline, the browser's panels) is a function of
+//! this log. Each event is structured data that serializes to JSON, and its
+//! `Display` is what a person would see on the wire: the Redis command or SQL
+//! statement with its reply, e.g. `SET job:daily-report a:7f3a NX PX 30000 → OK`.
+
+use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RunId, SessionId, Token};
+use crate::scenario::{DbWait, Fault};
+use serde::Serialize;
+use std::fmt;
+
+/// The Redis key of the lock.
+pub const LOCK_KEY: &str = "job:daily-report";
+/// The Redis key of the fencing-token counter.
+pub const TOKEN_KEY: &str = "job:daily-report:token";
+/// The consensus-store key of the lease lock.
+pub const LEASE_KEY: &str = "/locks/daily-report";
+
+/// One thing that happened, at a simulated true time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    pub at_ms: u64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// The value a client puts in a lock: its instance and a random nonce (`a:7f3a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Owner {
+    pub instance: InstanceId,
+    pub nonce: u16,
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{:04x}", self.instance, self.nonce)
+    }
+}
+
+impl Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The Redis commands the strategies use. The lock commands act on
+/// [`LOCK_KEY`], `INCR` on [`TOKEN_KEY`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum RedisCommand {
+    /// `SET key value NX EX seconds`.
+    SetNxEx {
+        value: Owner,
+        ttl_s: u64,
+    },
+    /// `SET key value NX PX milliseconds`.
+    SetNxPx {
+        value: Owner,
+        ttl_ms: u64,
+    },
+    Get,
+    Del,
+    Pexpire {
+        ttl_ms: u64,
+    },
+    Incr,
+    /// The Lua unlock script: delete only if the value is still ours.
+    CompareAndDelete {
+        value: Owner,
+    },
+    /// The Lua extend script: `PEXPIRE` only if the value is still ours.
+    CompareAndExtend {
+        value: Owner,
+        ttl_ms: u64,
+    },
+}
+
+impl RedisCommand {
+    /// Whether the command changes data, and so is replicated.
+    pub fn writes(self) -> bool {
+        !matches!(self, RedisCommand::Get)
+    }
+}
+
+impl fmt::Display for RedisCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedisCommand::SetNxEx { value, ttl_s } => {
+                write!(f, "SET {LOCK_KEY} {value} NX EX {ttl_s}")
+            }
+            RedisCommand::SetNxPx { value, ttl_ms } => {
+                write!(f, "SET {LOCK_KEY} {value} NX PX {ttl_ms}")
+            }
+            RedisCommand::Get => write!(f, "GET {LOCK_KEY}"),
+            RedisCommand::Del => write!(f, "DEL {LOCK_KEY}"),
+            RedisCommand::Pexpire { ttl_ms } => write!(f, "PEXPIRE {LOCK_KEY} {ttl_ms}"),
+            RedisCommand::Incr => write!(f, "INCR {TOKEN_KEY}"),
+            RedisCommand::CompareAndDelete { value } => {
+                write!(f, "EVAL \"if get==ARGV[1] then del\" 1 {LOCK_KEY} {value}")
+            }
+            RedisCommand::CompareAndExtend { value, ttl_ms } => {
+                write!(
+                    f,
+                    "EVAL \"if get==ARGV[1] then pexpire\" 1 {LOCK_KEY} {value} {ttl_ms}"
+                )
+            }
+        }
+    }
+}
+
+/// A Redis reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reply", content = "value", rename_all = "snake_case")]
+pub enum RedisReply {
+    Ok,
+    Nil,
+    Integer(i64),
+    Value(Owner),
+    /// The node is down or not yet promoted: the connection is refused.
+    ConnectionRefused,
+    /// No reply within the client's timeout.
+    Timeout,
+}
+
+impl fmt::Display for RedisReply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedisReply::Ok => f.write_str("OK"),
+            RedisReply::Nil => f.write_str("(nil)"),
+            RedisReply::Integer(value) => write!(f, "(integer) {value}"),
+            RedisReply::Value(owner) => write!(f, "\"{owner}\""),
+            RedisReply::ConnectionRefused => f.write_str("(error) connection refused"),
+            RedisReply::Timeout => f.write_str("(timeout)"),
+        }
+    }
+}
+
+/// How the report row is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowWrite {
+    /// `INSERT … ON CONFLICT (job, period) DO UPDATE`: the last writer wins.
+    Upsert,
+    /// The same, but only if the row's fencing token is not higher than ours.
+    FencedUpsert,
+    /// `INSERT … ON CONFLICT DO NOTHING`: the first writer wins.
+    InsertOrNothing,
+}
+
+/// The SQL statements the instances send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "statement", rename_all = "snake_case")]
+pub enum Sql {
+    /// Opening a connection (the startup packet).
+    Connect,
+    /// `SELECT 1 FROM reports WHERE job = 'daily-report' AND period = …`.
+    ReportExists {
+        period: Period,
+    },
+    /// `BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE [NOWAIT|SKIP LOCKED]`.
+    LockJobRow {
+        wait: DbWait,
+    },
+    /// The report row.
+    WriteReport {
+        period: Period,
+        run: RunId,
+        token: Option<Token>,
+        how: RowWrite,
+    },
+    Commit,
+    Rollback,
+}
+
+impl fmt::Display for Sql {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sql::Connect => f.write_str("connect"),
+            Sql::ReportExists { period } => {
+                write!(
+                    f,
+                    "SELECT 1 FROM reports WHERE job = 'daily-report' AND period = {}",
+                    period.0
+                )
+            }
+            Sql::LockJobRow { wait } => {
+                let suffix = match wait {
+                    DbWait::Block => "",
+                    DbWait::Nowait => " NOWAIT",
+                    DbWait::SkipLocked => " SKIP LOCKED",
+                };
+                write!(
+                    f,
+                    "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE{suffix}"
+                )
+            }
+            Sql::WriteReport {
+                period,
+                run,
+                token,
+                how,
+            } => {
+                let token_text = token.map_or_else(|| "NULL".to_owned(), |token| token.to_string());
+                write!(
+                    f,
+                    "INSERT INTO reports (job, period, run, token) VALUES ('daily-report', {}, {}, {token_text}) ON CONFLICT (job, period) ",
+                    period.0, run.0
+                )?;
+                match how {
+                    RowWrite::Upsert => f.write_str("DO UPDATE SET run = EXCLUDED.run"),
+                    RowWrite::FencedUpsert => f.write_str(
+                        "DO UPDATE SET run = EXCLUDED.run WHERE reports.token <= EXCLUDED.token",
+                    ),
+                    RowWrite::InsertOrNothing => f.write_str("DO NOTHING"),
+                }
+            }
+            Sql::Commit => f.write_str("COMMIT"),
+            Sql::Rollback => f.write_str("ROLLBACK"),
+        }
+    }
+}
+
+/// What the database answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
+pub enum SqlOutcome {
+    Connected(SessionId),
+    Rows(u32),
+    /// The fenced upsert found a higher token and changed nothing.
+    StaleToken {
+        highest: Token,
+    },
+    Error(SqlError),
+}
+
+/// PostgreSQL errors the lab produces, with their real wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SqlError {
+    /// 53300.
+    TooManyClients,
+    /// 55P03 from `NOWAIT`.
+    LockNotAvailable,
+    /// 55P03 from `lock_timeout`.
+    LockTimeout,
+    /// 25P03: `idle_in_transaction_session_timeout` ended the session.
+    IdleInTransactionTimeout,
+    /// The session is gone (the server ended it, or the link is down).
+    ConnectionClosed,
+    /// No reply within the client's timeout.
+    Timeout,
+}
+
+impl fmt::Display for SqlOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SqlOutcome::Connected(session) => write!(f, "connected (backend {})", session.0),
+            SqlOutcome::Rows(rows) => write!(f, "{rows} row{}", if *rows == 1 { "" } else { "s" }),
+            SqlOutcome::StaleToken { highest } => write!(f, "0 rows (the row has token {highest})"),
+            SqlOutcome::Error(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SqlError::TooManyClients => "FATAL: sorry, too many clients already",
+            SqlError::LockNotAvailable => {
+                "ERROR: could not obtain lock on row in relation \"jobs\""
+            }
+            SqlError::LockTimeout => "ERROR: canceling statement due to lock timeout",
+            SqlError::IdleInTransactionTimeout => {
+                "FATAL: terminating connection due to idle-in-transaction timeout"
+            }
+            SqlError::ConnectionClosed => "server closed the connection unexpectedly",
+            SqlError::Timeout => "(client timeout)",
+        })
+    }
+}
+
+/// Who holds a database session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DbClient {
+    Instance(InstanceId),
+    /// Other services sharing the database.
+    Background,
+}
+
+impl fmt::Display for DbClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DbClient::Instance(id) => write!(f, "{id}"),
+            DbClient::Background => f.write_str("other services"),
+        }
+    }
+}
+
+/// A change to the jobs row's lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowLockChange {
+    Waiting,
+    Granted,
+    Released,
+    /// Stopped waiting (timeout, cancel, disconnect).
+    GaveUp,
+}
+
+/// A lock mode on the jobs row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowLockMode {
+    /// `FOR UPDATE`.
+    Update,
+    /// `FOR KEY SHARE`, taken by a foreign-key check from `job_events`.
+    KeyShare,
+}
+
+/// A change to a database session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "change", content = "reason", rename_all = "snake_case")]
+pub enum ConnectionChange {
+    Opened,
+    Refused,
+    Closed,
+    /// The server ended the session and rolled back its transaction.
+    Terminated(TerminateReason),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminateReason {
+    /// The client's socket closed (the kernel sent FIN or RST).
+    ClientDisconnected,
+    /// TCP keepalive found the client's host gone.
+    KeepaliveTimeout,
+    IdleInTransactionTimeout,
+}
+
+/// How a background query ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundOutcome {
+    Ok,
+    /// The other service's client gave up waiting.
+    Timeout,
+    /// No connection could be had.
+    Refused,
+}
+
+/// What a storage PUT met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "highest", rename_all = "snake_case")]
+pub enum PutOutcome {
+    Accepted,
+    /// Refused: the storage has seen a higher token for this report.
+    Rejected(Token),
+}
+
+/// Consensus-store operations (etcd's API, simplified).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ConsensusOp {
+    /// Grant a lease, then `txn(create_revision(key) == 0) put key value lease`.
+    Acquire {
+        value: Owner,
+        ttl_ms: u64,
+    },
+    KeepAlive {
+        lease: LeaseId,
+    },
+    Revoke {
+        lease: LeaseId,
+    },
+}
+
+impl fmt::Display for ConsensusOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConsensusOp::Acquire { value, ttl_ms } => write!(
+                f,
+                "lease grant {}s; txn if create_revision({LEASE_KEY}) == 0 then put {LEASE_KEY} {value} --lease",
+                ttl_ms / 1000
+            ),
+            ConsensusOp::KeepAlive { lease } => write!(f, "lease keep-alive {}", lease.0),
+            ConsensusOp::Revoke { lease } => write!(f, "lease revoke {}", lease.0),
+        }
+    }
+}
+
+/// Consensus-store replies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum ConsensusReply {
+    /// The put succeeded; its revision is the fencing token.
+    Acquired {
+        lease: LeaseId,
+        revision: Token,
+    },
+    /// Somebody else's key exists.
+    Taken {
+        holder: Owner,
+    },
+    Alive {
+        ttl_ms: u64,
+    },
+    LeaseNotFound,
+    Revoked,
+    /// No leader: the cluster is electing one.
+    NoLeader,
+    Timeout,
+}
+
+impl fmt::Display for ConsensusReply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConsensusReply::Acquired { lease, revision } => {
+                write!(f, "succeeded, lease {}, revision {revision}", lease.0)
+            }
+            ConsensusReply::Taken { holder } => write!(f, "failed: held by {holder}"),
+            ConsensusReply::Alive { ttl_ms } => write!(f, "TTL {}", ttl_ms / 1000),
+            ConsensusReply::LeaseNotFound => f.write_str("error: requested lease not found"),
+            ConsensusReply::Revoked => f.write_str("revoked"),
+            ConsensusReply::NoLeader => f.write_str("error: etcdserver: no leader"),
+            ConsensusReply::Timeout => f.write_str("(timeout)"),
+        }
+    }
+}
+
+/// An instance's process state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ProcessState {
+    Running,
+    /// Stopped the world until `until_ms`.
+    Paused {
+        until_ms: u64,
+    },
+    /// OOM-killed: memory lost, sockets closed by the kernel.
+    Dead,
+    /// The host vanished: no FIN was sent.
+    HostLost,
+    /// Back as a fresh process.
+    Restarted,
+}
+
+/// A step in a run's life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "phase", content = "detail", rename_all = "snake_case")]
+pub enum RunPhase {
+    /// Began trying to take the lock.
+    Trying,
+    /// Lost the race; will try again.
+    Busy,
+    /// Holds the lock (as far as it knows).
+    Acquired,
+    /// Found the period's report already there.
+    Skipped,
+    /// Began the job's work.
+    Started,
+    /// Wrote the report row and finished.
+    Finished,
+    /// Stopped before finishing.
+    Aborted(AbortReason),
+    /// Stopped trying: the next tick came.
+    GaveUp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbortReason {
+    /// A lease renewal failed.
+    RenewalFailed,
+    /// A resource refused a write with a stale token.
+    WriteRejected,
+    /// The database session was gone when the job needed it.
+    SessionLost,
+    /// The process died.
+    ProcessDied,
+    /// The report row could not be written.
+    RowWriteFailed,
+}
+
+/// Why the lock service stopped counting a run as the holder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevokeReason {
+    Released,
+    Expired,
+    /// Somebody deleted it (a plain `DEL` by another run).
+    DeletedByOther,
+    /// The node lost its keys (restart without persistence, failover).
+    Forgotten,
+    /// Transaction ended (commit, rollback or session end).
+    TransactionEnded,
+}
+
+/// Why a message never arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossReason {
+    Partition,
+    ReceiverDown,
+}
+
+/// What a message carries, in a word (the full text is on the receiving side's event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    Redis,
+    Sql,
+    Put,
+    Post,
+    Consensus,
+    Reply,
+    Replication,
+}
+
+/// Everything the log records.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A fault from the scenario struck; `targets` are the parties it hit
+    /// (empty when it found nothing to hit, e.g. no holder).
+    Fault {
+        fault: Fault,
+        targets: Vec<Party>,
+    },
+    /// An instance's cron fired for a period.
+    Cron {
+        instance: InstanceId,
+        period: Period,
+    },
+    Process {
+        instance: InstanceId,
+        state: ProcessState,
+    },
+    /// A party's clock changed: it now reads `local_ms` and drifts `drift_ppm`.
+    Clock {
+        party: Party,
+        local_ms: i64,
+        drift_ppm: i64,
+    },
+    Sent {
+        message: MessageId,
+        from: Party,
+        to: Party,
+        what: MessageKind,
+        arrive_at_ms: Option<u64>,
+    },
+    Lost {
+        message: MessageId,
+        reason: LossReason,
+    },
+    Run {
+        run: RunId,
+        instance: InstanceId,
+        period: Period,
+        phase: RunPhase,
+    },
+    /// The lock service's truth: `run` now holds the lock (its epoch begins).
+    Granted {
+        run: RunId,
+        instance: InstanceId,
+        token: Option<Token>,
+    },
+    /// The lock service's truth: `run` no longer holds it.
+    Revoked {
+        run: RunId,
+        instance: InstanceId,
+        reason: RevokeReason,
+    },
+    /// What an instance believes.
+    Belief {
+        instance: InstanceId,
+        run: RunId,
+        holds: bool,
+        token: Option<Token>,
+    },
+    Redis {
+        node: Party,
+        client: InstanceId,
+        run: RunId,
+        command: RedisCommand,
+        reply: RedisReply,
+    },
+    KeyExpired {
+        node: Party,
+        value: Owner,
+    },
+    /// A node lost every key (restart without persistence, or a promotion that
+    /// dropped writes not yet replicated).
+    KeysLost {
+        node: Party,
+        keys: u32,
+    },
+    RedisDown {
+        node: Party,
+    },
+    RedisUp {
+        node: Party,
+        promoted: bool,
+    },
+    Sql {
+        session: SessionId,
+        client: DbClient,
+        run: Option<RunId>,
+        statement: Sql,
+        outcome: SqlOutcome,
+        waited_ms: u64,
+    },
+    Connection {
+        session: SessionId,
+        client: DbClient,
+        change: ConnectionChange,
+    },
+    RowLock {
+        session: SessionId,
+        client: DbClient,
+        mode: RowLockMode,
+        change: RowLockChange,
+    },
+    /// An instance's connection pool: busy connections, open ones, waiting requests.
+    Pool {
+        instance: InstanceId,
+        busy: u8,
+        open: u8,
+        waiting: u16,
+    },
+    Background {
+        query: u32,
+        latency_ms: u64,
+        outcome: BackgroundOutcome,
+    },
+    Put {
+        instance: InstanceId,
+        run: RunId,
+        period: Period,
+        chunk: u8,
+        own_object: bool,
+        token: Option<Token>,
+        outcome: PutOutcome,
+    },
+    Post {
+        instance: InstanceId,
+        run: RunId,
+        period: Period,
+    },
+    Consensus {
+        client: InstanceId,
+        run: RunId,
+        op: ConsensusOp,
+        reply: ConsensusReply,
+    },
+    LeaseExpired {
+        lease: LeaseId,
+        value: Owner,
+    },
+    Leader {
+        up: bool,
+    },
+    /// A report row took effect (autocommit, or at COMMIT).
+    RowApplied {
+        period: Period,
+        run: RunId,
+        token: Option<Token>,
+    },
+    DbSlow {
+        factor_percent: u32,
+    },
+}
+
+impl Event {
+    /// The parties an event concerns, for filtering.
+    pub fn parties(&self) -> Vec<Party> {
+        use EventKind as K;
+        match &self.kind {
+            K::Fault { targets, .. } => targets.clone(),
+            K::Cron { instance, .. }
+            | K::Process { instance, .. }
+            | K::Run { instance, .. }
+            | K::Granted { instance, .. }
+            | K::Revoked { instance, .. }
+            | K::Belief { instance, .. }
+            | K::Pool { instance, .. } => vec![Party::Instance(*instance)],
+            K::Clock { party, .. } => vec![*party],
+            K::Sent { from, to, .. } => vec![*from, *to],
+            K::Lost { .. } => Vec::new(),
+            K::Redis { node, client, .. } => vec![*node, Party::Instance(*client)],
+            K::KeyExpired { node, .. }
+            | K::KeysLost { node, .. }
+            | K::RedisDown { node }
+            | K::RedisUp { node, .. } => {
+                vec![*node]
+            }
+            K::Sql { client, .. } | K::Connection { client, .. } | K::RowLock { client, .. } => {
+                match client {
+                    DbClient::Instance(id) => vec![Party::Db, Party::Instance(*id)],
+                    DbClient::Background => vec![Party::Db],
+                }
+            }
+            K::Background { .. } | K::DbSlow { .. } => vec![Party::Db],
+            K::Put { instance, .. } => vec![Party::Storage, Party::Instance(*instance)],
+            K::Post { instance, .. } => vec![Party::Slack, Party::Instance(*instance)],
+            K::Consensus { client, .. } => vec![Party::Consensus, Party::Instance(*client)],
+            K::LeaseExpired { .. } | K::Leader { .. } => vec![Party::Consensus],
+            K::RowApplied { .. } => vec![Party::Db],
+        }
+    }
+
+    /// The event's kind as a short word, for filtering.
+    pub fn kind_name(&self) -> &'static str {
+        use EventKind as K;
+        match &self.kind {
+            K::Fault { .. } => "fault",
+            K::Cron { .. } => "cron",
+            K::Process { .. } => "process",
+            K::Clock { .. } => "clock",
+            K::Sent { .. } => "sent",
+            K::Lost { .. } => "lost",
+            K::Run { .. } => "run",
+            K::Granted { .. } => "granted",
+            K::Revoked { .. } => "revoked",
+            K::Belief { .. } => "belief",
+            K::Redis { .. } => "redis",
+            K::KeyExpired { .. } => "key_expired",
+            K::KeysLost { .. } => "keys_lost",
+            K::RedisDown { .. } => "redis_down",
+            K::RedisUp { .. } => "redis_up",
+            K::Sql { .. } => "sql",
+            K::Connection { .. } => "connection",
+            K::RowLock { .. } => "row_lock",
+            K::Pool { .. } => "pool",
+            K::Background { .. } => "background",
+            K::Put { .. } => "put",
+            K::Post { .. } => "post",
+            K::Consensus { .. } => "consensus",
+            K::LeaseExpired { .. } => "lease_expired",
+            K::Leader { .. } => "leader",
+            K::RowApplied { .. } => "row_applied",
+            K::DbSlow { .. } => "db_slow",
+        }
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use EventKind as K;
+        match &self.kind {
+            K::Fault { fault, targets } => {
+                write!(f, "FAULT {fault}")?;
+                if targets.is_empty() {
+                    f.write_str(": nothing to strike (no holder), the fault does nothing")?;
+                }
+                Ok(())
+            }
+            K::Cron { instance, period } => write!(
+                f,
+                "{instance}: cron fires generate-daily-report (period {})",
+                period.0
+            ),
+            K::Process { instance, state } => match state {
+                ProcessState::Running => write!(f, "{instance}: running"),
+                ProcessState::Paused { until_ms } => {
+                    write!(
+                        f,
+                        "{instance}: stop-the-world GC pause until t={}",
+                        crate::scenario::seconds(*until_ms)
+                    )
+                }
+                ProcessState::Dead => {
+                    write!(f, "{instance}: OOM-killed; the kernel closes its sockets")
+                }
+                ProcessState::HostLost => write!(f, "{instance}: host lost; no FIN is sent"),
+                ProcessState::Restarted => write!(f, "{instance}: restarted as a fresh process"),
+            },
+            K::Clock {
+                party,
+                local_ms,
+                drift_ppm,
+            } => {
+                write!(
+                    f,
+                    "{party}: clock now reads {}",
+                    crate::scenario::seconds(local_ms.unsigned_abs())
+                )?;
+                if *local_ms < 0 {
+                    f.write_str(" before the origin")?;
+                }
+                if *drift_ppm != 0 {
+                    write!(f, ", drifting {drift_ppm:+} ppm")?;
+                }
+                Ok(())
+            }
+            K::Sent {
+                from,
+                to,
+                what,
+                arrive_at_ms,
+                ..
+            } => match arrive_at_ms {
+                Some(at) => write!(
+                    f,
+                    "{from} → {to}: {what:?} message, arrives t={}",
+                    crate::scenario::seconds(*at)
+                ),
+                None => write!(
+                    f,
+                    "{from} → {to}: {what:?} message dropped by the partition"
+                ),
+            },
+            K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
+            K::Run {
+                run,
+                instance,
+                period,
+                phase,
+            } => {
+                let what = match phase {
+                    RunPhase::Trying => "tries to take the lock".to_owned(),
+                    RunPhase::Busy => "lost the race; will retry".to_owned(),
+                    RunPhase::Acquired => "believes it holds the lock".to_owned(),
+                    RunPhase::Skipped => "finds the report already there and skips".to_owned(),
+                    RunPhase::Started => "starts the job".to_owned(),
+                    RunPhase::Finished => "finishes the job".to_owned(),
+                    RunPhase::Aborted(reason) => format!("stops the job ({})", abort_text(*reason)),
+                    RunPhase::GaveUp => "gives up: the next tick has come".to_owned(),
+                };
+                write!(f, "{instance} ({run}, period {}): {what}", period.0)
+            }
+            K::Granted {
+                run,
+                instance,
+                token,
+            } => {
+                write!(f, "lock service grants the lock to {instance} ({run})")?;
+                if let Some(token) = token {
+                    write!(f, " with token {token}")?;
+                }
+                Ok(())
+            }
+            K::Revoked {
+                instance,
+                run,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "lock service no longer counts {instance} ({run}) as holder: {reason:?}"
+                )
+            }
+            K::Belief {
+                instance,
+                holds,
+                token,
+                ..
+            } => match (holds, token) {
+                (true, Some(token)) => write!(f, "{instance}: I hold the lock, token {token}"),
+                (true, None) => write!(f, "{instance}: I hold the lock"),
+                (false, _) => write!(f, "{instance}: I do not hold the lock"),
+            },
+            K::Redis {
+                node,
+                client,
+                command,
+                reply,
+                ..
+            } => write!(f, "{client} → {node}: {command} → {reply}"),
+            K::KeyExpired { node, value } => {
+                write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock")
+            }
+            K::KeysLost { node, keys } => write!(f, "{node}: {keys} key(s) lost"),
+            K::RedisDown { node } => write!(f, "{node}: down"),
+            K::RedisUp { node, promoted } => {
+                if *promoted {
+                    write!(f, "{node}: promoted to primary")
+                } else {
+                    write!(f, "{node}: up, empty")
+                }
+            }
+            K::Sql {
+                session,
+                client,
+                statement,
+                outcome,
+                waited_ms,
+                ..
+            } => {
+                write!(
+                    f,
+                    "{client} (backend {}): {statement} → {outcome}",
+                    session.0
+                )?;
+                if *waited_ms > 0 {
+                    write!(f, " (waited {})", crate::scenario::seconds(*waited_ms))?;
+                }
+                Ok(())
+            }
+            K::Connection {
+                session,
+                client,
+                change,
+            } => match change {
+                ConnectionChange::Opened => {
+                    write!(f, "db: backend {} opened for {client}", session.0)
+                }
+                ConnectionChange::Refused => {
+                    write!(f, "db: {client} refused: too many clients already")
+                }
+                ConnectionChange::Closed => {
+                    write!(f, "db: backend {} of {client} closed", session.0)
+                }
+                ConnectionChange::Terminated(reason) => {
+                    write!(
+                        f,
+                        "db: backend {} of {client} terminated ({reason:?}); its transaction rolls back",
+                        session.0
+                    )
+                }
+            },
+            K::RowLock {
+                session,
+                client,
+                mode,
+                change,
+            } => {
+                write!(
+                    f,
+                    "db: jobs row {mode:?} lock {change:?} for {client} (backend {})",
+                    session.0
+                )
+            }
+            K::Pool {
+                instance,
+                busy,
+                open,
+                waiting,
+            } => {
+                write!(f, "{instance}: pool {busy}/{open} busy, {waiting} waiting")
+            }
+            K::Background {
+                latency_ms,
+                outcome,
+                ..
+            } => write!(
+                f,
+                "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
+                crate::scenario::seconds(*latency_ms)
+            ),
+            K::Put {
+                instance,
+                run,
+                period,
+                chunk,
+                own_object,
+                token,
+                outcome,
+            } => {
+                let object = if *own_object {
+                    format!("reports/{}/{}/chunk-{chunk}", period.0, run.0)
+                } else {
+                    format!("reports/{}/chunk-{chunk}", period.0)
+                };
+                write!(f, "{instance} → storage: PUT {object}")?;
+                if let Some(token) = token {
+                    write!(f, " token={token}")?;
+                }
+                match outcome {
+                    PutOutcome::Accepted => f.write_str(" → 200 OK ✓"),
+                    PutOutcome::Rejected(highest) => {
+                        let token =
+                            token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+                        write!(f, " → 409 rejected ✗ (stale token {token} < {highest})")
+                    }
+                }
+            }
+            K::Post {
+                instance, period, ..
+            } => {
+                write!(
+                    f,
+                    "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"",
+                    period.0
+                )
+            }
+            K::Consensus {
+                client, op, reply, ..
+            } => write!(f, "{client} → consensus: {op} → {reply}"),
+            K::LeaseExpired { lease, value } => {
+                write!(f, "consensus: lease {} of {value} expired", lease.0)
+            }
+            K::Leader { up } => {
+                if *up {
+                    f.write_str("consensus: new leader elected; leases refreshed")
+                } else {
+                    f.write_str("consensus: leader lost; electing")
+                }
+            }
+            K::RowApplied { period, run, token } => {
+                write!(f, "db: report row for period {} now names {run}", period.0)?;
+                if let Some(token) = token {
+                    write!(f, " (token {token})")?;
+                }
+                Ok(())
+            }
+            K::DbSlow { factor_percent } => {
+                if *factor_percent == 100 {
+                    f.write_str("db: back to normal speed")
+                } else {
+                    write!(
+                        f,
+                        "db: queries take {}× as long",
+                        f64::from(*factor_percent) / 100.0
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// A reason a run stopped, for people.
+pub fn abort_text(reason: AbortReason) -> &'static str {
+    match reason {
+        AbortReason::RenewalFailed => "its lease renewal failed",
+        AbortReason::WriteRejected => "a write was rejected with a stale token",
+        AbortReason::SessionLost => "its database session was gone",
+        AbortReason::ProcessDied => "the process died",
+        AbortReason::RowWriteFailed => "the report row could not be written",
+    }
+}
+
+impl fmt::Display for MessageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}

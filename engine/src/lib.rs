@@ -1,0 +1,43 @@
+//! locklab's engine: a deterministic discrete-event simulation of a job
+//! scheduler on several instances fighting over one lock, with Redis,
+//! PostgreSQL, a consensus store, object storage, Slack, a network and clocks,
+//! and six strategies for keeping the job from running twice.
+//!
+//! The engine is a pure function: scenario + strategy → event log → report. It
+//! never reads the wall clock, never does I/O, never uses OS randomness.
+
+pub mod builtin;
+pub mod clock;
+pub mod event;
+pub mod ids;
+pub mod report;
+pub mod rng;
+pub mod scenario;
+mod sim;
+mod strategy;
+
+pub use event::{Event, EventKind};
+pub use report::{Report, StrategyReport};
+pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
+
+/// Runs one strategy through a scenario and returns its event log.
+pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
+    let settings = scenario.settings_for(strategy);
+    let mut implementation = strategy::build(&settings);
+    let mut sim = sim::Sim::new(scenario, settings);
+    sim.run(implementation.as_mut());
+    sim.log
+}
+
+/// Runs every strategy the scenario names and reports on each.
+pub fn run(scenario: &Scenario) -> Report {
+    let results = scenario
+        .strategy_settings()
+        .iter()
+        .map(|settings| {
+            let log = simulate(scenario, settings.id());
+            report::analyze(scenario, settings.id(), &log)
+        })
+        .collect();
+    Report::new(scenario, results)
+}

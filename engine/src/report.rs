@@ -1,0 +1,613 @@
+//! The report of the contract (`locklab-report/1`), computed from the event
+//! log alone: safety, liveness, the metrics and the findings.
+//!
+//! A run's *epoch* is its place in the order in which the lock service granted
+//! runs the lock (its own truth, not the client's belief), or, under
+//! unique-insert, the order in which runs started. A write is *stale* when the
+//! object already holds a write from a later epoch.
+
+use crate::event::{
+    AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason,
+    RowLockChange, RunPhase, SqlOutcome, TerminateReason, abort_text,
+};
+use crate::ids::{InstanceId, Period, RunId, SessionId, Token};
+use crate::scenario::{Expectation, Liveness, Safety, Scenario, StrategyId, seconds};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The report format tag.
+pub const REPORT_FORMAT: &str = "locklab-report/1";
+
+/// The report on a whole scenario.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub format: &'static str,
+    pub scenario: String,
+    pub seed: u64,
+    pub results: Vec<StrategyReport>,
+}
+
+impl Report {
+    pub fn new(scenario: &Scenario, results: Vec<StrategyReport>) -> Report {
+        Report {
+            format: REPORT_FORMAT,
+            scenario: scenario.name.clone(),
+            seed: scenario.seed,
+            results,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// The verdict on one strategy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StrategyReport {
+    pub strategy: StrategyId,
+    pub safety: Safety,
+    pub liveness: Liveness,
+    pub metrics: Metrics,
+    pub findings: Vec<Finding>,
+}
+
+/// The contract's metrics.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Metrics {
+    pub overlap_ms: u64,
+    pub stale_writes_accepted: u32,
+    pub stale_writes_rejected: u32,
+    pub corrupted_reports: u32,
+    pub runs_started: u32,
+    pub duplicate_runs: u32,
+    pub duplicate_side_effects: u32,
+    pub missed_periods: u32,
+    pub max_report_delay_ms: u64,
+    pub db_lock_wait_ms: u64,
+    pub pool_exhausted_ms: u64,
+    pub background_query_timeouts: u32,
+}
+
+/// One notable event, as a sentence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub at_ms: u64,
+    pub kind: &'static str,
+    pub text: String,
+    /// Index of the event in the log, so a view can jump to it (an extension).
+    pub event: u32,
+}
+
+impl StrategyReport {
+    /// Checks an expectation; the error says what differs.
+    pub fn check(&self, expected: &Expectation) -> Result<(), String> {
+        let mut problems = Vec::new();
+        if self.safety != expected.safety {
+            problems.push(format!(
+                "safety is {:?}, expected {:?}",
+                self.safety, expected.safety
+            ));
+        }
+        if self.liveness != expected.liveness {
+            problems.push(format!(
+                "liveness is {:?}, expected {:?}",
+                self.liveness, expected.liveness
+            ));
+        }
+        for kind in &expected.findings {
+            if !self.findings.iter().any(|finding| finding.kind == kind) {
+                problems.push(format!("no `{kind}` finding"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// Which object a write went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Object {
+    Chunk(Period, u8),
+    Row(Period),
+}
+
+struct Analysis<'a> {
+    scenario: &'a Scenario,
+    strategy: StrategyId,
+    metrics: Metrics,
+    findings: Vec<Finding>,
+    epochs: BTreeMap<RunId, u32>,
+    run_instance: BTreeMap<RunId, InstanceId>,
+    run_period: BTreeMap<RunId, Period>,
+    latest_epoch: BTreeMap<Object, u32>,
+    final_chunk_writer: BTreeMap<(Period, u8), RunId>,
+    token_holder: BTreeMap<Token, (InstanceId, RunId)>,
+    believers: BTreeMap<InstanceId, (RunId, Option<Token>)>,
+    report_done_ms: BTreeMap<Period, u64>,
+    started_per_period: BTreeMap<Period, u32>,
+    puts_per_period: BTreeMap<Period, u32>,
+    posts_per_period: BTreeMap<Period, u32>,
+    waits: BTreeMap<SessionId, u64>,
+    exhausted: BTreeSet<InstanceId>,
+    last_ms: u64,
+    said_background: bool,
+    said_pool: bool,
+}
+
+/// Computes the report of one strategy from its log.
+pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> StrategyReport {
+    let mut analysis = Analysis {
+        scenario,
+        strategy,
+        metrics: Metrics::default(),
+        findings: Vec::new(),
+        epochs: epochs(strategy, log),
+        run_instance: BTreeMap::new(),
+        run_period: BTreeMap::new(),
+        latest_epoch: BTreeMap::new(),
+        final_chunk_writer: BTreeMap::new(),
+        token_holder: BTreeMap::new(),
+        believers: BTreeMap::new(),
+        report_done_ms: BTreeMap::new(),
+        started_per_period: BTreeMap::new(),
+        puts_per_period: BTreeMap::new(),
+        posts_per_period: BTreeMap::new(),
+        waits: BTreeMap::new(),
+        exhausted: BTreeSet::new(),
+        last_ms: 0,
+        said_background: false,
+        said_pool: false,
+    };
+    for (index, event) in log.iter().enumerate() {
+        analysis.advance(event.at_ms);
+        analysis.event(u32::try_from(index).unwrap_or(u32::MAX), event);
+    }
+    analysis.finish()
+}
+
+/// Epoch order of runs: by the lock service's grant, or (unique-insert) by start.
+fn epochs(strategy: StrategyId, log: &[Event]) -> BTreeMap<RunId, u32> {
+    let mut order = BTreeMap::new();
+    for event in log {
+        let run = match event.kind {
+            EventKind::Granted { run, .. } if strategy != StrategyId::UniqueInsert => run,
+            EventKind::Run {
+                run,
+                phase: RunPhase::Started,
+                ..
+            } if strategy == StrategyId::UniqueInsert => run,
+            _ => continue,
+        };
+        let next = u32::try_from(order.len()).unwrap_or(u32::MAX);
+        order.entry(run).or_insert(next);
+    }
+    order
+}
+
+impl Analysis<'_> {
+    fn say(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String) {
+        self.findings.push(Finding {
+            at_ms,
+            kind,
+            text,
+            event,
+        });
+    }
+
+    fn advance(&mut self, at_ms: u64) {
+        let elapsed = at_ms.saturating_sub(self.last_ms);
+        if self.believers.len() >= 2 {
+            self.metrics.overlap_ms += elapsed;
+        }
+        if !self.exhausted.is_empty() {
+            self.metrics.pool_exhausted_ms += elapsed;
+        }
+        self.last_ms = at_ms.max(self.last_ms);
+    }
+
+    fn who(&self, run: RunId) -> String {
+        self.run_instance
+            .get(&run)
+            .map_or_else(|| run.to_string(), |instance| instance.to_string())
+    }
+
+    /// The epoch of a run; a run never granted (it should not write) ranks last-but-unknown.
+    fn epoch(&self, run: RunId) -> Option<u32> {
+        self.epochs.get(&run).copied()
+    }
+
+    /// Records an applied write; returns the later run whose write it lands on, if stale.
+    fn applied(&mut self, object: Object, run: RunId) -> Option<u32> {
+        let epoch = self.epoch(run)?;
+        let latest = self.latest_epoch.entry(object).or_insert(epoch);
+        if epoch < *latest {
+            return Some(*latest);
+        }
+        *latest = epoch;
+        None
+    }
+
+    fn run_of_epoch(&self, epoch: u32) -> Option<RunId> {
+        self.epochs
+            .iter()
+            .find(|(_, value)| **value == epoch)
+            .map(|(run, _)| *run)
+    }
+
+    fn event(&mut self, index: u32, event: &Event) {
+        let at = event.at_ms;
+        match &event.kind {
+            EventKind::Fault { fault, targets } => {
+                let text = if targets.is_empty() {
+                    format!("{fault}: there was nothing to strike, so the fault did nothing")
+                } else {
+                    format!("{fault}")
+                };
+                self.say(at, index, "fault", text);
+            }
+            EventKind::Run {
+                run,
+                instance,
+                period,
+                phase,
+            } => {
+                self.run_instance.insert(*run, *instance);
+                self.run_period.insert(*run, *period);
+                match phase {
+                    RunPhase::Started => {
+                        self.metrics.runs_started += 1;
+                        let count = self.started_per_period.entry(*period).or_insert(0);
+                        *count += 1;
+                        if *count > 1 {
+                            let text = format!(
+                                "{instance} starts period {}'s job too: run number {} for the same period",
+                                period.0, count
+                            );
+                            self.say(at, index, "duplicate_run", text);
+                        }
+                    }
+                    RunPhase::Aborted(reason) if *reason != AbortReason::ProcessDied => {
+                        let text = format!("{instance} stops its job: {}", abort_text(*reason));
+                        self.say(at, index, "run_aborted", text);
+                    }
+                    _ => {}
+                }
+            }
+            EventKind::Granted {
+                run,
+                instance,
+                token,
+            } => {
+                if let Some((other, (_, other_token))) = self
+                    .believers
+                    .iter()
+                    .find(|(believer, (other_run, _))| *believer != instance && other_run != run)
+                {
+                    let other_token = other_token
+                        .map(|token| format!(" (token {token})"))
+                        .unwrap_or_default();
+                    let text = format!(
+                        "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
+                    );
+                    self.say(at, index, "lock_granted_to_another", text);
+                }
+                if let Some(token) = token {
+                    self.token_holder.insert(*token, (*instance, *run));
+                }
+            }
+            EventKind::Revoked {
+                run,
+                instance,
+                reason,
+            } => {
+                let still_believes = self
+                    .believers
+                    .get(instance)
+                    .is_some_and(|(believed, _)| believed == run);
+                match reason {
+                    RevokeReason::DeletedByOther => {
+                        let text = format!(
+                            "a plain DEL from another run deleted {instance}'s lock while it was working"
+                        );
+                        self.say(at, index, "lock_deleted_by_other", text);
+                    }
+                    RevokeReason::Expired if still_believes => {
+                        let text = format!(
+                            "{instance}'s lock expired while {instance} still believes it holds it"
+                        );
+                        self.say(at, index, "lease_expired_under_holder", text);
+                    }
+                    RevokeReason::Forgotten if still_believes => {
+                        let text = format!(
+                            "the lock service forgot {instance}'s lock (keys lost) while {instance} holds it"
+                        );
+                        self.say(at, index, "lock_forgotten", text);
+                    }
+                    _ => {}
+                }
+            }
+            EventKind::Belief {
+                instance,
+                run,
+                holds,
+                token,
+            } => {
+                if *holds {
+                    if let Some(token) = token {
+                        match self.token_holder.get(token) {
+                            Some((other, other_run)) if other_run != run => {
+                                let text = format!(
+                                    "token {token} is handed out twice: to {other} and now to {instance}; the counter went back"
+                                );
+                                self.say(at, index, "token_reused", text);
+                            }
+                            _ => {}
+                        }
+                        self.token_holder.insert(*token, (*instance, *run));
+                    }
+                    self.believers.insert(*instance, (*run, *token));
+                    if self.believers.len() == 2 {
+                        let names: Vec<String> =
+                            self.believers.keys().map(ToString::to_string).collect();
+                        let text =
+                            format!("{} both believe they hold the lock", names.join(" and "));
+                        self.say(at, index, "overlap", text);
+                    }
+                } else if self
+                    .believers
+                    .get(instance)
+                    .is_some_and(|(believed, _)| believed == run)
+                {
+                    self.believers.remove(instance);
+                }
+            }
+            EventKind::Put {
+                instance,
+                run,
+                period,
+                chunk,
+                own_object,
+                token,
+                outcome,
+            } => match outcome {
+                PutOutcome::Accepted => {
+                    *self.puts_per_period.entry(*period).or_insert(0) += 1;
+                    if *own_object {
+                        return;
+                    }
+                    self.final_chunk_writer.insert((*period, *chunk), *run);
+                    if let Some(later) = self.applied(Object::Chunk(*period, *chunk), *run) {
+                        self.metrics.stale_writes_accepted += 1;
+                        let later_who = self
+                            .run_of_epoch(later)
+                            .map(|later| self.who(later))
+                            .unwrap_or_default();
+                        let token = token
+                            .map(|token| format!(" with token {token}"))
+                            .unwrap_or_default();
+                        let text = format!(
+                            "storage accepted a stale write: {instance}'s chunk {chunk}{token} overwrote {later_who}'s newer one"
+                        );
+                        self.say(at, index, "stale_write_accepted", text);
+                    }
+                }
+                PutOutcome::Rejected(highest) => {
+                    self.metrics.stale_writes_rejected += 1;
+                    let from = self
+                        .token_holder
+                        .get(highest)
+                        .map(|(holder, _)| format!(" from {holder}"))
+                        .unwrap_or_default();
+                    let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+                    let text = format!(
+                        "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
+                    );
+                    self.say(at, index, "stale_write_rejected", text);
+                }
+            },
+            EventKind::Post {
+                instance, period, ..
+            } => {
+                let count = self.posts_per_period.entry(*period).or_insert(0);
+                *count += 1;
+                if *count > 1 {
+                    let text = format!(
+                        "{instance} posts period {}'s report to Slack again (post {count}); Slack cannot check a token",
+                        period.0
+                    );
+                    self.say(at, index, "duplicate_post", text);
+                }
+            }
+            EventKind::RowApplied { period, run, token } => {
+                self.report_done_ms.entry(*period).or_insert(at);
+                if let Some(later) = self.applied(Object::Row(*period), *run) {
+                    self.metrics.stale_writes_accepted += 1;
+                    let later_who = self
+                        .run_of_epoch(later)
+                        .map(|later| self.who(later))
+                        .unwrap_or_default();
+                    let token = token
+                        .map(|token| format!(" with token {token}"))
+                        .unwrap_or_default();
+                    let text = format!(
+                        "the database accepted a stale report row from {}{token} over {later_who}'s newer one",
+                        self.who(*run)
+                    );
+                    self.say(at, index, "stale_write_accepted", text);
+                }
+            }
+            EventKind::Sql {
+                client, outcome, ..
+            } => {
+                if let SqlOutcome::StaleToken { highest } = outcome {
+                    self.metrics.stale_writes_rejected += 1;
+                    let text = format!(
+                        "the database refused {client}'s report row: the row already has token {highest}"
+                    );
+                    self.say(at, index, "stale_write_rejected", text);
+                }
+            }
+            EventKind::RowLock {
+                session,
+                change,
+                client,
+                ..
+            } => match change {
+                RowLockChange::Waiting => {
+                    self.waits.insert(*session, at);
+                }
+                RowLockChange::Granted | RowLockChange::GaveUp => {
+                    if let Some(since) = self.waits.remove(session) {
+                        self.metrics.db_lock_wait_ms += at - since;
+                        if at - since >= 60_000
+                            && matches!(client, crate::event::DbClient::Instance(_))
+                        {
+                            let text = format!(
+                                "{client} waited {} for the jobs row lock",
+                                seconds(at - since)
+                            );
+                            self.say(at, index, "long_lock_wait", text);
+                        }
+                    }
+                }
+                RowLockChange::Released => {}
+            },
+            EventKind::Connection {
+                client,
+                change: ConnectionChange::Terminated(reason),
+                ..
+            } => {
+                let how = match reason {
+                    TerminateReason::ClientDisconnected => "its socket closed",
+                    TerminateReason::KeepaliveTimeout => {
+                        "TCP keepalive gave up on the vanished host"
+                    }
+                    TerminateReason::IdleInTransactionTimeout => {
+                        "idle_in_transaction_session_timeout fired"
+                    }
+                };
+                let text = format!(
+                    "the database ended {client}'s session ({how}); its transaction rolled back"
+                );
+                self.say(at, index, "session_ended", text);
+            }
+            EventKind::Pool {
+                instance,
+                busy,
+                waiting,
+                ..
+            } => {
+                let size = self.scenario.world.db_pool_size;
+                if *busy >= size || *waiting > 0 {
+                    if self.exhausted.insert(*instance) && !self.said_pool {
+                        self.said_pool = true;
+                        let text = format!(
+                            "{instance}'s connection pool is exhausted: all {size} connections are busy"
+                        );
+                        self.say(at, index, "pool_exhausted", text);
+                    }
+                } else {
+                    self.exhausted.remove(instance);
+                }
+            }
+            EventKind::Background { outcome, .. } => {
+                if *outcome != BackgroundOutcome::Ok {
+                    self.metrics.background_query_timeouts += 1;
+                    if !self.said_background {
+                        self.said_background = true;
+                        let text = "other services' queries start failing: their foreign-key checks wait behind the jobs row lock"
+                            .to_owned();
+                        self.say(at, index, "background_timeouts", text);
+                    }
+                }
+            }
+            EventKind::KeysLost { node, keys } => {
+                let text = format!(
+                    "{node} lost {keys} key(s): what it had not persisted or replicated is gone"
+                );
+                self.say(at, index, "keys_lost", text);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> StrategyReport {
+        let duration = self.scenario.duration_ms();
+        self.advance(duration);
+        for (_, since) in std::mem::take(&mut self.waits) {
+            self.metrics.db_lock_wait_ms += duration - since;
+        }
+        // Corrupted: the final report's chunks come from more than one run.
+        let mut writers: BTreeMap<Period, BTreeSet<RunId>> = BTreeMap::new();
+        for ((period, _), run) in &self.final_chunk_writer {
+            writers.entry(*period).or_default().insert(*run);
+        }
+        for (period, runs) in &writers {
+            if runs.len() > 1 {
+                self.metrics.corrupted_reports += 1;
+                let names: Vec<String> = runs.iter().map(|run| self.who(*run)).collect();
+                let text = format!(
+                    "period {}'s stored report mixes chunks from {}",
+                    period.0,
+                    names.join(" and ")
+                );
+                self.say(duration, u32::MAX, "corrupted_report", text);
+            }
+        }
+        let chunks = u32::from(self.scenario.world.report_chunks);
+        for started in self.started_per_period.values() {
+            self.metrics.duplicate_runs += started.saturating_sub(1);
+        }
+        for puts in self.puts_per_period.values() {
+            self.metrics.duplicate_side_effects += puts.saturating_sub(chunks);
+        }
+        for posts in self.posts_per_period.values() {
+            self.metrics.duplicate_side_effects += posts.saturating_sub(1);
+        }
+        let period_ms = self.scenario.world.cron_period_ms;
+        let periods = u32::try_from(duration.div_ceil(period_ms)).unwrap_or(u32::MAX);
+        let mut late = false;
+        for period in 0..periods {
+            let due = u64::from(period) * period_ms;
+            match self.report_done_ms.get(&Period(period)) {
+                Some(done) => {
+                    let delay = done.saturating_sub(due);
+                    self.metrics.max_report_delay_ms = self.metrics.max_report_delay_ms.max(delay);
+                    late |= delay > period_ms;
+                }
+                None => {
+                    self.metrics.missed_periods += 1;
+                    let text = format!(
+                        "period {period} (due t={}) has no report by the end",
+                        seconds(due)
+                    );
+                    self.say(duration, u32::MAX, "missed_period", text);
+                }
+            }
+        }
+        let safety = if self.metrics.stale_writes_accepted > 0 || self.metrics.corrupted_reports > 0
+        {
+            Safety::Unsafe
+        } else {
+            Safety::Safe
+        };
+        let liveness = if self.metrics.missed_periods > 0 {
+            Liveness::Missed
+        } else if late {
+            Liveness::Late
+        } else {
+            Liveness::Ok
+        };
+        StrategyReport {
+            strategy: self.strategy,
+            safety,
+            liveness,
+            metrics: self.metrics,
+            findings: self.findings,
+        }
+    }
+}

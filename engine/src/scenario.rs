@@ -1,0 +1,1120 @@
+//! The `locklab/1` scenario document (see `shared/scenario-format.md`): what the
+//! CLI reads, what a share link encodes, what a quiz card is made of.
+//!
+//! Every field but `format` has a default and unknown fields are refused with
+//! their path, so a typo never silently becomes a default. Two optional fields
+//! extend the format backward-compatibly: `description` (prose for people) and
+//! `expect` (the outcome per strategy that the built-in table test checks).
+
+use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The format tag every scenario carries.
+pub const FORMAT: &str = "locklab/1";
+/// Longest simulated run accepted: 24 hours.
+pub const MAX_DURATION_MS: u64 = 24 * 60 * 60 * 1000;
+/// Most faults one scenario may hold.
+pub const MAX_FAULTS: usize = 1000;
+
+/// A whole scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub format: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated time to run; absent means three cron periods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default = "default_clock_origin")]
+    pub clock_origin: String,
+    #[serde(default)]
+    pub world: World,
+    /// Which strategies to run; absent means all six with defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategies: Option<Strategies>,
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+    /// The outcome each strategy is expected to reach (an extension).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expect: BTreeMap<StrategyId, Expectation>,
+}
+
+fn default_clock_origin() -> String {
+    "02:00:00".to_owned()
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            format: FORMAT.to_owned(),
+            name: String::new(),
+            description: None,
+            seed: 0,
+            duration_ms: None,
+            clock_origin: default_clock_origin(),
+            world: World::default(),
+            strategies: None,
+            faults: Vec::new(),
+            expect: BTreeMap::new(),
+        }
+    }
+}
+
+/// The world the job runs in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct World {
+    pub instances: u8,
+    pub cron_period_ms: u64,
+    pub cron_jitter_ms: u64,
+    pub job_ms: u64,
+    pub report_chunks: u8,
+    pub retry_ms: u64,
+    pub network_latency_ms: [u64; 2],
+    pub db_pool_size: u8,
+    pub db_max_connections: u16,
+    pub background_queries_per_s: u32,
+    pub tcp_keepalive_ms: u64,
+    pub storage_checks_tokens: bool,
+    pub redis_replica: bool,
+    pub replication_lag_ms: u64,
+    pub failover_ms: u64,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World {
+            instances: 3,
+            cron_period_ms: 300_000,
+            cron_jitter_ms: 200,
+            job_ms: 90_000,
+            report_chunks: 4,
+            retry_ms: 10_000,
+            network_latency_ms: [1, 5],
+            db_pool_size: 5,
+            db_max_connections: 20,
+            background_queries_per_s: 5,
+            // Linux defaults: 7200 s idle + 9 probes × 75 s.
+            tcp_keepalive_ms: 7_875_000,
+            storage_checks_tokens: true,
+            redis_replica: false,
+            replication_lag_ms: 50,
+            failover_ms: 5_000,
+        }
+    }
+}
+
+/// The six strategies, in the fixed order they are run and reported.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum StrategyId {
+    Naive,
+    Fencing,
+    Redlock,
+    DbLock,
+    UniqueInsert,
+    Consensus,
+}
+
+impl StrategyId {
+    pub const ALL: [StrategyId; 6] = [
+        StrategyId::Naive,
+        StrategyId::Fencing,
+        StrategyId::Redlock,
+        StrategyId::DbLock,
+        StrategyId::UniqueInsert,
+        StrategyId::Consensus,
+    ];
+
+    /// The id scenario files and the CLI use.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrategyId::Naive => "naive",
+            StrategyId::Fencing => "fencing",
+            StrategyId::Redlock => "redlock",
+            StrategyId::DbLock => "db-lock",
+            StrategyId::UniqueInsert => "unique-insert",
+            StrategyId::Consensus => "consensus",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<StrategyId> {
+        StrategyId::ALL.into_iter().find(|id| id.name() == name)
+    }
+
+    /// The quiz letter of the seed's question, where the strategy is one of its options.
+    pub fn quiz_letter(self) -> Option<char> {
+        match self {
+            StrategyId::Fencing => Some('A'),
+            StrategyId::Redlock => Some('B'),
+            StrategyId::DbLock => Some('C'),
+            StrategyId::UniqueInsert => Some('D'),
+            StrategyId::Naive | StrategyId::Consensus => None,
+        }
+    }
+
+    /// A short name for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            StrategyId::Naive => "SET NX EX 300 (the seed's lock)",
+            StrategyId::Fencing => "SET NX + short TTL + fencing token",
+            StrategyId::Redlock => "Redlock over 5 Redis nodes",
+            StrategyId::DbLock => "SELECT … FOR UPDATE on the jobs row",
+            StrategyId::UniqueInsert => "No lock, unique key on the result row",
+            StrategyId::Consensus => "Consensus lease (etcd/ZooKeeper-style)",
+        }
+    }
+}
+
+impl fmt::Display for StrategyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for StrategyId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for StrategyId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        StrategyId::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown strategy `{name}`, expected one of naive, fencing, redlock, db-lock, unique-insert, consensus"
+            ))
+        })
+    }
+}
+
+/// Which strategies run, each with its settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Strategies {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub naive: Option<NaiveSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fencing: Option<LeaseSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redlock: Option<RedlockSettings>,
+    #[serde(default, rename = "db-lock", skip_serializing_if = "Option::is_none")]
+    pub db_lock: Option<DbLockSettings>,
+    #[serde(
+        default,
+        rename = "unique-insert",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unique_insert: Option<UniqueInsertSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<LeaseSettings>,
+}
+
+/// The settings of one strategy, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StrategySettings {
+    Naive(NaiveSettings),
+    Fencing(LeaseSettings),
+    Redlock(RedlockSettings),
+    DbLock(DbLockSettings),
+    UniqueInsert,
+    Consensus(LeaseSettings),
+}
+
+impl StrategySettings {
+    pub fn id(&self) -> StrategyId {
+        match self {
+            StrategySettings::Naive(_) => StrategyId::Naive,
+            StrategySettings::Fencing(_) => StrategyId::Fencing,
+            StrategySettings::Redlock(_) => StrategyId::Redlock,
+            StrategySettings::DbLock(_) => StrategyId::DbLock,
+            StrategySettings::UniqueInsert => StrategyId::UniqueInsert,
+            StrategySettings::Consensus(_) => StrategyId::Consensus,
+        }
+    }
+
+    /// Default settings of a strategy.
+    pub fn default_for(id: StrategyId) -> StrategySettings {
+        match id {
+            StrategyId::Naive => StrategySettings::Naive(NaiveSettings::default()),
+            StrategyId::Fencing => StrategySettings::Fencing(LeaseSettings::default()),
+            StrategyId::Redlock => StrategySettings::Redlock(RedlockSettings::default()),
+            StrategyId::DbLock => StrategySettings::DbLock(DbLockSettings::default()),
+            StrategyId::UniqueInsert => StrategySettings::UniqueInsert,
+            StrategyId::Consensus => StrategySettings::Consensus(LeaseSettings::default()),
+        }
+    }
+}
+
+/// `naive`: the seed's `SET … NX EX 300`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NaiveSettings {
+    pub ttl_ms: u64,
+    pub release: NaiveRelease,
+}
+
+impl Default for NaiveSettings {
+    fn default() -> Self {
+        NaiveSettings {
+            ttl_ms: 300_000,
+            release: NaiveRelease::Never,
+        }
+    }
+}
+
+/// How the naive lock is given back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NaiveRelease {
+    /// Never: the TTL does it (the seed).
+    Never,
+    /// A plain `DEL`, which can delete somebody else's lock.
+    Del,
+}
+
+/// A renewed lease: `fencing` and `consensus`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeaseSettings {
+    pub ttl_ms: u64,
+    pub renew_every_ms: u64,
+}
+
+impl Default for LeaseSettings {
+    fn default() -> Self {
+        LeaseSettings {
+            ttl_ms: 30_000,
+            renew_every_ms: 10_000,
+        }
+    }
+}
+
+/// `redlock`: the Redis documentation's algorithm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedlockSettings {
+    pub ttl_ms: u64,
+    pub renew_every_ms: u64,
+    pub nodes: u8,
+    pub drift_factor: f64,
+}
+
+impl Default for RedlockSettings {
+    fn default() -> Self {
+        RedlockSettings {
+            ttl_ms: 30_000,
+            renew_every_ms: 10_000,
+            nodes: 5,
+            drift_factor: 0.01,
+        }
+    }
+}
+
+/// `db-lock`: `SELECT … FOR UPDATE` held for the whole job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DbLockSettings {
+    pub wait: DbWait,
+    /// PostgreSQL `lock_timeout`; 0 is off.
+    pub lock_timeout_ms: u64,
+    /// PostgreSQL `idle_in_transaction_session_timeout`; 0 is off.
+    pub idle_in_transaction_timeout_ms: u64,
+}
+
+impl Default for DbLockSettings {
+    fn default() -> Self {
+        DbLockSettings {
+            wait: DbWait::Block,
+            lock_timeout_ms: 0,
+            idle_in_transaction_timeout_ms: 0,
+        }
+    }
+}
+
+/// What `SELECT … FOR UPDATE` does when the row is locked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DbWait {
+    Block,
+    Nowait,
+    SkipLocked,
+}
+
+/// `unique-insert` has no settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UniqueInsertSettings {}
+
+/// Something a fault is aimed at: one party, every Redis node, or whoever holds the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Party(Party),
+    /// `redis`: every Redis node at once.
+    AllRedis,
+    /// `holder`: the instance holding the lock when the fault strikes.
+    Holder,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Party(party) => write!(f, "{party}"),
+            Target::AllRedis => f.write_str("redis"),
+            Target::Holder => f.write_str("holder"),
+        }
+    }
+}
+
+impl Serialize for Target {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        match name.as_str() {
+            "redis" => Ok(Target::AllRedis),
+            "holder" => Ok(Target::Holder),
+            _ => Party::parse(&name).map(Target::Party).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown party `{name}`, expected an instance a…h, redis-1…redis-5, redis-1-replica, redis, db, storage, slack, consensus or holder"
+                ))
+            }),
+        }
+    }
+}
+
+/// A fault: data appended to a scenario, applied at `at_ms`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    OomKill {
+        at_ms: u64,
+        target: Target,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restart_after_ms: Option<u64>,
+    },
+    HostLoss {
+        at_ms: u64,
+        target: Target,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restart_after_ms: Option<u64>,
+    },
+    GcPause {
+        at_ms: u64,
+        target: Target,
+        duration_ms: u64,
+    },
+    ClockJump {
+        at_ms: u64,
+        target: Target,
+        by_ms: i64,
+    },
+    ClockDrift {
+        at_ms: u64,
+        target: Target,
+        ppm: i64,
+    },
+    NetworkDelay {
+        at_ms: u64,
+        from: Target,
+        to: Target,
+        extra_ms: u64,
+        duration_ms: u64,
+    },
+    Partition {
+        at_ms: u64,
+        between: [Target; 2],
+        duration_ms: u64,
+        #[serde(default, skip_serializing_if = "is_false")]
+        one_way: bool,
+    },
+    RedisRestart {
+        at_ms: u64,
+        target: Target,
+        down_ms: u64,
+    },
+    RedisFailover {
+        at_ms: u64,
+        target: Target,
+    },
+    ConsensusLeaderLoss {
+        at_ms: u64,
+    },
+    DbSlow {
+        at_ms: u64,
+        factor: f64,
+        duration_ms: u64,
+    },
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+impl Fault {
+    pub fn at_ms(&self) -> u64 {
+        match self {
+            Fault::OomKill { at_ms, .. }
+            | Fault::HostLoss { at_ms, .. }
+            | Fault::GcPause { at_ms, .. }
+            | Fault::ClockJump { at_ms, .. }
+            | Fault::ClockDrift { at_ms, .. }
+            | Fault::NetworkDelay { at_ms, .. }
+            | Fault::Partition { at_ms, .. }
+            | Fault::RedisRestart { at_ms, .. }
+            | Fault::RedisFailover { at_ms, .. }
+            | Fault::ConsensusLeaderLoss { at_ms }
+            | Fault::DbSlow { at_ms, .. } => *at_ms,
+        }
+    }
+
+    /// The fault's `kind` as the format spells it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Fault::OomKill { .. } => "oom_kill",
+            Fault::HostLoss { .. } => "host_loss",
+            Fault::GcPause { .. } => "gc_pause",
+            Fault::ClockJump { .. } => "clock_jump",
+            Fault::ClockDrift { .. } => "clock_drift",
+            Fault::NetworkDelay { .. } => "network_delay",
+            Fault::Partition { .. } => "partition",
+            Fault::RedisRestart { .. } => "redis_restart",
+            Fault::RedisFailover { .. } => "redis_failover",
+            Fault::ConsensusLeaderLoss { .. } => "consensus_leader_loss",
+            Fault::DbSlow { .. } => "db_slow",
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::OomKill {
+                target,
+                restart_after_ms,
+                ..
+            } => match restart_after_ms {
+                Some(after) => write!(f, "OOM-kill {target}, restart after {}", seconds(*after)),
+                None => write!(f, "OOM-kill {target} (no restart)"),
+            },
+            Fault::HostLoss {
+                target,
+                restart_after_ms,
+                ..
+            } => match restart_after_ms {
+                Some(after) => write!(f, "host of {target} lost, back after {}", seconds(*after)),
+                None => write!(f, "host of {target} lost"),
+            },
+            Fault::GcPause {
+                target,
+                duration_ms,
+                ..
+            } => write!(f, "GC pause on {target} for {}", seconds(*duration_ms)),
+            Fault::ClockJump { target, by_ms, .. } => {
+                let sign = if *by_ms < 0 { "-" } else { "+" };
+                write!(
+                    f,
+                    "clock of {target} jumps {sign}{}",
+                    seconds(by_ms.unsigned_abs())
+                )
+            }
+            Fault::ClockDrift { target, ppm, .. } => {
+                write!(f, "clock of {target} drifts {ppm:+} ppm")
+            }
+            Fault::NetworkDelay {
+                from,
+                to,
+                extra_ms,
+                duration_ms,
+                ..
+            } => {
+                write!(
+                    f,
+                    "{from} → {to} delayed {} for {}",
+                    seconds(*extra_ms),
+                    seconds(*duration_ms)
+                )
+            }
+            Fault::Partition {
+                between,
+                duration_ms,
+                one_way,
+                ..
+            } => {
+                let arrow = if *one_way { "→" } else { "↔" };
+                write!(
+                    f,
+                    "partition {} {arrow} {} for {}",
+                    between[0],
+                    between[1],
+                    seconds(*duration_ms)
+                )
+            }
+            Fault::RedisRestart {
+                target, down_ms, ..
+            } => {
+                write!(
+                    f,
+                    "{target} restarts without persistence, down {}",
+                    seconds(*down_ms)
+                )
+            }
+            Fault::RedisFailover { target, .. } => write!(f, "{target} fails over to its replica"),
+            Fault::ConsensusLeaderLoss { .. } => f.write_str("consensus leader lost"),
+            Fault::DbSlow {
+                factor,
+                duration_ms,
+                ..
+            } => write!(f, "database {factor}× slower for {}", seconds(*duration_ms)),
+        }
+    }
+}
+
+/// Milliseconds written for people: `90 s`, `1.5 s`, `250 ms`.
+pub fn seconds(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{}.{:03} s", ms / 1000, ms % 1000)
+            .trim_end_matches('0')
+            .to_owned()
+    }
+}
+
+/// Whether a run kept the data correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Safety {
+    Safe,
+    Unsafe,
+}
+
+/// Whether every period got its report, and in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Liveness {
+    Ok,
+    Late,
+    Missed,
+}
+
+/// What a built-in scenario promises about one strategy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    pub safety: Safety,
+    pub liveness: Liveness,
+    /// Finding kinds that must appear in the report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
+    /// Why, in a sentence, with the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// A scenario refused, with the field and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Where in the document, e.g. `faults[2].duration_ms`; empty for the whole document.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario document.
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        let deserializer = &mut serde_json::Deserializer::from_str(text);
+        let scenario: Scenario =
+            serde_path_to_error::deserialize(deserializer).map_err(|error| {
+                let path = error.path().to_string();
+                let inner = error.into_inner();
+                // serde_json appends "at line L column C"; keep it, it helps find the spot.
+                refuse(path, inner.to_string())
+            })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// The document as pretty JSON, in the format's field order.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self)
+            .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+    }
+
+    /// Simulated time to run.
+    pub fn duration_ms(&self) -> u64 {
+        self.duration_ms.unwrap_or(3 * self.world.cron_period_ms)
+    }
+
+    /// The strategies to run, in the fixed order, with settings resolved.
+    pub fn strategy_settings(&self) -> Vec<StrategySettings> {
+        let Some(chosen) = &self.strategies else {
+            return StrategyId::ALL
+                .into_iter()
+                .map(StrategySettings::default_for)
+                .collect();
+        };
+        let mut settings = Vec::new();
+        if let Some(naive) = &chosen.naive {
+            settings.push(StrategySettings::Naive(naive.clone()));
+        }
+        if let Some(fencing) = &chosen.fencing {
+            settings.push(StrategySettings::Fencing(fencing.clone()));
+        }
+        if let Some(redlock) = &chosen.redlock {
+            settings.push(StrategySettings::Redlock(redlock.clone()));
+        }
+        if let Some(db_lock) = &chosen.db_lock {
+            settings.push(StrategySettings::DbLock(db_lock.clone()));
+        }
+        if chosen.unique_insert.is_some() {
+            settings.push(StrategySettings::UniqueInsert);
+        }
+        if let Some(consensus) = &chosen.consensus {
+            settings.push(StrategySettings::Consensus(consensus.clone()));
+        }
+        settings
+    }
+
+    /// The settings for one strategy: the scenario's own if it names it, else the defaults.
+    pub fn settings_for(&self, id: StrategyId) -> StrategySettings {
+        self.strategy_settings()
+            .into_iter()
+            .find(|settings| settings.id() == id)
+            .unwrap_or_else(|| StrategySettings::default_for(id))
+    }
+
+    /// Checks what the types alone cannot: ranges, parties that exist, times in the run.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.format != FORMAT {
+            return Err(refuse(
+                "format",
+                format!("must be \"{FORMAT}\", found \"{}\"", self.format),
+            ));
+        }
+        let world = &self.world;
+        let day = MAX_DURATION_MS;
+        check_range(
+            "world.instances",
+            u64::from(world.instances),
+            1,
+            u64::from(MAX_INSTANCES),
+        )?;
+        check_range("world.cron_period_ms", world.cron_period_ms, 1_000, day)?;
+        check_range(
+            "world.cron_jitter_ms",
+            world.cron_jitter_ms,
+            0,
+            world.cron_period_ms / 2,
+        )?;
+        check_range("world.job_ms", world.job_ms, 1, day)?;
+        check_range("world.report_chunks", u64::from(world.report_chunks), 1, 64)?;
+        check_range("world.retry_ms", world.retry_ms, 1, day)?;
+        let [latency_low, latency_high] = world.network_latency_ms;
+        check_range("world.network_latency_ms[0]", latency_low, 0, 60_000)?;
+        check_range(
+            "world.network_latency_ms[1]",
+            latency_high,
+            latency_low,
+            60_000,
+        )?;
+        check_range("world.db_pool_size", u64::from(world.db_pool_size), 1, 100)?;
+        check_range(
+            "world.db_max_connections",
+            u64::from(world.db_max_connections),
+            1,
+            10_000,
+        )?;
+        check_range(
+            "world.background_queries_per_s",
+            u64::from(world.background_queries_per_s),
+            0,
+            1_000,
+        )?;
+        check_range("world.tcp_keepalive_ms", world.tcp_keepalive_ms, 1, day)?;
+        check_range("world.replication_lag_ms", world.replication_lag_ms, 0, day)?;
+        check_range("world.failover_ms", world.failover_ms, 0, day)?;
+        let duration = self.duration_ms();
+        check_range("duration_ms", duration, 1, day)?;
+        if let Some(chosen) = &self.strategies {
+            self.validate_strategies(chosen)?;
+        }
+        if self.faults.len() > MAX_FAULTS {
+            return Err(refuse(
+                "faults",
+                format!(
+                    "{} faults; at most {MAX_FAULTS} are allowed",
+                    self.faults.len()
+                ),
+            ));
+        }
+        for (index, fault) in self.faults.iter().enumerate() {
+            self.validate_fault(&format!("faults[{index}]"), fault, duration)?;
+        }
+        Ok(())
+    }
+
+    fn validate_strategies(&self, chosen: &Strategies) -> Result<(), ScenarioError> {
+        let day = MAX_DURATION_MS;
+        if let Some(naive) = &chosen.naive {
+            check_range("strategies.naive.ttl_ms", naive.ttl_ms, 1, day)?;
+        }
+        for (name, lease) in [
+            ("fencing", &chosen.fencing),
+            ("consensus", &chosen.consensus),
+        ] {
+            if let Some(lease) = lease {
+                check_range(&format!("strategies.{name}.ttl_ms"), lease.ttl_ms, 1, day)?;
+                check_range(
+                    &format!("strategies.{name}.renew_every_ms"),
+                    lease.renew_every_ms,
+                    1,
+                    day,
+                )?;
+            }
+        }
+        if let Some(redlock) = &chosen.redlock {
+            check_range("strategies.redlock.ttl_ms", redlock.ttl_ms, 1, day)?;
+            check_range(
+                "strategies.redlock.renew_every_ms",
+                redlock.renew_every_ms,
+                1,
+                day,
+            )?;
+            check_range(
+                "strategies.redlock.nodes",
+                u64::from(redlock.nodes),
+                1,
+                u64::from(MAX_REDIS_NODES),
+            )?;
+            if !(0.0..=0.5).contains(&redlock.drift_factor) {
+                return Err(refuse(
+                    "strategies.redlock.drift_factor",
+                    "must be between 0 and 0.5",
+                ));
+            }
+        }
+        if let Some(db_lock) = &chosen.db_lock {
+            check_range(
+                "strategies.db-lock.lock_timeout_ms",
+                db_lock.lock_timeout_ms,
+                0,
+                day,
+            )?;
+            check_range(
+                "strategies.db-lock.idle_in_transaction_timeout_ms",
+                db_lock.idle_in_transaction_timeout_ms,
+                0,
+                day,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn validate_target(
+        &self,
+        path: &str,
+        target: Target,
+        allowed: TargetKind,
+    ) -> Result<(), ScenarioError> {
+        let fits = match (target, allowed) {
+            (Target::Holder, TargetKind::Instance | TargetKind::Clock | TargetKind::Any) => true,
+            (Target::Holder, TargetKind::Redis) => false,
+            (Target::AllRedis, TargetKind::Redis | TargetKind::Clock | TargetKind::Any) => true,
+            (Target::AllRedis, TargetKind::Instance) => false,
+            (Target::Party(Party::Instance(id)), _) if id.0 >= self.world.instances => {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "instance `{id}` does not exist: the world has {} instances",
+                        self.world.instances
+                    ),
+                ));
+            }
+            (Target::Party(party), TargetKind::Instance) => matches!(party, Party::Instance(_)),
+            (Target::Party(party), TargetKind::Redis) => {
+                matches!(party, Party::Redis(_) | Party::RedisReplica)
+            }
+            (Target::Party(party), TargetKind::Clock) => {
+                !matches!(party, Party::Storage | Party::Slack)
+            }
+            (Target::Party(_), TargetKind::Any) => true,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(refuse(
+                path,
+                format!(
+                    "`{target}` cannot be the target here: {}",
+                    allowed.explain()
+                ),
+            ))
+        }
+    }
+
+    fn validate_fault(
+        &self,
+        path: &str,
+        fault: &Fault,
+        duration: u64,
+    ) -> Result<(), ScenarioError> {
+        let day = MAX_DURATION_MS;
+        let at = fault.at_ms();
+        if at >= duration {
+            return Err(refuse(
+                format!("{path}.at_ms"),
+                format!("{at} is not inside the run, which lasts {duration} ms"),
+            ));
+        }
+        let field = |name: &str| format!("{path}.{name}");
+        match fault {
+            Fault::OomKill {
+                target,
+                restart_after_ms,
+                ..
+            }
+            | Fault::HostLoss {
+                target,
+                restart_after_ms,
+                ..
+            } => {
+                self.validate_target(&field("target"), *target, TargetKind::Instance)?;
+                if let Some(after) = restart_after_ms {
+                    check_range(&field("restart_after_ms"), *after, 0, day)?;
+                }
+            }
+            Fault::GcPause {
+                target,
+                duration_ms,
+                ..
+            } => {
+                self.validate_target(&field("target"), *target, TargetKind::Instance)?;
+                check_range(&field("duration_ms"), *duration_ms, 1, day)?;
+            }
+            Fault::ClockJump { target, by_ms, .. } => {
+                self.validate_target(&field("target"), *target, TargetKind::Clock)?;
+                check_range(&field("by_ms"), by_ms.unsigned_abs(), 0, day)?;
+            }
+            Fault::ClockDrift { target, ppm, .. } => {
+                self.validate_target(&field("target"), *target, TargetKind::Clock)?;
+                check_range(&field("ppm"), ppm.unsigned_abs(), 0, 500_000)?;
+            }
+            Fault::NetworkDelay {
+                from,
+                to,
+                extra_ms,
+                duration_ms,
+                ..
+            } => {
+                self.validate_target(&field("from"), *from, TargetKind::Any)?;
+                self.validate_target(&field("to"), *to, TargetKind::Any)?;
+                check_range(&field("extra_ms"), *extra_ms, 0, day)?;
+                check_range(&field("duration_ms"), *duration_ms, 1, day)?;
+            }
+            Fault::Partition {
+                between,
+                duration_ms,
+                ..
+            } => {
+                self.validate_target(&field("between[0]"), between[0], TargetKind::Any)?;
+                self.validate_target(&field("between[1]"), between[1], TargetKind::Any)?;
+                if between[0] == between[1] {
+                    return Err(refuse(
+                        field("between"),
+                        "a partition needs two different sides",
+                    ));
+                }
+                check_range(&field("duration_ms"), *duration_ms, 1, day)?;
+            }
+            Fault::RedisRestart {
+                target, down_ms, ..
+            } => {
+                self.validate_target(&field("target"), *target, TargetKind::Redis)?;
+                check_range(&field("down_ms"), *down_ms, 0, day)?;
+            }
+            Fault::RedisFailover { target, .. } => {
+                self.validate_target(&field("target"), *target, TargetKind::Redis)?;
+            }
+            Fault::ConsensusLeaderLoss { .. } => {}
+            Fault::DbSlow {
+                factor,
+                duration_ms,
+                ..
+            } => {
+                if !factor.is_finite() || !(1.0..=1000.0).contains(factor) {
+                    return Err(refuse(
+                        field("factor"),
+                        format!("{factor} must be between 1 and 1000"),
+                    ));
+                }
+                check_range(&field("duration_ms"), *duration_ms, 1, day)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum TargetKind {
+    Instance,
+    Redis,
+    Clock,
+    Any,
+}
+
+impl TargetKind {
+    fn explain(self) -> &'static str {
+        match self {
+            TargetKind::Instance => "this fault strikes an instance (a…h or holder)",
+            TargetKind::Redis => {
+                "this fault strikes a Redis node (redis-1…redis-5, redis-1-replica or redis)"
+            }
+            TargetKind::Clock => "storage and Slack have no clock the lab models",
+            TargetKind::Any => "",
+        }
+    }
+}
+
+fn check_range(path: &str, value: u64, low: u64, high: u64) -> Result<(), ScenarioError> {
+    if value < low || value > high {
+        Err(refuse(
+            path,
+            format!("{value} is out of range: expected {low} to {high}"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_minimal_document_is_the_seed_world() {
+        let scenario = Scenario::from_json(r#"{"format": "locklab/1"}"#).unwrap();
+        assert_eq!(scenario.world, World::default());
+        assert_eq!(scenario.duration_ms(), 900_000);
+        assert_eq!(scenario.strategy_settings().len(), 6);
+    }
+
+    #[test]
+    fn a_strategy_alone_with_defaults() {
+        let scenario =
+            Scenario::from_json(r#"{"format": "locklab/1", "strategies": {"fencing": {}}}"#)
+                .unwrap();
+        assert_eq!(
+            scenario.strategy_settings(),
+            vec![StrategySettings::Fencing(LeaseSettings::default())]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_name_the_field() {
+        let cases = [
+            (
+                r#"{"format": "locklab/1", "wrold": {}}"#,
+                "unknown field `wrold`",
+            ),
+            (
+                r#"{"format": "locklab/1", "world": {"instance": 3}}"#,
+                "world: unknown field `instance`",
+            ),
+            (r#"{"format": "locklab/2"}"#, "format: must be"),
+            (
+                r#"{"format": "locklab/1", "world": {"instances": 9}}"#,
+                "world.instances: 9 is out of range",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
+                "faults[0].at_ms",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_paws", "target": "a", "duration_ms": 1}]}"#,
+                "unknown variant `gc_paws`",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "z", "duration_ms": 1}]}"#,
+                "unknown party `z`",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "d", "duration_ms": 1}]}"#,
+                "faults[0].target: instance `d` does not exist",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5000000, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
+                "faults[0].at_ms: 5000000 is not inside the run",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "redis_restart", "target": "a", "down_ms": 1}]}"#,
+                "faults[0].target: `a` cannot be the target",
+            ),
+            (
+                r#"{"format": "locklab/1", "strategies": {"fencin": {}}}"#,
+                "strategies: unknown field `fencin`",
+            ),
+            (
+                r#"{"format": "locklab/1", "duration_ms": 99999999999}"#,
+                "duration_ms: 99999999999 is out of range",
+            ),
+            ("{", "EOF"),
+        ];
+        for (text, expected) in cases {
+            let error = Scenario::from_json(text).expect_err(text).to_string();
+            assert!(
+                error.contains(expected),
+                "{text}\n  gave: {error}\n  wanted: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_contract_example_loads_and_round_trips() {
+        let text = include_str!("../tests/fixtures/contract-example.json");
+        let scenario = Scenario::from_json(text).unwrap();
+        assert_eq!(scenario.seed, 7);
+        assert_eq!(scenario.strategy_settings().len(), 6);
+        let again = Scenario::from_json(&scenario.to_json()).unwrap();
+        assert_eq!(scenario, again);
+    }
+
+    #[test]
+    fn seconds_reads_well() {
+        assert_eq!(seconds(90_000), "90 s");
+        assert_eq!(seconds(1_500), "1.5 s");
+        assert_eq!(seconds(250), "250 ms");
+    }
+}

@@ -1,0 +1,755 @@
+//! PostgreSQL, as far as the lab needs it: sessions up to `max_connections`,
+//! transactions, the jobs row's lock with a FIFO queue (`FOR UPDATE`, its
+//! `NOWAIT` and `SKIP LOCKED` variants, and the `FOR KEY SHARE` that a foreign
+//! key check takes), `lock_timeout`, `idle_in_transaction_session_timeout`, the
+//! reports table with its unique key (job, period), and the traffic of other
+//! services that share the database.
+//!
+//! A session ends when its client's socket closes (the FIN arrives), when TCP
+//! keepalive gives up on a vanished host (`tcp_keepalive_ms`, the Linux
+//! default 2 h 11 min), or when a timeout ends it; its transaction rolls back
+//! and its row locks go to the next waiter.
+//!
+//! Simplification (said in the UI): a report row written inside a transaction
+//! is checked against the committed rows when written and applied at COMMIT.
+
+use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
+use crate::event::{
+    BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange,
+    RowLockMode, RowWrite, Sql, SqlError, SqlOutcome, TerminateReason,
+};
+use crate::ids::{Party, Period, RunId, SessionId, Token};
+use crate::scenario::{DbWait, StrategySettings};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How long one statement takes on an idle server.
+const STATEMENT_MS: u64 = 2;
+/// How long one background query takes once it has its lock.
+const BACKGROUND_QUERY_MS: u64 = 20;
+/// How long the other services wait before giving up on a query.
+const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
+/// The other services' own connection pool.
+const BACKGROUND_POOL_SIZE: u8 = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReportRow {
+    pub(crate) run: RunId,
+    pub(crate) token: Option<Token>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Session {
+    client: DbClient,
+    client_party: Option<Party>,
+    in_transaction: bool,
+    /// A report row written in the open transaction, applied at COMMIT.
+    pending_row: Option<(Period, RunId, Option<Token>, RowWrite)>,
+    /// The run whose `FOR UPDATE` this session holds.
+    lock_run: Option<RunId>,
+    busy: bool,
+    idle_timer: Option<TimerId>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Caller {
+    from: Party,
+    request: u32,
+    run: RunId,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RowWaiter {
+    session: SessionId,
+    mode: RowLockMode,
+    since_ms: u64,
+    caller: Option<Caller>,
+    background: Option<u32>,
+    lock_timer: Option<TimerId>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Statement {
+    caller: Caller,
+    sql: Sql,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BackgroundState {
+    WaitingForConnection,
+    WaitingForLock(SessionId),
+    Running(SessionId),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct BackgroundQuery {
+    arrived_ms: u64,
+    state: BackgroundState,
+}
+
+/// The database server.
+#[derive(Clone, Debug)]
+pub(crate) struct Database {
+    max_connections: u16,
+    sessions: BTreeMap<SessionId, Session>,
+    /// Sessions the server ended, with the error the client reads next.
+    ended: BTreeMap<SessionId, SqlError>,
+    next_session: u32,
+    holders: Vec<(SessionId, RowLockMode)>,
+    queue: VecDeque<RowWaiter>,
+    pub(crate) reports: BTreeMap<Period, ReportRow>,
+    statements: BTreeMap<u32, Statement>,
+    next_statement: u32,
+    slow_until_ms: u64,
+    slow_factor: f64,
+    background_free: Vec<SessionId>,
+    background_open: u8,
+    background_queue: VecDeque<u32>,
+    background: BTreeMap<u32, BackgroundQuery>,
+    next_query: u32,
+    lock_timeout_ms: u64,
+    idle_timeout_ms: u64,
+}
+
+impl Database {
+    pub(crate) fn new(max_connections: u16) -> Database {
+        Database {
+            max_connections,
+            sessions: BTreeMap::new(),
+            ended: BTreeMap::new(),
+            next_session: 1,
+            holders: Vec::new(),
+            queue: VecDeque::new(),
+            reports: BTreeMap::new(),
+            statements: BTreeMap::new(),
+            next_statement: 0,
+            slow_until_ms: 0,
+            slow_factor: 1.0,
+            background_free: Vec::new(),
+            background_open: 0,
+            background_queue: VecDeque::new(),
+            background: BTreeMap::new(),
+            next_query: 0,
+            lock_timeout_ms: 0,
+            idle_timeout_ms: 0,
+        }
+    }
+
+    /// Applies the db-lock strategy's session settings.
+    pub(crate) fn configure(&mut self, settings: &StrategySettings) {
+        if let StrategySettings::DbLock(db_lock) = settings {
+            self.lock_timeout_ms = db_lock.lock_timeout_ms;
+            self.idle_timeout_ms = db_lock.idle_in_transaction_timeout_ms;
+        }
+    }
+
+    fn compatible(&self, mode: RowLockMode, session: SessionId) -> bool {
+        self.holders.iter().all(|(holder, held)| {
+            *holder == session || (*held == RowLockMode::KeyShare && mode == RowLockMode::KeyShare)
+        })
+    }
+
+    /// The sessions in use: the server's connection count.
+    pub(crate) fn connections(&self) -> usize {
+        self.sessions.len()
+    }
+}
+
+impl Sim {
+    fn statement_ms(&self, base_ms: u64) -> u64 {
+        if self.now_ms < self.db.slow_until_ms {
+            // Deterministic everywhere: one IEEE multiplication, truncated.
+            (base_ms as f64 * self.db.slow_factor) as u64
+        } else {
+            base_ms
+        }
+    }
+
+    pub(crate) fn db_slow(&mut self, factor: f64, duration_ms: u64) {
+        self.db.slow_factor = factor;
+        self.db.slow_until_ms = self.now_ms + duration_ms;
+        let factor_percent = (factor * 100.0) as u32;
+        self.record(EventKind::DbSlow { factor_percent });
+    }
+
+    fn db_reply(
+        &mut self,
+        caller: Caller,
+        session: SessionId,
+        sql: Sql,
+        outcome: SqlOutcome,
+        waited_ms: u64,
+    ) {
+        let client = self.db.sessions.get(&session).map_or_else(
+            || DbClient::Instance(caller.from.instance().unwrap_or(crate::ids::InstanceId(0))),
+            |state| state.client,
+        );
+        let run = Some(caller.run);
+        self.record(EventKind::Sql {
+            session,
+            client,
+            run,
+            statement: sql,
+            outcome,
+            waited_ms,
+        });
+        self.reply(Party::Db, caller.from, caller.request, Reply::Sql(outcome));
+    }
+
+    /// A statement arrives from an instance.
+    pub(crate) fn db_receive(
+        &mut self,
+        from: Party,
+        request: u32,
+        run: RunId,
+        session: SessionId,
+        sql: Sql,
+    ) {
+        let caller = Caller { from, request, run };
+        let Some(instance) = from.instance() else {
+            return;
+        };
+        if sql == Sql::Connect {
+            if self.db.connections() >= usize::from(self.db.max_connections) {
+                let client = DbClient::Instance(instance);
+                self.record(EventKind::Connection {
+                    session: SessionId(0),
+                    client,
+                    change: ConnectionChange::Refused,
+                });
+                self.reply(
+                    Party::Db,
+                    from,
+                    request,
+                    Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients)),
+                );
+                return;
+            }
+            let id = self.open_session(DbClient::Instance(instance), Some(from));
+            self.reply(
+                Party::Db,
+                from,
+                request,
+                Reply::Sql(SqlOutcome::Connected(id)),
+            );
+            return;
+        }
+        if let Some(error) = self.db.ended.remove(&session) {
+            self.db_reply(caller, session, sql, SqlOutcome::Error(error), 0);
+            return;
+        }
+        let Some(state) = self.db.sessions.get_mut(&session) else {
+            self.db_reply(
+                caller,
+                session,
+                sql,
+                SqlOutcome::Error(SqlError::ConnectionClosed),
+                0,
+            );
+            return;
+        };
+        state.busy = true;
+        let idle = state.idle_timer.take();
+        if let Some(timer) = idle {
+            self.cancel_timer(timer);
+        }
+        let statement = self.db.next_statement;
+        self.db.next_statement += 1;
+        self.db
+            .statements
+            .insert(statement, Statement { caller, sql });
+        let at = self.now_ms + self.statement_ms(STATEMENT_MS);
+        self.schedule(at, Action::StatementDone { session, statement });
+    }
+
+    fn open_session(&mut self, client: DbClient, client_party: Option<Party>) -> SessionId {
+        let id = SessionId(self.db.next_session);
+        self.db.next_session += 1;
+        let session = Session {
+            client,
+            client_party,
+            in_transaction: false,
+            pending_row: None,
+            lock_run: None,
+            busy: false,
+            idle_timer: None,
+        };
+        self.db.sessions.insert(id, session);
+        self.record(EventKind::Connection {
+            session: id,
+            client,
+            change: ConnectionChange::Opened,
+        });
+        id
+    }
+
+    pub(crate) fn statement_done(&mut self, session: SessionId, statement: u32) {
+        let Some(Statement { caller, sql }) = self.db.statements.remove(&statement) else {
+            return;
+        };
+        let Some(state) = self.db.sessions.get(&session).copied() else {
+            return;
+        };
+        match sql {
+            Sql::Connect => {}
+            Sql::ReportExists { period } => {
+                let rows = u32::from(self.db.reports.contains_key(&period));
+                self.finish_statement(caller, session, sql, SqlOutcome::Rows(rows), 0);
+            }
+            Sql::LockJobRow { wait } => {
+                if let Some(state) = self.db.sessions.get_mut(&session) {
+                    state.in_transaction = true;
+                }
+                if self.db.queue.is_empty() && self.db.compatible(RowLockMode::Update, session) {
+                    self.grant_row(session, RowLockMode::Update, Some(caller));
+                    self.finish_statement(caller, session, sql, SqlOutcome::Rows(1), 0);
+                    return;
+                }
+                match wait {
+                    DbWait::Nowait => {
+                        let outcome = SqlOutcome::Error(SqlError::LockNotAvailable);
+                        self.finish_statement(caller, session, sql, outcome, 0);
+                    }
+                    DbWait::SkipLocked => {
+                        self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0)
+                    }
+                    DbWait::Block => {
+                        let lock_timer = (self.db.lock_timeout_ms > 0).then(|| {
+                            self.set_timer(
+                                Party::Db,
+                                self.db.lock_timeout_ms,
+                                TimerPurpose::LockTimeout { session },
+                            )
+                        });
+                        self.db.queue.push_back(RowWaiter {
+                            session,
+                            mode: RowLockMode::Update,
+                            since_ms: self.now_ms,
+                            caller: Some(caller),
+                            background: None,
+                            lock_timer,
+                        });
+                        let client = state.client;
+                        let (mode, change) = (RowLockMode::Update, RowLockChange::Waiting);
+                        self.record(EventKind::RowLock {
+                            session,
+                            client,
+                            mode,
+                            change,
+                        });
+                    }
+                }
+            }
+            Sql::WriteReport {
+                period,
+                run,
+                token,
+                how,
+            } => {
+                let outcome = self.row_outcome(period, token, how);
+                if state.in_transaction {
+                    if outcome != SqlOutcome::Rows(0)
+                        && !matches!(outcome, SqlOutcome::StaleToken { .. })
+                        && let Some(state) = self.db.sessions.get_mut(&session)
+                    {
+                        state.pending_row = Some((period, run, token, how));
+                    }
+                } else if outcome == SqlOutcome::Rows(1) {
+                    self.apply_row(period, run, token);
+                }
+                self.finish_statement(caller, session, sql, outcome, 0);
+            }
+            Sql::Commit | Sql::Rollback => {
+                if let Some((period, run, token, how)) = state.pending_row
+                    && sql == Sql::Commit
+                    && self.row_outcome(period, token, how) == SqlOutcome::Rows(1)
+                {
+                    self.apply_row(period, run, token);
+                }
+                self.end_transaction(session);
+                self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0);
+            }
+        }
+    }
+
+    fn finish_statement(
+        &mut self,
+        caller: Caller,
+        session: SessionId,
+        sql: Sql,
+        outcome: SqlOutcome,
+        waited_ms: u64,
+    ) {
+        self.db_reply(caller, session, sql, outcome, waited_ms);
+        let idle_timeout = self.db.idle_timeout_ms;
+        let Some(state) = self.db.sessions.get_mut(&session) else {
+            return;
+        };
+        state.busy = false;
+        if state.in_transaction && idle_timeout > 0 {
+            let timer = self.set_timer(
+                Party::Db,
+                idle_timeout,
+                TimerPurpose::IdleTimeout { session },
+            );
+            if let Some(state) = self.db.sessions.get_mut(&session) {
+                state.idle_timer = Some(timer);
+            }
+        }
+    }
+
+    /// What a report-row write would do against the committed rows.
+    fn row_outcome(&self, period: Period, token: Option<Token>, how: RowWrite) -> SqlOutcome {
+        let existing = self.db.reports.get(&period);
+        match (how, existing) {
+            (RowWrite::InsertOrNothing, Some(_)) => SqlOutcome::Rows(0),
+            (
+                RowWrite::FencedUpsert,
+                Some(ReportRow {
+                    token: Some(highest),
+                    ..
+                }),
+            ) if token < Some(*highest) => SqlOutcome::StaleToken { highest: *highest },
+            _ => SqlOutcome::Rows(1),
+        }
+    }
+
+    fn apply_row(&mut self, period: Period, run: RunId, token: Option<Token>) {
+        self.db.reports.insert(period, ReportRow { run, token });
+        self.record(EventKind::RowApplied { period, run, token });
+    }
+
+    fn grant_row(&mut self, session: SessionId, mode: RowLockMode, caller: Option<Caller>) {
+        self.db.holders.push((session, mode));
+        let Some(state) = self.db.sessions.get_mut(&session) else {
+            return;
+        };
+        let client = state.client;
+        if mode == RowLockMode::Update {
+            state.lock_run = caller.map(|caller| caller.run);
+            self.record(EventKind::RowLock {
+                session,
+                client,
+                mode,
+                change: RowLockChange::Granted,
+            });
+            if let Some(caller) = caller {
+                let record = &mut self.runs[run_index(caller.run)];
+                record.granted = true;
+                let instance = record.instance;
+                self.record(EventKind::Granted {
+                    run: caller.run,
+                    instance,
+                    token: None,
+                });
+            }
+        }
+    }
+
+    /// Commit or rollback: the row locks go, the queue moves.
+    fn end_transaction(&mut self, session: SessionId) {
+        if let Some(state) = self.db.sessions.get_mut(&session) {
+            state.in_transaction = false;
+            state.pending_row = None;
+            if let Some(timer) = state.idle_timer.take() {
+                self.cancel_timer(timer);
+            }
+        }
+        self.release_row(session);
+    }
+
+    fn release_row(&mut self, session: SessionId) {
+        let before = self.db.holders.len();
+        let held: Vec<RowLockMode> = self
+            .db
+            .holders
+            .iter()
+            .filter(|(holder, _)| *holder == session)
+            .map(|(_, mode)| *mode)
+            .collect();
+        self.db.holders.retain(|(holder, _)| *holder != session);
+        if self.db.holders.len() != before {
+            let (client, lock_run) = self
+                .db
+                .sessions
+                .get_mut(&session)
+                .map_or((DbClient::Background, None), |state| {
+                    (state.client, state.lock_run.take())
+                });
+            if held.contains(&RowLockMode::Update) {
+                self.record(EventKind::RowLock {
+                    session,
+                    client,
+                    mode: RowLockMode::Update,
+                    change: RowLockChange::Released,
+                });
+            }
+            if let Some(run) = lock_run {
+                let record = &mut self.runs[run_index(run)];
+                record.granted = false;
+                let instance = record.instance;
+                self.record(EventKind::Revoked {
+                    run,
+                    instance,
+                    reason: RevokeReason::TransactionEnded,
+                });
+            }
+        }
+        self.grant_waiters();
+    }
+
+    /// Grants the queue's head while it fits with the holders.
+    fn grant_waiters(&mut self) {
+        while let Some(waiter) = self.db.queue.front().copied() {
+            if !self.db.compatible(waiter.mode, waiter.session) {
+                break;
+            }
+            self.db.queue.pop_front();
+            if let Some(timer) = waiter.lock_timer {
+                self.cancel_timer(timer);
+            }
+            let waited = self.now_ms - waiter.since_ms;
+            if waiter.mode == RowLockMode::KeyShare {
+                let client = DbClient::Background;
+                let change = RowLockChange::Granted;
+                self.record(EventKind::RowLock {
+                    session: waiter.session,
+                    client,
+                    mode: waiter.mode,
+                    change,
+                });
+            }
+            self.grant_row(waiter.session, waiter.mode, waiter.caller);
+            if let Some(caller) = waiter.caller {
+                let sql = Sql::LockJobRow {
+                    wait: DbWait::Block,
+                };
+                self.finish_statement(caller, waiter.session, sql, SqlOutcome::Rows(1), waited);
+            }
+            if let Some(query) = waiter.background {
+                self.background_run(query, waiter.session);
+            }
+        }
+    }
+
+    fn remove_waiter(&mut self, session: SessionId) -> Option<RowWaiter> {
+        let position = self
+            .db
+            .queue
+            .iter()
+            .position(|waiter| waiter.session == session)?;
+        let waiter = self.db.queue.remove(position)?;
+        if let Some(timer) = waiter.lock_timer {
+            self.cancel_timer(timer);
+        }
+        let client = self
+            .db
+            .sessions
+            .get(&session)
+            .map_or(DbClient::Background, |state| state.client);
+        self.record(EventKind::RowLock {
+            session,
+            client,
+            mode: waiter.mode,
+            change: RowLockChange::GaveUp,
+        });
+        // A waiter leaving can unblock those behind it.
+        self.grant_waiters();
+        Some(waiter)
+    }
+
+    pub(crate) fn lock_timeout(&mut self, session: SessionId) {
+        let Some(waiter) = self.remove_waiter(session) else {
+            return;
+        };
+        if let Some(caller) = waiter.caller {
+            let waited = self.now_ms - waiter.since_ms;
+            let sql = Sql::LockJobRow {
+                wait: DbWait::Block,
+            };
+            self.finish_statement(
+                caller,
+                session,
+                sql,
+                SqlOutcome::Error(SqlError::LockTimeout),
+                waited,
+            );
+        }
+    }
+
+    pub(crate) fn idle_timeout(&mut self, session: SessionId) {
+        let Some(state) = self.db.sessions.get_mut(&session) else {
+            return;
+        };
+        state.idle_timer = None;
+        if state.in_transaction && !state.busy {
+            self.terminate(session, TerminateReason::IdleInTransactionTimeout);
+            self.db
+                .ended
+                .insert(session, SqlError::IdleInTransactionTimeout);
+        }
+    }
+
+    pub(crate) fn client_disconnected(&mut self, session: SessionId) {
+        self.terminate(session, TerminateReason::ClientDisconnected);
+    }
+
+    pub(crate) fn keepalive_expiry(&mut self, session: SessionId) {
+        self.terminate(session, TerminateReason::KeepaliveTimeout);
+    }
+
+    /// The server ends a session: its transaction rolls back, its locks go.
+    fn terminate(&mut self, session: SessionId, reason: TerminateReason) {
+        let Some(state) = self.db.sessions.get(&session).copied() else {
+            return;
+        };
+        self.remove_waiter(session);
+        self.end_transaction(session);
+        self.db.sessions.remove(&session);
+        let change = ConnectionChange::Terminated(reason);
+        self.record(EventKind::Connection {
+            session,
+            client: state.client,
+            change,
+        });
+        self.grant_waiters();
+    }
+
+    // ----- other services' traffic -----
+
+    pub(crate) fn background_gap_ms(&mut self) -> u64 {
+        let mean = 1_000 / u64::from(self.world.background_queries_per_s.max(1));
+        self.rng_background
+            .between(mean / 2, mean + mean / 2)
+            .max(1)
+    }
+
+    pub(crate) fn background_arrival(&mut self) {
+        let gap = self.background_gap_ms();
+        self.schedule(self.now_ms + gap, Action::BackgroundArrival);
+        let query = self.db.next_query;
+        self.db.next_query += 1;
+        let state = BackgroundState::WaitingForConnection;
+        self.db.background.insert(
+            query,
+            BackgroundQuery {
+                arrived_ms: self.now_ms,
+                state,
+            },
+        );
+        self.schedule(
+            self.now_ms + BACKGROUND_TIMEOUT_MS,
+            Action::BackgroundGiveUp { query },
+        );
+        if let Some(session) = self.db.background_free.pop() {
+            self.background_start(query, session);
+        } else if self.db.background_open < BACKGROUND_POOL_SIZE {
+            if self.db.connections() >= usize::from(self.db.max_connections) {
+                let client = DbClient::Background;
+                self.record(EventKind::Connection {
+                    session: SessionId(0),
+                    client,
+                    change: ConnectionChange::Refused,
+                });
+                self.background_end(query, BackgroundOutcome::Refused);
+                return;
+            }
+            self.db.background_open += 1;
+            let session = self.open_session(DbClient::Background, None);
+            self.background_start(query, session);
+        } else {
+            self.db.background_queue.push_back(query);
+        }
+    }
+
+    /// The query's foreign-key check takes `FOR KEY SHARE` on the jobs row.
+    fn background_start(&mut self, query: u32, session: SessionId) {
+        if self.db.queue.is_empty() && self.db.compatible(RowLockMode::KeyShare, session) {
+            self.db.holders.push((session, RowLockMode::KeyShare));
+            self.background_run(query, session);
+            return;
+        }
+        if let Some(state) = self.db.background.get_mut(&query) {
+            state.state = BackgroundState::WaitingForLock(session);
+        }
+        self.db.queue.push_back(RowWaiter {
+            session,
+            mode: RowLockMode::KeyShare,
+            since_ms: self.now_ms,
+            caller: None,
+            background: Some(query),
+            lock_timer: None,
+        });
+        let (client, mode, change) = (
+            DbClient::Background,
+            RowLockMode::KeyShare,
+            RowLockChange::Waiting,
+        );
+        self.record(EventKind::RowLock {
+            session,
+            client,
+            mode,
+            change,
+        });
+    }
+
+    fn background_run(&mut self, query: u32, session: SessionId) {
+        if let Some(state) = self.db.background.get_mut(&query) {
+            state.state = BackgroundState::Running(session);
+        }
+        let at = self.now_ms + self.statement_ms(BACKGROUND_QUERY_MS);
+        self.schedule(at, Action::BackgroundDone { query });
+    }
+
+    pub(crate) fn background_done(&mut self, query: u32) {
+        let Some(state) = self.db.background.get(&query).copied() else {
+            return;
+        };
+        if let BackgroundState::Running(session) = state.state {
+            self.db.holders.retain(|(holder, _)| *holder != session);
+            self.background_end(query, BackgroundOutcome::Ok);
+            self.background_session_free(session);
+            self.grant_waiters();
+        }
+    }
+
+    pub(crate) fn background_give_up(&mut self, query: u32) {
+        let Some(state) = self.db.background.get(&query).copied() else {
+            return;
+        };
+        match state.state {
+            BackgroundState::WaitingForConnection => {
+                self.db.background_queue.retain(|queued| *queued != query);
+                self.background_end(query, BackgroundOutcome::Timeout);
+            }
+            BackgroundState::WaitingForLock(session) => {
+                self.background_end(query, BackgroundOutcome::Timeout);
+                self.remove_waiter(session);
+                self.background_session_free(session);
+            }
+            BackgroundState::Running(_) => {}
+        }
+    }
+
+    fn background_end(&mut self, query: u32, outcome: BackgroundOutcome) {
+        let Some(state) = self.db.background.remove(&query) else {
+            return;
+        };
+        let latency_ms = self.now_ms - state.arrived_ms;
+        self.record(EventKind::Background {
+            query,
+            latency_ms,
+            outcome,
+        });
+    }
+
+    fn background_session_free(&mut self, session: SessionId) {
+        if !self.db.sessions.contains_key(&session) {
+            self.db.background_open = self.db.background_open.saturating_sub(1);
+            return;
+        }
+        match self.db.background_queue.pop_front() {
+            Some(next) => self.background_start(next, session),
+            None => self.db.background_free.push(session),
+        }
+    }
+}

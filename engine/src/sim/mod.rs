@@ -1,0 +1,1069 @@
+//! The discrete-event core: one queue of actions ordered by (simulated time,
+//! sequence number), the parties of the world, the network between them, and
+//! the faults that strike them.
+//!
+//! Invariants, each backed by an `assert!` where it is cheap:
+//! - time never goes backwards: every action runs at or after the last one;
+//! - ties are broken by the order actions were queued, never by a hash;
+//! - randomness comes only from the seeded streams forked in [`Sim::new`], in a
+//!   fixed order (network, background traffic, then one per instance), so a
+//!   fault added at `t` changes nothing that happens before `t`;
+//! - the log is only appended to.
+
+pub(crate) mod consensus;
+pub(crate) mod db;
+pub(crate) mod redis;
+pub(crate) mod runtime;
+
+use crate::clock::LocalClock;
+use crate::event::{
+    ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState,
+    PutOutcome, RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
+};
+use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
+use crate::rng::SimRng;
+use crate::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target, World};
+use crate::strategy::{Notice, Strategy};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+pub(crate) use runtime::{Instance, RunRecord};
+
+/// A request an instance sends to a server.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Request {
+    Redis(RedisCommand),
+    Sql {
+        session: SessionId,
+        sql: Sql,
+    },
+    Put {
+        period: Period,
+        chunk: u8,
+        own_object: bool,
+        token: Option<Token>,
+    },
+    Post {
+        period: Period,
+    },
+    Consensus(ConsensusOp),
+}
+
+impl Request {
+    fn kind(&self) -> MessageKind {
+        match self {
+            Request::Redis(_) => MessageKind::Redis,
+            Request::Sql { .. } => MessageKind::Sql,
+            Request::Put { .. } => MessageKind::Put,
+            Request::Post { .. } => MessageKind::Post,
+            Request::Consensus(_) => MessageKind::Consensus,
+        }
+    }
+}
+
+/// A server's answer, or what the client library makes of its absence.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Reply {
+    Redis(RedisReply),
+    Sql(SqlOutcome),
+    Put(PutOutcome),
+    Posted,
+    Consensus(ConsensusReply),
+    /// A connection from the instance's pool, or why none could be had.
+    Checkout(Result<SessionId, SqlError>),
+    /// No reply from storage or Slack within the client's timeout.
+    Timeout,
+}
+
+impl Reply {
+    /// What the client library reports when no reply came in time.
+    fn timeout_for(request: &Request) -> Reply {
+        match request {
+            Request::Redis(_) => Reply::Redis(RedisReply::Timeout),
+            Request::Sql { .. } => Reply::Sql(SqlOutcome::Error(SqlError::Timeout)),
+            Request::Put { .. } | Request::Post { .. } => Reply::Timeout,
+            Request::Consensus(_) => Reply::Consensus(ConsensusReply::Timeout),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Payload {
+    Request {
+        request: u32,
+        run: RunId,
+        body: Request,
+    },
+    Reply {
+        request: u32,
+        body: Reply,
+    },
+    /// The kernel's FIN for a DB session of a process that died.
+    Fin {
+        session: SessionId,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Message {
+    from: Party,
+    to: Party,
+    payload: Payload,
+}
+
+/// What a timer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerPurpose {
+    Cron { instance: InstanceId },
+    Retry { run: RunId },
+    Chunk { run: RunId, chunk: u8 },
+    JobEnd { run: RunId },
+    Strategy { run: RunId, tag: u32 },
+    RequestTimeout { instance: InstanceId, request: u32 },
+    KeyExpiry { node: Party },
+    LockTimeout { session: SessionId },
+    IdleTimeout { session: SessionId },
+    LeaseExpiry { lease: crate::ids::LeaseId },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct TimerEntry {
+    party: Party,
+    deadline_local_ms: i64,
+    purpose: TimerPurpose,
+}
+
+/// A timer's handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TimerId(u64);
+
+/// Something queued to happen at a true time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Action {
+    Fault(u32),
+    Timer {
+        id: TimerId,
+        epoch: u32,
+    },
+    Deliver(MessageId),
+    Resume {
+        instance: InstanceId,
+        generation: u32,
+    },
+    Restart {
+        instance: InstanceId,
+    },
+    RedisUp {
+        node: Party,
+    },
+    Promote,
+    LeaderUp,
+    StatementDone {
+        session: SessionId,
+        statement: u32,
+    },
+    Replicate {
+        op: redis::ReplicationOp,
+        incarnation: u32,
+    },
+    BackgroundArrival,
+    BackgroundGiveUp {
+        query: u32,
+    },
+    BackgroundDone {
+        query: u32,
+    },
+    KeepaliveExpiry {
+        session: SessionId,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    at_ms: u64,
+    seq: u64,
+    action: Action,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at_ms, self.seq) == (other.at_ms, other.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at_ms, self.seq).cmp(&(other.at_ms, other.seq))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ClockState {
+    clock: LocalClock,
+    /// Bumped on every change, so timers queued under the old reading are ignored.
+    epoch: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Window {
+    from: Vec<Party>,
+    to: Vec<Party>,
+    start_ms: u64,
+    end_ms: u64,
+    both_ways: bool,
+    extra_ms: u64,
+}
+
+impl Window {
+    fn covers(&self, from: Party, to: Party, at_ms: u64) -> bool {
+        if at_ms < self.start_ms || at_ms >= self.end_ms {
+            return false;
+        }
+        let forward = self.from.contains(&from) && self.to.contains(&to);
+        let backward = self.both_ways && self.from.contains(&to) && self.to.contains(&from);
+        forward || backward
+    }
+}
+
+/// Object storage: the highest token seen per report, when it checks tokens.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Storage {
+    highest_token: BTreeMap<Period, Token>,
+}
+
+/// The whole simulated world and its queue.
+pub(crate) struct Sim {
+    pub(crate) world: World,
+    pub(crate) strategy_id: StrategyId,
+    pub(crate) settings: StrategySettings,
+    pub(crate) duration_ms: u64,
+    pub(crate) now_ms: u64,
+    seq: u64,
+    queue: BinaryHeap<Reverse<Queued>>,
+    pub(crate) log: Vec<Event>,
+    pub(crate) notices: VecDeque<Notice>,
+    rng_network: SimRng,
+    pub(crate) rng_background: SimRng,
+    pub(crate) instances: Vec<Instance>,
+    pub(crate) runs: Vec<RunRecord>,
+    pub(crate) redis: redis::RedisCluster,
+    pub(crate) db: db::Database,
+    pub(crate) consensus: consensus::ConsensusStore,
+    storage: Storage,
+    clocks: BTreeMap<Party, ClockState>,
+    timers: BTreeMap<TimerId, TimerEntry>,
+    next_timer: u64,
+    messages: BTreeMap<MessageId, Message>,
+    next_message: u32,
+    /// When the last message on each directed link arrives: TCP keeps order.
+    link_last_arrival: BTreeMap<(Party, Party), u64>,
+    partitions: Vec<Window>,
+    delays: Vec<Window>,
+    faults: Vec<Fault>,
+    pub(crate) next_request: u32,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("now_ms", &self.now_ms)
+            .field("events", &self.log.len())
+            .finish()
+    }
+}
+
+impl Sim {
+    pub(crate) fn new(scenario: &Scenario, settings: StrategySettings) -> Sim {
+        let world = scenario.world.clone();
+        let mut root = SimRng::from_seed(scenario.seed);
+        // The fork order is part of the format's meaning: never reorder it.
+        let rng_network = root.fork();
+        let rng_background = root.fork();
+        let instance_rngs: Vec<SimRng> = (0..world.instances).map(|_| root.fork()).collect();
+
+        let redlock_nodes = match &settings {
+            StrategySettings::Redlock(redlock) => Some(redlock.nodes),
+            _ => None,
+        };
+        let redis = redis::RedisCluster::new(
+            redlock_nodes,
+            world.redis_replica && redlock_nodes.is_none(),
+        );
+        let mut clocks = BTreeMap::new();
+        let fresh = ClockState {
+            clock: LocalClock::default(),
+            epoch: 0,
+        };
+        for index in 0..world.instances {
+            clocks.insert(Party::Instance(InstanceId(index)), fresh);
+        }
+        for party in redis.all_parties() {
+            clocks.insert(party, fresh);
+        }
+        clocks.insert(Party::Db, fresh);
+        clocks.insert(Party::Consensus, fresh);
+
+        let instances = instance_rngs
+            .into_iter()
+            .enumerate()
+            .map(|(index, rng)| {
+                Instance::new(
+                    InstanceId(u8::try_from(index).unwrap_or(0)),
+                    rng,
+                    world.db_pool_size,
+                )
+            })
+            .collect();
+        let mut db = db::Database::new(world.db_max_connections);
+        db.configure(&settings);
+        let mut sim = Sim {
+            strategy_id: settings.id(),
+            settings,
+            duration_ms: scenario.duration_ms(),
+            now_ms: 0,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            log: Vec::new(),
+            notices: VecDeque::new(),
+            rng_network,
+            rng_background,
+            instances,
+            runs: Vec::new(),
+            redis,
+            db,
+            consensus: consensus::ConsensusStore::default(),
+            storage: Storage::default(),
+            clocks,
+            timers: BTreeMap::new(),
+            next_timer: 0,
+            messages: BTreeMap::new(),
+            next_message: 0,
+            link_last_arrival: BTreeMap::new(),
+            partitions: Vec::new(),
+            delays: Vec::new(),
+            faults: scenario.faults.clone(),
+            next_request: 0,
+            world,
+        };
+        // Faults are queued first, so at equal times they strike before anything else.
+        for index in 0..sim.faults.len() {
+            let at = sim.faults[index].at_ms();
+            sim.schedule(at, Action::Fault(u32::try_from(index).unwrap_or(u32::MAX)));
+        }
+        for index in 0..sim.world.instances {
+            sim.schedule_next_cron(InstanceId(index));
+        }
+        if sim.world.background_queries_per_s > 0 {
+            let gap = sim.background_gap_ms();
+            sim.schedule(gap, Action::BackgroundArrival);
+        }
+        sim
+    }
+
+    /// Runs the simulation to its end, driving `strategy`.
+    pub(crate) fn run(&mut self, strategy: &mut dyn Strategy) {
+        while let Some(Reverse(next)) = self.queue.pop() {
+            if next.at_ms >= self.duration_ms {
+                break;
+            }
+            assert!(
+                next.at_ms >= self.now_ms,
+                "time went backwards: {} < {}",
+                next.at_ms,
+                self.now_ms
+            );
+            self.now_ms = next.at_ms;
+            self.dispatch(next.action, strategy);
+            self.handle_notices(strategy);
+        }
+        self.now_ms = self.duration_ms;
+    }
+
+    fn dispatch(&mut self, action: Action, strategy: &mut dyn Strategy) {
+        match action {
+            Action::Fault(index) => self.apply_fault(index, strategy),
+            Action::Timer { id, epoch } => self.fire_timer(id, epoch, strategy),
+            Action::Deliver(message) => self.deliver(message, strategy),
+            Action::Resume {
+                instance,
+                generation,
+            } => self.resume(instance, generation),
+            Action::Restart { instance } => self.restart(instance),
+            Action::RedisUp { node } => self.redis_up(node),
+            Action::Promote => self.promote_replica(),
+            Action::LeaderUp => self.leader_up(),
+            Action::StatementDone { session, statement } => self.statement_done(session, statement),
+            Action::Replicate { op, incarnation } => self.replicate(op, incarnation),
+            Action::BackgroundArrival => self.background_arrival(),
+            Action::BackgroundGiveUp { query } => self.background_give_up(query),
+            Action::BackgroundDone { query } => self.background_done(query),
+            Action::KeepaliveExpiry { session } => self.keepalive_expiry(session),
+        }
+    }
+
+    // ----- queue, log, clocks and timers -----
+
+    pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
+        let at_ms = at_ms.max(self.now_ms);
+        self.seq += 1;
+        self.queue.push(Reverse(Queued {
+            at_ms,
+            seq: self.seq,
+            action,
+        }));
+    }
+
+    pub(crate) fn record(&mut self, kind: EventKind) {
+        self.log.push(Event {
+            at_ms: self.now_ms,
+            kind,
+        });
+    }
+
+    fn clock_state(&self, party: Party) -> ClockState {
+        self.clocks.get(&party).copied().unwrap_or(ClockState {
+            clock: LocalClock::default(),
+            epoch: 0,
+        })
+    }
+
+    /// What `party`'s clock reads now.
+    pub(crate) fn local_now(&self, party: Party) -> i64 {
+        self.clock_state(party).clock.local_at(self.now_ms)
+    }
+
+    /// Sets a timer that fires when `party`'s clock has advanced `after_ms`.
+    pub(crate) fn set_timer(
+        &mut self,
+        party: Party,
+        after_ms: u64,
+        purpose: TimerPurpose,
+    ) -> TimerId {
+        let deadline = self
+            .local_now(party)
+            .saturating_add(i64::try_from(after_ms).unwrap_or(i64::MAX / 4));
+        self.set_timer_at(party, deadline, purpose)
+    }
+
+    /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
+    pub(crate) fn set_timer_at(
+        &mut self,
+        party: Party,
+        deadline_local_ms: i64,
+        purpose: TimerPurpose,
+    ) -> TimerId {
+        self.next_timer += 1;
+        let id = TimerId(self.next_timer);
+        self.timers.insert(
+            id,
+            TimerEntry {
+                party,
+                deadline_local_ms,
+                purpose,
+            },
+        );
+        self.queue_timer(id);
+        id
+    }
+
+    fn queue_timer(&mut self, id: TimerId) {
+        let Some(entry) = self.timers.get(&id).copied() else {
+            return;
+        };
+        let state = self.clock_state(entry.party);
+        let at = state.clock.true_when(entry.deadline_local_ms, self.now_ms);
+        if at < self.duration_ms {
+            self.schedule(
+                at,
+                Action::Timer {
+                    id,
+                    epoch: state.epoch,
+                },
+            );
+        }
+    }
+
+    pub(crate) fn cancel_timer(&mut self, id: TimerId) {
+        self.timers.remove(&id);
+    }
+
+    /// Drops every timer a party has set (its process died).
+    pub(crate) fn cancel_party_timers(&mut self, party: Party) {
+        self.timers.retain(|_, entry| entry.party != party);
+    }
+
+    /// Changes a party's clock and re-queues its timers under the new reading.
+    fn change_clock(&mut self, party: Party, change: impl FnOnce(&mut LocalClock, u64)) {
+        let now = self.now_ms;
+        let Some(state) = self.clocks.get_mut(&party) else {
+            return;
+        };
+        change(&mut state.clock, now);
+        state.epoch += 1;
+        let (local_ms, drift_ppm) = (state.clock.local_at(now), state.clock.drift_ppm());
+        self.record(EventKind::Clock {
+            party,
+            local_ms,
+            drift_ppm,
+        });
+        let affected: Vec<TimerId> = self
+            .timers
+            .iter()
+            .filter(|(_, entry)| entry.party == party)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in affected {
+            self.queue_timer(id);
+        }
+    }
+
+    fn fire_timer(&mut self, id: TimerId, epoch: u32, strategy: &mut dyn Strategy) {
+        let Some(entry) = self.timers.get(&id).copied() else {
+            return;
+        };
+        if self.clock_state(entry.party).epoch != epoch {
+            return; // queued under a clock reading that has since changed
+        }
+        if let Party::Instance(instance) = entry.party
+            && self.instances[instance.index()].is_paused()
+        {
+            // Stop-the-world: the timer is overdue; it fires when the process resumes.
+            self.instances[instance.index()].defer(Action::Timer { id, epoch });
+            return;
+        }
+        self.timers.remove(&id);
+        match entry.purpose {
+            TimerPurpose::KeyExpiry { node } => self.redis_key_expiry(node),
+            TimerPurpose::LockTimeout { session } => self.lock_timeout(session),
+            TimerPurpose::IdleTimeout { session } => self.idle_timeout(session),
+            TimerPurpose::LeaseExpiry { lease } => self.lease_expiry(lease),
+            purpose => self.instance_timer(purpose, strategy),
+        }
+    }
+
+    // ----- the network -----
+
+    /// Sends a message; returns whether it is on its way.
+    fn send_message(&mut self, from: Party, to: Party, payload: Payload) {
+        let what = match &payload {
+            Payload::Request { body, .. } => body.kind(),
+            Payload::Reply { .. } => MessageKind::Reply,
+            Payload::Fin { .. } => MessageKind::Sql,
+        };
+        let id = MessageId(self.next_message);
+        self.next_message += 1;
+        let now = self.now_ms;
+        if self
+            .partitions
+            .iter()
+            .any(|window| window.covers(from, to, now))
+        {
+            self.record(EventKind::Sent {
+                message: id,
+                from,
+                to,
+                what,
+                arrive_at_ms: None,
+            });
+            return;
+        }
+        let [low, high] = self.world.network_latency_ms;
+        let latency = self.rng_network.between(low, high);
+        let extra: u64 = self
+            .delays
+            .iter()
+            .filter(|window| window.covers(from, to, now))
+            .map(|window| window.extra_ms)
+            .sum();
+        let mut arrive = now + latency + extra;
+        // One TCP connection per link: a later message never overtakes an earlier one.
+        let last = self.link_last_arrival.entry((from, to)).or_insert(0);
+        arrive = arrive.max(*last);
+        *last = arrive;
+        self.record(EventKind::Sent {
+            message: id,
+            from,
+            to,
+            what,
+            arrive_at_ms: Some(arrive),
+        });
+        self.messages.insert(id, Message { from, to, payload });
+        self.schedule(arrive, Action::Deliver(id));
+    }
+
+    fn deliver(&mut self, id: MessageId, strategy: &mut dyn Strategy) {
+        let Some(message) = self.messages.get(&id).copied() else {
+            return;
+        };
+        let now = self.now_ms;
+        if self
+            .partitions
+            .iter()
+            .any(|window| window.covers(message.from, message.to, now))
+        {
+            self.messages.remove(&id);
+            self.record(EventKind::Lost {
+                message: id,
+                reason: LossReason::Partition,
+            });
+            return;
+        }
+        if let Party::Instance(instance) = message.to {
+            let state = &mut self.instances[instance.index()];
+            if state.is_paused() {
+                // Replies wait in the socket buffer until the process runs again.
+                state.defer(Action::Deliver(id));
+                return;
+            }
+            if !state.is_alive() {
+                self.messages.remove(&id);
+                self.record(EventKind::Lost {
+                    message: id,
+                    reason: LossReason::ReceiverDown,
+                });
+                return;
+            }
+        }
+        self.messages.remove(&id);
+        match message.payload {
+            Payload::Request { request, run, body } => {
+                self.serve(message.from, message.to, request, run, body)
+            }
+            Payload::Reply { request, body } => {
+                if let Party::Instance(instance) = message.to {
+                    self.instance_reply(instance, request, body, strategy);
+                }
+            }
+            Payload::Fin { session } => self.client_disconnected(session),
+        }
+    }
+
+    /// A server answers a request.
+    fn serve(&mut self, from: Party, to: Party, request: u32, run: RunId, body: Request) {
+        let Some(client) = from.instance() else {
+            return;
+        };
+        match (to, body) {
+            (Party::Redis(_) | Party::RedisReplica, Request::Redis(command)) => {
+                if let Some(reply) = self.redis_execute(to, client, run, command) {
+                    self.reply(to, from, request, Reply::Redis(reply));
+                }
+            }
+            (Party::Db, Request::Sql { session, sql }) => {
+                self.db_receive(from, request, run, session, sql)
+            }
+            (
+                Party::Storage,
+                Request::Put {
+                    period,
+                    chunk,
+                    own_object,
+                    token,
+                },
+            ) => {
+                let outcome = self.storage_put(period, token);
+                self.record(EventKind::Put {
+                    instance: client,
+                    run,
+                    period,
+                    chunk,
+                    own_object,
+                    token,
+                    outcome,
+                });
+                self.reply(to, from, request, Reply::Put(outcome));
+            }
+            (Party::Slack, Request::Post { period }) => {
+                self.record(EventKind::Post {
+                    instance: client,
+                    run,
+                    period,
+                });
+                self.reply(to, from, request, Reply::Posted);
+            }
+            (Party::Consensus, Request::Consensus(op)) => {
+                if let Some(reply) = self.consensus_execute(client, run, op) {
+                    self.reply(to, from, request, Reply::Consensus(reply));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn reply(&mut self, from: Party, to: Party, request: u32, body: Reply) {
+        self.send_message(from, to, Payload::Reply { request, body });
+    }
+
+    fn storage_put(&mut self, period: Period, token: Option<Token>) -> PutOutcome {
+        if !self.world.storage_checks_tokens {
+            return PutOutcome::Accepted;
+        }
+        let Some(token) = token else {
+            return PutOutcome::Accepted;
+        };
+        match self.storage.highest_token.get(&period) {
+            // Lower is refused; an equal token passes (it could be the same holder).
+            Some(highest) if token < *highest => PutOutcome::Rejected(*highest),
+            _ => {
+                self.storage.highest_token.insert(period, token);
+                PutOutcome::Accepted
+            }
+        }
+    }
+
+    // ----- faults -----
+
+    /// The parties a target names now.
+    fn resolve(&self, target: Target) -> Vec<Party> {
+        match target {
+            Target::Party(party) => vec![party],
+            Target::AllRedis => self.redis.all_parties(),
+            Target::Holder => self.holder().map(Party::Instance).into_iter().collect(),
+        }
+    }
+
+    /// The instance holding the lock now: by the lock service's truth, else
+    /// the one that has believed it longest, else (unique-insert) the oldest live job.
+    fn holder(&self) -> Option<InstanceId> {
+        let live = |record: &&RunRecord| {
+            !record.ended && self.instances[record.instance.index()].generation == record.generation
+        };
+        if let Some(record) = self.runs.iter().filter(live).find(|record| record.granted) {
+            return Some(record.instance);
+        }
+        if let Some(record) = self.runs.iter().filter(live).find(|record| record.believes) {
+            return Some(record.instance);
+        }
+        self.runs
+            .iter()
+            .filter(live)
+            .find(|record| record.started)
+            .map(|record| record.instance)
+    }
+
+    fn apply_fault(&mut self, index: u32, strategy: &mut dyn Strategy) {
+        let fault = self.faults[usize::try_from(index).unwrap_or(0)].clone();
+        let now = self.now_ms;
+        let targets: Vec<Party> = match &fault {
+            Fault::OomKill { target, .. }
+            | Fault::HostLoss { target, .. }
+            | Fault::GcPause { target, .. }
+            | Fault::ClockJump { target, .. }
+            | Fault::ClockDrift { target, .. }
+            | Fault::RedisRestart { target, .. }
+            | Fault::RedisFailover { target, .. } => self.resolve(*target),
+            Fault::NetworkDelay { from, to, .. } => {
+                let mut both = self.resolve(*from);
+                both.extend(self.resolve(*to));
+                both
+            }
+            Fault::Partition { between, .. } => {
+                let mut both = self.resolve(between[0]);
+                both.extend(self.resolve(between[1]));
+                both
+            }
+            Fault::ConsensusLeaderLoss { .. } => vec![Party::Consensus],
+            Fault::DbSlow { .. } => vec![Party::Db],
+        };
+        self.record(EventKind::Fault {
+            fault: fault.clone(),
+            targets: targets.clone(),
+        });
+        match fault {
+            Fault::OomKill {
+                restart_after_ms, ..
+            }
+            | Fault::HostLoss {
+                restart_after_ms, ..
+            } => {
+                let host_lost = matches!(fault, Fault::HostLoss { .. });
+                for instance in targets.iter().filter_map(|party| party.instance()) {
+                    self.kill(instance, host_lost, strategy);
+                    if let Some(after) = restart_after_ms {
+                        self.schedule(now + after, Action::Restart { instance });
+                    }
+                }
+            }
+            Fault::GcPause { duration_ms, .. } => {
+                for instance in targets.iter().filter_map(|party| party.instance()) {
+                    self.pause(instance, duration_ms);
+                }
+            }
+            Fault::ClockJump { by_ms, .. } => {
+                for party in targets {
+                    self.change_clock(party, |clock, now| clock.jump(now, by_ms));
+                }
+            }
+            Fault::ClockDrift { ppm, .. } => {
+                for party in targets {
+                    self.change_clock(party, |clock, now| clock.set_drift(now, ppm));
+                }
+            }
+            Fault::NetworkDelay {
+                from,
+                to,
+                extra_ms,
+                duration_ms,
+                ..
+            } => {
+                let window = Window {
+                    from: self.resolve(from),
+                    to: self.resolve(to),
+                    start_ms: now,
+                    end_ms: now + duration_ms,
+                    both_ways: false,
+                    extra_ms,
+                };
+                self.delays.push(window);
+            }
+            Fault::Partition {
+                between,
+                duration_ms,
+                one_way,
+                ..
+            } => {
+                let window = Window {
+                    from: self.resolve(between[0]),
+                    to: self.resolve(between[1]),
+                    start_ms: now,
+                    end_ms: now + duration_ms,
+                    both_ways: !one_way,
+                    extra_ms: 0,
+                };
+                self.partitions.push(window);
+            }
+            Fault::RedisRestart { down_ms, .. } => {
+                for node in targets {
+                    self.redis_down(node, Some(down_ms));
+                }
+            }
+            Fault::RedisFailover { .. } => {
+                for node in targets {
+                    self.redis_failover(node);
+                }
+            }
+            Fault::ConsensusLeaderLoss { .. } => self.leader_lost(),
+            Fault::DbSlow {
+                factor,
+                duration_ms,
+                ..
+            } => self.db_slow(factor, duration_ms),
+        }
+    }
+
+    fn pause(&mut self, instance: InstanceId, duration_ms: u64) {
+        let state = &mut self.instances[instance.index()];
+        if !state.is_alive() {
+            return;
+        }
+        let until = match state.process {
+            runtime::Process::Paused { until_ms } => until_ms.max(self.now_ms + duration_ms),
+            _ => self.now_ms + duration_ms,
+        };
+        state.process = runtime::Process::Paused { until_ms: until };
+        let generation = state.generation;
+        self.record(EventKind::Process {
+            instance,
+            state: ProcessState::Paused { until_ms: until },
+        });
+        self.schedule(
+            until,
+            Action::Resume {
+                instance,
+                generation,
+            },
+        );
+    }
+
+    fn resume(&mut self, instance: InstanceId, generation: u32) {
+        let state = &mut self.instances[instance.index()];
+        let runtime::Process::Paused { until_ms } = state.process else {
+            return;
+        };
+        if state.generation != generation || until_ms > self.now_ms {
+            return; // a longer pause took over, or the process died meanwhile
+        }
+        state.process = runtime::Process::Running;
+        let deferred = std::mem::take(&mut state.deferred);
+        self.record(EventKind::Process {
+            instance,
+            state: ProcessState::Running,
+        });
+        // Everything that came due during the pause happens now, in the order it came due.
+        for action in deferred {
+            self.schedule(self.now_ms, action);
+        }
+    }
+
+    /// Sends a request from an instance, remembering what the reply is for.
+    pub(crate) fn send_request(
+        &mut self,
+        instance: InstanceId,
+        to: Party,
+        run: RunId,
+        body: Request,
+        purpose: runtime::Purpose,
+        timeout_ms: Option<u64>,
+    ) {
+        let request = self.next_request;
+        self.next_request += 1;
+        let timer = timeout_ms.map(|after| {
+            self.set_timer(
+                Party::Instance(instance),
+                after,
+                TimerPurpose::RequestTimeout { instance, request },
+            )
+        });
+        self.instances[instance.index()].pending.insert(
+            request,
+            runtime::Pending {
+                run,
+                purpose,
+                body,
+                timer,
+            },
+        );
+        self.send_message(
+            Party::Instance(instance),
+            to,
+            Payload::Request { request, run, body },
+        );
+    }
+
+    /// The kernel closes a dead process's DB sockets: a FIN per session.
+    pub(crate) fn send_fin(&mut self, instance: InstanceId, session: SessionId) {
+        self.send_message(
+            Party::Instance(instance),
+            Party::Db,
+            Payload::Fin { session },
+        );
+    }
+
+    pub(crate) fn timeout_reply(request: &Request) -> Reply {
+        Reply::timeout_for(request)
+    }
+
+    /// The Redis node a single-Redis strategy talks to now.
+    pub(crate) fn redis_primary(&self) -> Party {
+        self.redis.primary()
+    }
+
+    pub(crate) fn redis_node(index: u8) -> Party {
+        Party::Redis(RedisNodeId(index))
+    }
+
+    /// Owner value of a run.
+    pub(crate) fn owner(&self, run: RunId) -> Owner {
+        self.runs[run_index(run)].owner
+    }
+}
+
+/// Position of a run in the run table.
+pub(crate) fn run_index(run: RunId) -> usize {
+    usize::try_from(run.0).unwrap_or(usize::MAX)
+}
+
+/// The handle strategies act through, bound to one run.
+pub(crate) struct Cx<'a> {
+    pub(crate) sim: &'a mut Sim,
+    pub(crate) run: RunId,
+}
+
+impl std::fmt::Debug for Cx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cx").field("run", &self.run).finish()
+    }
+}
+
+impl Cx<'_> {
+    pub(crate) fn run(&self) -> RunId {
+        self.run
+    }
+    pub(crate) fn record(&self) -> &RunRecord {
+        &self.sim.runs[run_index(self.run)]
+    }
+    pub(crate) fn instance(&self) -> InstanceId {
+        self.record().instance
+    }
+    pub(crate) fn owner(&self) -> Owner {
+        self.record().owner
+    }
+    pub(crate) fn period(&self) -> Period {
+        self.record().period
+    }
+    pub(crate) fn world(&self) -> &World {
+        &self.sim.world
+    }
+    /// What this run's instance's clock reads now.
+    pub(crate) fn local_now(&self) -> i64 {
+        self.sim.local_now(Party::Instance(self.instance()))
+    }
+    pub(crate) fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
+        let instance = self.instance();
+        self.sim.send_request(
+            instance,
+            to,
+            self.run,
+            body,
+            runtime::Purpose::Strategy { tag },
+            timeout_ms,
+        );
+    }
+    pub(crate) fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
+        let instance = self.instance();
+        self.sim.set_timer(
+            Party::Instance(instance),
+            after_ms,
+            TimerPurpose::Strategy { run: self.run, tag },
+        )
+    }
+    pub(crate) fn cancel_timer(&mut self, id: TimerId) {
+        self.sim.cancel_timer(id);
+    }
+    pub(crate) fn redis_primary(&self) -> Party {
+        self.sim.redis_primary()
+    }
+    /// Asks the instance's pool for a connection to hold; it comes as `Reply::Checkout` with `tag`.
+    pub(crate) fn checkout(&mut self, tag: u32) {
+        let instance = self.instance();
+        self.sim
+            .pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
+    }
+    /// Gives a held connection back; `broken` drops it from the pool.
+    pub(crate) fn checkin(&mut self, session: SessionId, broken: bool) {
+        let instance = self.instance();
+        self.sim.pool_checkin(instance, session, broken);
+    }
+    pub(crate) fn random_between(&mut self, low: u64, high: u64) -> u64 {
+        let instance = self.instance();
+        self.sim.instances[instance.index()].rng.between(low, high)
+    }
+    pub(crate) fn acquired(&mut self, token: Option<Token>) {
+        self.sim.notices.push_back(Notice::Acquired {
+            run: self.run,
+            token,
+        });
+    }
+    pub(crate) fn busy(&mut self, retry_after_ms: u64) {
+        self.sim.notices.push_back(Notice::Busy {
+            run: self.run,
+            retry_after_ms,
+        });
+    }
+    pub(crate) fn lost(&mut self, reason: crate::event::AbortReason) {
+        self.sim.notices.push_back(Notice::Lost {
+            run: self.run,
+            reason,
+        });
+    }
+    pub(crate) fn committed(&mut self, ok: bool) {
+        self.sim
+            .notices
+            .push_back(Notice::Committed { run: self.run, ok });
+    }
+}

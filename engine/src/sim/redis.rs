@@ -1,0 +1,461 @@
+//! Redis: the lock key and the token counter on one node (with an optional
+//! asynchronously replicated replica that a failover promotes), or on
+//! `nodes` independent nodes for Redlock.
+//!
+//! Semantics that matter here and follow real Redis:
+//! - `SET … NX PX|EX` stores an absolute expiry read from the node's own clock,
+//!   so a jump of that clock expires the key early (Kleppmann 2016);
+//! - a replica applies writes `replication_lag_ms` after the primary; a failover
+//!   promotes it with whatever it had, so the lock and the `INCR` counter can
+//!   both go back (the Redis documentation's failover caveat);
+//! - a restart without persistence loses every key.
+//!
+//! The "truth" kept here (who the lock service counts as holder) is what the
+//! report's epochs and the timeline's "granted" lane come from: on one node
+//! that is the primary's key; under Redlock, a value present on a majority.
+
+use super::{Action, Sim, TimerId, TimerPurpose, run_index};
+use crate::event::{EventKind, Owner, RedisCommand, RedisReply, RevokeReason};
+use crate::ids::{InstanceId, Party, RedisNodeId, RunId};
+use std::collections::BTreeSet;
+
+/// The lock key's entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LockEntry {
+    pub(crate) value: Owner,
+    /// The run that set it (the simulation's knowledge, not Redis's).
+    pub(crate) run: RunId,
+    /// Absolute expiry on the clock of the node that set it.
+    pub(crate) expires_at_local_ms: i64,
+}
+
+/// One Redis process.
+#[derive(Clone, Debug)]
+pub(crate) struct RedisNode {
+    pub(crate) party: Party,
+    pub(crate) up: bool,
+    /// Bumped when the process dies: replication it had not sent is lost.
+    pub(crate) incarnation: u32,
+    pub(crate) lock: Option<LockEntry>,
+    pub(crate) counter: i64,
+    expiry_timer: Option<TimerId>,
+}
+
+impl RedisNode {
+    fn new(party: Party) -> RedisNode {
+        RedisNode {
+            party,
+            up: true,
+            incarnation: 0,
+            lock: None,
+            counter: 0,
+            expiry_timer: None,
+        }
+    }
+    fn key_count(&self) -> u32 {
+        u32::from(self.lock.is_some()) + u32::from(self.counter != 0)
+    }
+}
+
+/// A write the primary sends its replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplicationOp {
+    SetLock(LockEntry),
+    DelLock,
+    Counter(i64),
+}
+
+/// The Redis side of the world.
+#[derive(Clone, Debug)]
+pub(crate) struct RedisCluster {
+    pub(crate) nodes: Vec<RedisNode>,
+    pub(crate) replica: Option<RedisNode>,
+    pub(crate) promoted: bool,
+    failover_pending: bool,
+    quorum: u8,
+    pub(crate) holders: BTreeSet<RunId>,
+}
+
+impl RedisCluster {
+    /// `redlock_nodes` is the node count under Redlock, `None` for one node.
+    pub(crate) fn new(redlock_nodes: Option<u8>, with_replica: bool) -> RedisCluster {
+        let count = redlock_nodes.unwrap_or(1);
+        let nodes = (0..count)
+            .map(|index| RedisNode::new(Party::Redis(RedisNodeId(index))))
+            .collect();
+        RedisCluster {
+            nodes,
+            replica: with_replica.then(|| RedisNode::new(Party::RedisReplica)),
+            promoted: false,
+            failover_pending: false,
+            quorum: count / 2 + 1,
+            holders: BTreeSet::new(),
+        }
+    }
+
+    pub(crate) fn all_parties(&self) -> Vec<Party> {
+        let mut parties: Vec<Party> = self.nodes.iter().map(|node| node.party).collect();
+        if let Some(replica) = &self.replica {
+            parties.push(replica.party);
+        }
+        parties
+    }
+
+    /// The node a single-Redis client talks to now.
+    pub(crate) fn primary(&self) -> Party {
+        if self.promoted {
+            Party::RedisReplica
+        } else {
+            Party::Redis(RedisNodeId(0))
+        }
+    }
+
+    pub(crate) fn node(&self, party: Party) -> Option<&RedisNode> {
+        match party {
+            Party::RedisReplica => self.replica.as_ref(),
+            Party::Redis(id) => self.nodes.get(id.index()),
+            _ => None,
+        }
+    }
+
+    fn node_mut(&mut self, party: Party) -> Option<&mut RedisNode> {
+        match party {
+            Party::RedisReplica => self.replica.as_mut(),
+            Party::Redis(id) => self.nodes.get_mut(id.index()),
+            _ => None,
+        }
+    }
+
+    /// The nodes whose keys decide who holds the lock.
+    fn authorities(&self) -> Vec<&RedisNode> {
+        if self.nodes.len() > 1 {
+            return self.nodes.iter().collect();
+        }
+        match &self.replica {
+            Some(replica) if self.promoted || self.failover_pending => vec![replica],
+            _ => self.nodes.iter().collect(),
+        }
+    }
+
+    fn replicates(&self, party: Party) -> bool {
+        self.replica.is_some() && !self.promoted && party == Party::Redis(RedisNodeId(0))
+    }
+}
+
+impl Sim {
+    /// Runs a command on a node; `None` when the node cannot answer at all.
+    pub(crate) fn redis_execute(
+        &mut self,
+        node: Party,
+        client: InstanceId,
+        run: RunId,
+        command: RedisCommand,
+    ) -> Option<RedisReply> {
+        let Some(state) = self.redis.node(node) else {
+            return None;
+        };
+        if !state.up || (node == Party::RedisReplica && !self.redis.promoted) {
+            let reply = RedisReply::ConnectionRefused;
+            self.record(EventKind::Redis {
+                node,
+                client,
+                run,
+                command,
+                reply,
+            });
+            return Some(reply);
+        }
+        self.expire_if_due(node);
+        let local = self.local_now(node);
+        let mut replication = None;
+        let mut revoked = None;
+        let state = self.redis.node_mut(node)?;
+        let ttl_entry = |ttl_ms: u64| LockEntry {
+            value: Owner {
+                instance: client,
+                nonce: 0,
+            },
+            run,
+            expires_at_local_ms: local
+                .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
+        };
+        let reply = match command {
+            RedisCommand::SetNxEx { value, ttl_s: ttl }
+            | RedisCommand::SetNxPx { value, ttl_ms: ttl } => {
+                let ttl_ms = if matches!(command, RedisCommand::SetNxEx { .. }) {
+                    ttl * 1000
+                } else {
+                    ttl
+                };
+                if state.lock.is_some() {
+                    RedisReply::Nil
+                } else {
+                    let entry = LockEntry {
+                        value,
+                        ..ttl_entry(ttl_ms)
+                    };
+                    state.lock = Some(entry);
+                    replication = Some(ReplicationOp::SetLock(entry));
+                    RedisReply::Ok
+                }
+            }
+            RedisCommand::Get => state
+                .lock
+                .map_or(RedisReply::Nil, |entry| RedisReply::Value(entry.value)),
+            RedisCommand::Del => match state.lock.take() {
+                Some(entry) => {
+                    let reason = if entry.run == run {
+                        RevokeReason::Released
+                    } else {
+                        RevokeReason::DeletedByOther
+                    };
+                    revoked = Some(reason);
+                    replication = Some(ReplicationOp::DelLock);
+                    RedisReply::Integer(1)
+                }
+                None => RedisReply::Integer(0),
+            },
+            RedisCommand::Pexpire { ttl_ms } => match &mut state.lock {
+                Some(entry) => {
+                    entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
+                    replication = Some(ReplicationOp::SetLock(*entry));
+                    RedisReply::Integer(1)
+                }
+                None => RedisReply::Integer(0),
+            },
+            RedisCommand::Incr => {
+                state.counter += 1;
+                replication = Some(ReplicationOp::Counter(state.counter));
+                RedisReply::Integer(state.counter)
+            }
+            RedisCommand::CompareAndDelete { value } => match state.lock {
+                Some(entry) if entry.value == value => {
+                    state.lock = None;
+                    revoked = Some(RevokeReason::Released);
+                    replication = Some(ReplicationOp::DelLock);
+                    RedisReply::Integer(1)
+                }
+                _ => RedisReply::Integer(0),
+            },
+            RedisCommand::CompareAndExtend { value, ttl_ms } => match &mut state.lock {
+                Some(entry) if entry.value == value => {
+                    entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
+                    replication = Some(ReplicationOp::SetLock(*entry));
+                    RedisReply::Integer(1)
+                }
+                _ => RedisReply::Integer(0),
+            },
+        };
+        self.record(EventKind::Redis {
+            node,
+            client,
+            run,
+            command,
+            reply,
+        });
+        self.arm_expiry(node);
+        if let Some(op) = replication
+            && self.redis.replicates(node)
+        {
+            let incarnation = self.redis.nodes[0].incarnation;
+            let at = self.now_ms + self.world.replication_lag_ms;
+            self.schedule(at, Action::Replicate { op, incarnation });
+        }
+        self.redis_truth(revoked.unwrap_or(RevokeReason::Released));
+        Some(reply)
+    }
+
+    /// Sets the node's expiry timer for its lock key, by the node's own clock.
+    fn arm_expiry(&mut self, node: Party) {
+        let active = self.redis.node(node).is_some_and(|state| state.up)
+            && (node != Party::RedisReplica || self.redis.promoted);
+        let Some(state) = self.redis.node_mut(node) else {
+            return;
+        };
+        let old = state.expiry_timer.take();
+        let deadline = state.lock.map(|entry| entry.expires_at_local_ms);
+        if let Some(old) = old {
+            self.cancel_timer(old);
+        }
+        if let (true, Some(deadline)) = (active, deadline) {
+            let timer = self.set_timer_at(node, deadline, TimerPurpose::KeyExpiry { node });
+            if let Some(state) = self.redis.node_mut(node) {
+                state.expiry_timer = Some(timer);
+            }
+        }
+    }
+
+    fn expire_if_due(&mut self, node: Party) {
+        let local = self.local_now(node);
+        let Some(state) = self.redis.node_mut(node) else {
+            return;
+        };
+        if let Some(entry) = state.lock
+            && entry.expires_at_local_ms <= local
+        {
+            state.lock = None;
+            if let Some(timer) = state.expiry_timer.take() {
+                self.cancel_timer(timer);
+            }
+            self.record(EventKind::KeyExpired {
+                node,
+                value: entry.value,
+            });
+            if self.redis.replicates(node) {
+                let incarnation = self.redis.nodes[0].incarnation;
+                let at = self.now_ms + self.world.replication_lag_ms;
+                self.schedule(
+                    at,
+                    Action::Replicate {
+                        op: ReplicationOp::DelLock,
+                        incarnation,
+                    },
+                );
+            }
+            self.redis_truth(RevokeReason::Expired);
+        }
+    }
+
+    pub(crate) fn redis_key_expiry(&mut self, node: Party) {
+        if let Some(state) = self.redis.node_mut(node) {
+            state.expiry_timer = None;
+        }
+        self.expire_if_due(node);
+        // A clock that moved back may have pushed the deadline further: re-arm.
+        self.arm_expiry(node);
+    }
+
+    pub(crate) fn replicate(&mut self, op: ReplicationOp, incarnation: u32) {
+        if self.redis.promoted || self.redis.nodes[0].incarnation != incarnation {
+            return; // the primary died before this write reached the replica
+        }
+        let Some(replica) = self.redis.replica.as_mut() else {
+            return;
+        };
+        match op {
+            ReplicationOp::SetLock(entry) => replica.lock = Some(entry),
+            ReplicationOp::DelLock => replica.lock = None,
+            ReplicationOp::Counter(value) => replica.counter = value,
+        }
+    }
+
+    /// A restart without persistence (or, without a replica, a failover): every key is gone.
+    pub(crate) fn redis_down(&mut self, node: Party, back_after_ms: Option<u64>) {
+        let Some(state) = self.redis.node_mut(node) else {
+            return;
+        };
+        if !state.up {
+            return;
+        }
+        let keys = state.key_count();
+        state.up = false;
+        state.incarnation += 1;
+        state.lock = None;
+        state.counter = 0;
+        if let Some(timer) = state.expiry_timer.take() {
+            self.cancel_timer(timer);
+        }
+        self.record(EventKind::RedisDown { node });
+        if keys > 0 {
+            self.record(EventKind::KeysLost { node, keys });
+        }
+        self.redis_truth(RevokeReason::Forgotten);
+        if let Some(after) = back_after_ms {
+            self.schedule(self.now_ms + after, Action::RedisUp { node });
+        }
+    }
+
+    pub(crate) fn redis_up(&mut self, node: Party) {
+        let Some(state) = self.redis.node_mut(node) else {
+            return;
+        };
+        state.up = true;
+        self.record(EventKind::RedisUp {
+            node,
+            promoted: false,
+        });
+    }
+
+    pub(crate) fn redis_failover(&mut self, node: Party) {
+        let has_replica = self.redis.replica.is_some() && !self.redis.promoted;
+        if node != Party::Redis(RedisNodeId(0)) || !has_replica {
+            // Nothing to promote: the node is down for the failover time and comes back empty.
+            self.redis_down(node, Some(self.world.failover_ms));
+            return;
+        }
+        let primary = &mut self.redis.nodes[0];
+        primary.up = false;
+        primary.incarnation += 1;
+        if let Some(timer) = primary.expiry_timer.take() {
+            self.cancel_timer(timer);
+        }
+        self.redis.failover_pending = true;
+        self.record(EventKind::RedisDown { node });
+        self.redis_truth(RevokeReason::Forgotten);
+        self.schedule(self.now_ms + self.world.failover_ms, Action::Promote);
+    }
+
+    pub(crate) fn promote_replica(&mut self) {
+        let primary = self.redis.nodes[0].clone();
+        let Some(replica) = self.redis.replica.as_mut() else {
+            return;
+        };
+        let lost = u32::from(primary.lock.is_some() && primary.lock != replica.lock)
+            + u32::from(primary.counter != replica.counter);
+        replica.up = true;
+        self.redis.promoted = true;
+        self.redis.failover_pending = false;
+        self.record(EventKind::RedisUp {
+            node: Party::RedisReplica,
+            promoted: true,
+        });
+        if lost > 0 {
+            self.record(EventKind::KeysLost {
+                node: Party::RedisReplica,
+                keys: lost,
+            });
+        }
+        self.arm_expiry(Party::RedisReplica);
+        self.expire_if_due(Party::RedisReplica);
+        self.redis_truth(RevokeReason::Forgotten);
+    }
+
+    /// Recomputes who the lock service counts as holder and logs the changes.
+    pub(crate) fn redis_truth(&mut self, reason: RevokeReason) {
+        let mut counts: Vec<(RunId, u8)> = Vec::new();
+        for node in self.redis.authorities() {
+            if let (true, Some(entry)) = (node.up || node.party == Party::RedisReplica, node.lock) {
+                match counts.iter_mut().find(|(run, _)| *run == entry.run) {
+                    Some((_, count)) => *count += 1,
+                    None => counts.push((entry.run, 1)),
+                }
+            }
+        }
+        let holders: BTreeSet<RunId> = counts
+            .into_iter()
+            .filter(|(_, count)| *count >= self.redis.quorum)
+            .map(|(run, _)| run)
+            .collect();
+        let before = std::mem::replace(&mut self.redis.holders, holders.clone());
+        for run in before.difference(&holders) {
+            let record = &mut self.runs[run_index(*run)];
+            record.granted = false;
+            let instance = record.instance;
+            self.record(EventKind::Revoked {
+                run: *run,
+                instance,
+                reason,
+            });
+        }
+        for run in holders.difference(&before) {
+            let record = &mut self.runs[run_index(*run)];
+            record.granted = true;
+            let instance = record.instance;
+            self.record(EventKind::Granted {
+                run: *run,
+                instance,
+                token: None,
+            });
+        }
+    }
+}

@@ -1,0 +1,876 @@
+//! The instance runtime: what every scheduler instance does whatever the
+//! strategy. Cron ticks by the instance's own clock, a run per period, retries
+//! while the lock is busy, the job itself (report chunks to storage, a Slack
+//! post, the report row), the DB connection pool, and what a crash or restart
+//! does to all of that.
+//!
+//! The job's steps are, in order: acquire, check whether the period's report
+//! exists (skip if so), `report_chunks` PUTs spread over `job_ms`, the Slack
+//! post, and last the report row, which marks the period done. The row comes
+//! last so that a crash before it leaves the period to be retried.
+
+use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
+use crate::event::{
+    AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome,
+};
+use crate::ids::{InstanceId, Party, Period, RunId, SessionId, Token};
+use crate::rng::SimRng;
+use crate::strategy::{Notice, Strategy};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Client timeouts of the runtime's own requests.
+const STORAGE_TIMEOUT_MS: u64 = 10_000;
+const SQL_TIMEOUT_MS: u64 = 30_000;
+
+/// An instance's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Process {
+    Running,
+    Paused { until_ms: u64 },
+    Dead,
+    HostLost,
+}
+
+/// What a reply is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    Strategy {
+        tag: u32,
+    },
+    Chunk,
+    Post,
+    /// The report row, sent on the strategy's own session.
+    Row,
+    /// The existence check, sent on the strategy's own session.
+    Exists {
+        after_acquire: bool,
+    },
+    /// Opening a pool connection.
+    PoolConnect,
+    /// A one-off query on a pool connection.
+    Pooled {
+        session: SessionId,
+        query: PooledQuery,
+    },
+}
+
+/// One-off queries the runtime runs on a pool connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PooledQuery {
+    Exists { after_acquire: bool },
+    Row,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending {
+    pub(crate) run: RunId,
+    pub(crate) purpose: Purpose,
+    pub(crate) body: Request,
+    pub(crate) timer: Option<TimerId>,
+}
+
+/// What a pool waiter wants.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PoolJob {
+    Query { sql: Sql, query: PooledQuery },
+    Hold { tag: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PoolConn {
+    pub(crate) session: SessionId,
+    pub(crate) busy: bool,
+}
+
+/// A client-side connection pool (HikariCP-like): connections open lazily up
+/// to `size`, requests wait in order for a free one.
+#[derive(Clone, Debug)]
+pub(crate) struct Pool {
+    pub(crate) size: u8,
+    pub(crate) conns: Vec<PoolConn>,
+    pub(crate) connecting: u8,
+    pub(crate) waiters: VecDeque<(RunId, PoolJob)>,
+    last_logged: (u8, u8, u16),
+}
+
+impl Pool {
+    fn new(size: u8) -> Pool {
+        Pool {
+            size,
+            conns: Vec::new(),
+            connecting: 0,
+            waiters: VecDeque::new(),
+            last_logged: (0, 0, 0),
+        }
+    }
+}
+
+/// One scheduler instance.
+#[derive(Clone, Debug)]
+pub(crate) struct Instance {
+    pub(crate) id: InstanceId,
+    pub(crate) process: Process,
+    /// Bumped at every death: what belonged to the old process is ignored.
+    pub(crate) generation: u32,
+    pub(crate) rng: SimRng,
+    pub(crate) deferred: Vec<Action>,
+    pub(crate) pending: BTreeMap<u32, Pending>,
+    pub(crate) pool: Pool,
+    next_period: u32,
+    cron_timer: Option<TimerId>,
+}
+
+impl Instance {
+    pub(crate) fn new(id: InstanceId, rng: SimRng, pool_size: u8) -> Instance {
+        Instance {
+            id,
+            process: Process::Running,
+            generation: 0,
+            rng,
+            deferred: Vec::new(),
+            pending: BTreeMap::new(),
+            pool: Pool::new(pool_size),
+            next_period: 0,
+            cron_timer: None,
+        }
+    }
+    pub(crate) fn is_paused(&self) -> bool {
+        matches!(self.process, Process::Paused { .. })
+    }
+    pub(crate) fn is_alive(&self) -> bool {
+        matches!(self.process, Process::Running | Process::Paused { .. })
+    }
+    pub(crate) fn defer(&mut self, action: Action) {
+        self.deferred.push(action);
+    }
+}
+
+/// Where a run is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Trying,
+    Waiting,
+    RetryCheck,
+    Checking,
+    Working,
+    Finishing,
+    Ended,
+}
+
+/// One run: an instance's attempt at one period's job.
+#[derive(Clone, Debug)]
+pub(crate) struct RunRecord {
+    pub(crate) instance: InstanceId,
+    pub(crate) period: Period,
+    pub(crate) owner: Owner,
+    pub(crate) generation: u32,
+    pub(crate) stage: Stage,
+    pub(crate) token: Option<Token>,
+    /// The lock service counts this run as the holder.
+    pub(crate) granted: bool,
+    /// The instance believes this run holds the lock.
+    pub(crate) believes: bool,
+    pub(crate) started: bool,
+    pub(crate) ended: bool,
+    timers: Vec<TimerId>,
+}
+
+impl Sim {
+    fn cx(&mut self, run: RunId) -> Cx<'_> {
+        Cx { sim: self, run }
+    }
+
+    fn run_record(&self, run: RunId) -> &RunRecord {
+        &self.runs[run_index(run)]
+    }
+
+    fn run_record_mut(&mut self, run: RunId) -> &mut RunRecord {
+        &mut self.runs[run_index(run)]
+    }
+
+    fn log_run(&mut self, run: RunId, phase: RunPhase) {
+        let record = self.run_record(run);
+        let (instance, period) = (record.instance, record.period);
+        self.record(EventKind::Run {
+            run,
+            instance,
+            period,
+            phase,
+        });
+    }
+
+    // ----- cron -----
+
+    pub(crate) fn schedule_next_cron(&mut self, instance: InstanceId) {
+        let period_ms = i64::try_from(self.world.cron_period_ms).unwrap_or(i64::MAX);
+        let jitter_bound = self.world.cron_jitter_ms + 1;
+        let state = &mut self.instances[instance.index()];
+        let jitter = i64::try_from(state.rng.below(jitter_bound)).unwrap_or(0);
+        let deadline = i64::from(state.next_period) * period_ms + jitter;
+        let timer = self.set_timer_at(
+            Party::Instance(instance),
+            deadline,
+            TimerPurpose::Cron { instance },
+        );
+        self.instances[instance.index()].cron_timer = Some(timer);
+    }
+
+    fn cron_fired(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
+        let period_ms = i64::try_from(self.world.cron_period_ms).unwrap_or(i64::MAX);
+        let local = self.local_now(Party::Instance(instance));
+        let state = &mut self.instances[instance.index()];
+        // If the clock jumped over several ticks, cron runs the latest one, not each.
+        let current = u32::try_from((local / period_ms).max(0)).unwrap_or(u32::MAX);
+        let period = Period(
+            state
+                .next_period
+                .max(current.min(state.next_period.saturating_add(1_000))),
+        );
+        let period = if current > state.next_period {
+            Period(current)
+        } else {
+            period
+        };
+        state.next_period = period.0 + 1;
+        self.record(EventKind::Cron { instance, period });
+        self.schedule_next_cron(instance);
+        self.give_up_waiting_runs(instance, strategy);
+        self.start_run(instance, period, strategy);
+    }
+
+    /// A loser stops retrying when the next tick comes.
+    fn give_up_waiting_runs(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
+        let waiting: Vec<RunId> = self
+            .live_runs(instance)
+            .into_iter()
+            .filter(|run| {
+                matches!(
+                    self.run_record(*run).stage,
+                    Stage::Waiting | Stage::RetryCheck
+                )
+            })
+            .collect();
+        for run in waiting {
+            self.log_run(run, RunPhase::GaveUp);
+            strategy.forget(run);
+            self.end_run(run);
+        }
+    }
+
+    fn live_runs(&self, instance: InstanceId) -> Vec<RunId> {
+        self.runs
+            .iter()
+            .enumerate()
+            .filter(|(_, record)| record.instance == instance && !record.ended)
+            .map(|(index, _)| RunId(u32::try_from(index).unwrap_or(u32::MAX)))
+            .collect()
+    }
+
+    fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut dyn Strategy) {
+        let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
+        let state = &mut self.instances[instance.index()];
+        let owner = Owner {
+            instance,
+            nonce: state.rng.nonce(),
+        };
+        let generation = state.generation;
+        self.runs.push(RunRecord {
+            instance,
+            period,
+            owner,
+            generation,
+            stage: Stage::Trying,
+            token: None,
+            granted: false,
+            believes: false,
+            started: false,
+            ended: false,
+            timers: Vec::new(),
+        });
+        self.log_run(run, RunPhase::Trying);
+        strategy.acquire(&mut self.cx(run));
+    }
+
+    // ----- notices from the strategy -----
+
+    pub(crate) fn handle_notices(&mut self, strategy: &mut dyn Strategy) {
+        while let Some(notice) = self.notices.pop_front() {
+            match notice {
+                Notice::Acquired { run, token } => self.acquired(run, token, strategy),
+                Notice::Busy {
+                    run,
+                    retry_after_ms,
+                } => self.busy(run, retry_after_ms),
+                Notice::Lost { run, reason } => self.abort(run, reason, strategy),
+                Notice::Committed { run, ok } => {
+                    if ok {
+                        self.finish(run, strategy);
+                    } else {
+                        self.abort(run, AbortReason::SessionLost, strategy);
+                    }
+                }
+                Notice::Checkout { run, tag, result } => {
+                    strategy.on_reply(&mut self.cx(run), tag, Reply::Checkout(result));
+                }
+            }
+        }
+    }
+
+    fn acquired(&mut self, run: RunId, token: Option<Token>, strategy: &mut dyn Strategy) {
+        if self.run_record(run).ended {
+            return;
+        }
+        let takes_lock = strategy.takes_lock();
+        let record = self.run_record_mut(run);
+        record.token = token;
+        record.believes = takes_lock;
+        record.stage = Stage::Checking;
+        let instance = record.instance;
+        self.log_run(run, RunPhase::Acquired);
+        if takes_lock {
+            self.record(EventKind::Belief {
+                instance,
+                run,
+                holds: true,
+                token,
+            });
+        }
+        self.check_report(run, true, strategy);
+    }
+
+    fn busy(&mut self, run: RunId, retry_after_ms: u64) {
+        if self.run_record(run).ended {
+            return;
+        }
+        self.log_run(run, RunPhase::Busy);
+        let record = self.run_record_mut(run);
+        record.stage = Stage::Waiting;
+        let instance = record.instance;
+        let timer = self.set_timer(
+            Party::Instance(instance),
+            retry_after_ms,
+            TimerPurpose::Retry { run },
+        );
+        self.run_record_mut(run).timers.push(timer);
+    }
+
+    /// The run stops before finishing.
+    fn abort(&mut self, run: RunId, reason: AbortReason, strategy: &mut dyn Strategy) {
+        if self.run_record(run).ended {
+            return;
+        }
+        self.log_run(run, RunPhase::Aborted(reason));
+        if reason == AbortReason::ProcessDied {
+            strategy.forget(run);
+        } else {
+            strategy.release(&mut self.cx(run));
+        }
+        self.end_run(run);
+    }
+
+    fn finish(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+        if self.run_record(run).ended {
+            return;
+        }
+        self.log_run(run, RunPhase::Finished);
+        strategy.release(&mut self.cx(run));
+        self.end_run(run);
+    }
+
+    fn end_run(&mut self, run: RunId) {
+        let record = self.run_record_mut(run);
+        record.ended = true;
+        record.stage = Stage::Ended;
+        let timers = std::mem::take(&mut record.timers);
+        let (believed, instance) = (record.believes, record.instance);
+        record.believes = false;
+        for timer in timers {
+            self.cancel_timer(timer);
+        }
+        if believed {
+            self.record(EventKind::Belief {
+                instance,
+                run,
+                holds: false,
+                token: None,
+            });
+        }
+    }
+
+    // ----- the job -----
+
+    fn check_report(&mut self, run: RunId, after_acquire: bool, strategy: &mut dyn Strategy) {
+        let record = self.run_record(run);
+        let (instance, period) = (record.instance, record.period);
+        let sql = Sql::ReportExists { period };
+        match strategy.session(run) {
+            Some(session) => self.send_request(
+                instance,
+                Party::Db,
+                run,
+                Request::Sql { session, sql },
+                Purpose::Exists { after_acquire },
+                Some(SQL_TIMEOUT_MS),
+            ),
+            None => self.pool_request(
+                instance,
+                run,
+                PoolJob::Query {
+                    sql,
+                    query: PooledQuery::Exists { after_acquire },
+                },
+            ),
+        }
+    }
+
+    fn report_checked(
+        &mut self,
+        run: RunId,
+        after_acquire: bool,
+        outcome: Reply,
+        strategy: &mut dyn Strategy,
+    ) {
+        if self.run_record(run).ended {
+            return;
+        }
+        let exists = match outcome {
+            Reply::Sql(SqlOutcome::Rows(rows)) => Some(rows > 0),
+            _ => None,
+        };
+        match (after_acquire, exists) {
+            (true, Some(false)) => self.start_job(run, strategy),
+            (_, Some(true)) => {
+                self.log_run(run, RunPhase::Skipped);
+                if after_acquire {
+                    strategy.release(&mut self.cx(run));
+                } else {
+                    strategy.forget(run);
+                }
+                self.end_run(run);
+            }
+            (true, None) => {
+                // The database did not answer: careful code does not run the job blind.
+                strategy.release(&mut self.cx(run));
+                let record = self.run_record_mut(run);
+                record.believes = false;
+                let instance = record.instance;
+                self.record(EventKind::Belief {
+                    instance,
+                    run,
+                    holds: false,
+                    token: None,
+                });
+                let retry = self.world.retry_ms;
+                self.busy(run, retry);
+            }
+            (false, _) => {
+                self.run_record_mut(run).stage = Stage::Trying;
+                strategy.acquire(&mut self.cx(run));
+            }
+        }
+    }
+
+    fn start_job(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+        let record = self.run_record_mut(run);
+        record.stage = Stage::Working;
+        record.started = true;
+        let instance = record.instance;
+        self.log_run(run, RunPhase::Started);
+        strategy.job_started(&mut self.cx(run));
+        let job_ms = self.world.job_ms;
+        let chunks = u64::from(self.world.report_chunks);
+        let party = Party::Instance(instance);
+        let mut timers = Vec::new();
+        for chunk in 0..self.world.report_chunks {
+            let after = job_ms * (u64::from(chunk) + 1) / (chunks + 1);
+            timers.push(self.set_timer(party, after, TimerPurpose::Chunk { run, chunk }));
+        }
+        timers.push(self.set_timer(party, job_ms, TimerPurpose::JobEnd { run }));
+        self.run_record_mut(run).timers.extend(timers);
+    }
+
+    fn write_chunk(&mut self, run: RunId, chunk: u8, strategy: &mut dyn Strategy) {
+        let record = self.run_record(run);
+        if record.stage != Stage::Working {
+            return;
+        }
+        let (instance, period) = (record.instance, record.period);
+        let body = Request::Put {
+            period,
+            chunk,
+            own_object: strategy.own_objects(),
+            token: strategy.token(run),
+        };
+        self.send_request(
+            instance,
+            Party::Storage,
+            run,
+            body,
+            Purpose::Chunk,
+            Some(STORAGE_TIMEOUT_MS),
+        );
+    }
+
+    fn end_job(&mut self, run: RunId) {
+        let record = self.run_record_mut(run);
+        if record.stage != Stage::Working {
+            return;
+        }
+        record.stage = Stage::Finishing;
+        let (instance, period) = (record.instance, record.period);
+        self.send_request(
+            instance,
+            Party::Slack,
+            run,
+            Request::Post { period },
+            Purpose::Post,
+            Some(STORAGE_TIMEOUT_MS),
+        );
+    }
+
+    fn write_row(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+        let record = self.run_record(run);
+        if record.ended {
+            return;
+        }
+        let (instance, period) = (record.instance, record.period);
+        let sql = crate::strategy::row_statement(
+            run,
+            period,
+            strategy.token(run),
+            strategy.report_row(run),
+        );
+        match strategy.session(run) {
+            Some(session) => self.send_request(
+                instance,
+                Party::Db,
+                run,
+                Request::Sql { session, sql },
+                Purpose::Row,
+                Some(SQL_TIMEOUT_MS),
+            ),
+            None => self.pool_request(
+                instance,
+                run,
+                PoolJob::Query {
+                    sql,
+                    query: PooledQuery::Row,
+                },
+            ),
+        }
+    }
+
+    fn row_written(&mut self, run: RunId, outcome: Reply, strategy: &mut dyn Strategy) {
+        if self.run_record(run).ended {
+            return;
+        }
+        match outcome {
+            Reply::Sql(SqlOutcome::Rows(_)) => {
+                if strategy.session(run).is_some() {
+                    strategy.commit_report(&mut self.cx(run));
+                } else {
+                    self.finish(run, strategy);
+                }
+            }
+            Reply::Sql(SqlOutcome::StaleToken { .. }) => {
+                self.abort(run, AbortReason::WriteRejected, strategy)
+            }
+            Reply::Sql(SqlOutcome::Error(
+                SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout,
+            )) => {
+                self.abort(run, AbortReason::SessionLost, strategy);
+            }
+            _ => self.abort(run, AbortReason::RowWriteFailed, strategy),
+        }
+    }
+
+    // ----- replies and timers -----
+
+    pub(crate) fn instance_reply(
+        &mut self,
+        instance: InstanceId,
+        request: u32,
+        body: Reply,
+        strategy: &mut dyn Strategy,
+    ) {
+        let Some(pending) = self.instances[instance.index()].pending.remove(&request) else {
+            return;
+        };
+        if let Some(timer) = pending.timer {
+            self.cancel_timer(timer);
+        }
+        self.route(instance, pending, body, strategy);
+    }
+
+    fn route(
+        &mut self,
+        instance: InstanceId,
+        pending: Pending,
+        body: Reply,
+        strategy: &mut dyn Strategy,
+    ) {
+        let run = pending.run;
+        match pending.purpose {
+            Purpose::Strategy { tag } => strategy.on_reply(&mut self.cx(run), tag, body),
+            Purpose::Chunk => {
+                if matches!(body, Reply::Put(PutOutcome::Rejected(_))) {
+                    self.abort(run, AbortReason::WriteRejected, strategy);
+                }
+            }
+            Purpose::Post => self.write_row(run, strategy),
+            Purpose::Row => self.row_written(run, body, strategy),
+            Purpose::Exists { after_acquire } => {
+                self.report_checked(run, after_acquire, body, strategy)
+            }
+            Purpose::PoolConnect => self.pool_connected(instance, body, strategy),
+            Purpose::Pooled { session, query } => {
+                let broken = matches!(body, Reply::Sql(SqlOutcome::Error(_)));
+                self.pool_checkin(instance, session, broken);
+                match query {
+                    PooledQuery::Exists { after_acquire } => {
+                        self.report_checked(run, after_acquire, body, strategy)
+                    }
+                    PooledQuery::Row => self.row_written(run, body, strategy),
+                }
+            }
+        }
+    }
+
+    pub(crate) fn instance_timer(&mut self, purpose: TimerPurpose, strategy: &mut dyn Strategy) {
+        match purpose {
+            TimerPurpose::Cron { instance } => self.cron_fired(instance, strategy),
+            TimerPurpose::Retry { run } => {
+                let record = self.run_record_mut(run);
+                if record.stage == Stage::Waiting {
+                    record.stage = Stage::RetryCheck;
+                    // Before trying again, look whether somebody already made the report.
+                    self.check_report(run, false, strategy);
+                }
+            }
+            TimerPurpose::Chunk { run, chunk } => self.write_chunk(run, chunk, strategy),
+            TimerPurpose::JobEnd { run } => self.end_job(run),
+            TimerPurpose::Strategy { run, tag } => {
+                if !self.run_record(run).ended {
+                    strategy.on_timer(&mut self.cx(run), tag);
+                }
+            }
+            TimerPurpose::RequestTimeout { instance, request } => {
+                let Some(pending) = self.instances[instance.index()].pending.remove(&request)
+                else {
+                    return;
+                };
+                let body = Sim::timeout_reply(&pending.body);
+                self.route(instance, pending, body, strategy);
+            }
+            TimerPurpose::KeyExpiry { .. }
+            | TimerPurpose::LockTimeout { .. }
+            | TimerPurpose::IdleTimeout { .. }
+            | TimerPurpose::LeaseExpiry { .. } => {}
+        }
+    }
+
+    // ----- the connection pool -----
+
+    pub(crate) fn pool_request(&mut self, instance: InstanceId, run: RunId, job: PoolJob) {
+        self.instances[instance.index()]
+            .pool
+            .waiters
+            .push_back((run, job));
+        self.pool_pump(instance);
+    }
+
+    pub(crate) fn pool_checkin(&mut self, instance: InstanceId, session: SessionId, broken: bool) {
+        let pool = &mut self.instances[instance.index()].pool;
+        if let Some(position) = pool.conns.iter().position(|conn| conn.session == session) {
+            if broken {
+                pool.conns.remove(position);
+            } else {
+                pool.conns[position].busy = false;
+            }
+        }
+        self.pool_pump(instance);
+    }
+
+    fn pool_pump(&mut self, instance: InstanceId) {
+        loop {
+            let pool = &mut self.instances[instance.index()].pool;
+            let Some(free) = pool.conns.iter().position(|conn| !conn.busy) else {
+                break;
+            };
+            let Some((run, job)) = pool.waiters.pop_front() else {
+                break;
+            };
+            pool.conns[free].busy = true;
+            let session = pool.conns[free].session;
+            match job {
+                PoolJob::Query { sql, query } => self.send_request(
+                    instance,
+                    Party::Db,
+                    run,
+                    Request::Sql { session, sql },
+                    Purpose::Pooled { session, query },
+                    Some(SQL_TIMEOUT_MS),
+                ),
+                PoolJob::Hold { tag } => {
+                    self.notices.push_back(Notice::Checkout {
+                        run,
+                        tag,
+                        result: Ok(session),
+                    });
+                }
+            }
+        }
+        let pool = &self.instances[instance.index()].pool;
+        let room =
+            usize::from(pool.size).saturating_sub(pool.conns.len() + usize::from(pool.connecting));
+        let wanted = pool
+            .waiters
+            .len()
+            .saturating_sub(usize::from(pool.connecting));
+        for _ in 0..room.min(wanted) {
+            self.instances[instance.index()].pool.connecting += 1;
+            let run = self.instances[instance.index()]
+                .pool
+                .waiters
+                .front()
+                .map_or(RunId(0), |(run, _)| *run);
+            self.send_request(
+                instance,
+                Party::Db,
+                run,
+                Request::Sql {
+                    session: SessionId(0),
+                    sql: Sql::Connect,
+                },
+                Purpose::PoolConnect,
+                Some(SQL_TIMEOUT_MS),
+            );
+        }
+        self.log_pool(instance);
+    }
+
+    fn pool_connected(&mut self, instance: InstanceId, body: Reply, strategy: &mut dyn Strategy) {
+        let pool = &mut self.instances[instance.index()].pool;
+        pool.connecting = pool.connecting.saturating_sub(1);
+        if let Reply::Sql(SqlOutcome::Connected(session)) = body {
+            pool.conns.push(PoolConn {
+                session,
+                busy: false,
+            });
+        } else if let Some((run, job)) = pool.waiters.pop_front() {
+            // No connection could be had: the request that asked for it fails.
+            let failure = Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients));
+            match job {
+                PoolJob::Query {
+                    query: PooledQuery::Exists { after_acquire },
+                    ..
+                } => {
+                    self.report_checked(run, after_acquire, failure, strategy);
+                }
+                PoolJob::Query {
+                    query: PooledQuery::Row,
+                    ..
+                } => self.row_written(run, failure, strategy),
+                PoolJob::Hold { tag } => {
+                    let result = Err(SqlError::TooManyClients);
+                    self.notices
+                        .push_back(Notice::Checkout { run, tag, result });
+                }
+            }
+        }
+        self.pool_pump(instance);
+    }
+
+    fn log_pool(&mut self, instance: InstanceId) {
+        let pool = &self.instances[instance.index()].pool;
+        let busy =
+            u8::try_from(pool.conns.iter().filter(|conn| conn.busy).count()).unwrap_or(u8::MAX);
+        let open = u8::try_from(pool.conns.len()).unwrap_or(u8::MAX);
+        let waiting = u16::try_from(pool.waiters.len()).unwrap_or(u16::MAX);
+        if pool.last_logged != (busy, open, waiting) {
+            self.instances[instance.index()].pool.last_logged = (busy, open, waiting);
+            self.record(EventKind::Pool {
+                instance,
+                busy,
+                open,
+                waiting,
+            });
+        }
+    }
+
+    // ----- crashes and restarts -----
+
+    pub(crate) fn kill(
+        &mut self,
+        instance: InstanceId,
+        host_lost: bool,
+        strategy: &mut dyn Strategy,
+    ) {
+        if !self.instances[instance.index()].is_alive() {
+            return;
+        }
+        for run in self.live_runs(instance) {
+            self.log_run(run, RunPhase::Aborted(AbortReason::ProcessDied));
+            strategy.forget(run);
+            self.end_run(run);
+        }
+        let state = &mut self.instances[instance.index()];
+        state.process = if host_lost {
+            Process::HostLost
+        } else {
+            Process::Dead
+        };
+        state.generation += 1;
+        state.deferred.clear();
+        let pending: Vec<Pending> = std::mem::take(&mut state.pending).into_values().collect();
+        let sessions: Vec<SessionId> = state.pool.conns.iter().map(|conn| conn.session).collect();
+        state.pool = Pool::new(state.pool.size);
+        state.cron_timer = None;
+        for pending in pending {
+            if let Some(timer) = pending.timer {
+                self.cancel_timer(timer);
+            }
+        }
+        self.cancel_party_timers(Party::Instance(instance));
+        let state = if host_lost {
+            ProcessState::HostLost
+        } else {
+            ProcessState::Dead
+        };
+        self.record(EventKind::Process { instance, state });
+        self.log_pool(instance);
+        for session in sessions {
+            if host_lost {
+                // No FIN: the server learns only when TCP keepalive gives up.
+                let at = self.now_ms + self.world.tcp_keepalive_ms;
+                self.schedule(at, Action::KeepaliveExpiry { session });
+            } else {
+                self.send_fin(instance, session);
+            }
+        }
+    }
+
+    pub(crate) fn restart(&mut self, instance: InstanceId) {
+        if self.instances[instance.index()].is_alive() {
+            return;
+        }
+        let period_ms = i64::try_from(self.world.cron_period_ms).unwrap_or(i64::MAX);
+        let local = self.local_now(Party::Instance(instance));
+        let state = &mut self.instances[instance.index()];
+        state.process = Process::Running;
+        self.record(EventKind::Process {
+            instance,
+            state: ProcessState::Restarted,
+        });
+        // The scheduler runs the latest period it missed, once, then keeps the schedule.
+        let latest = u32::try_from((local / period_ms).max(0)).unwrap_or(0);
+        let state = &mut self.instances[instance.index()];
+        state.next_period = latest;
+        let timer = self.set_timer_at(
+            Party::Instance(instance),
+            local,
+            TimerPurpose::Cron { instance },
+        );
+        self.instances[instance.index()].cron_timer = Some(timer);
+    }
+}

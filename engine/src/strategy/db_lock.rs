@@ -1,0 +1,207 @@
+//! `db-lock` (quiz option C): `BEGIN; SELECT … FROM jobs WHERE name =
+//! 'daily-report' FOR UPDATE`, held in one transaction on one pooled
+//! connection for the whole job; the report row is written in the same
+//! transaction and the lock goes at COMMIT (or when the server ends the
+//! session). Nothing is renewed, and no token is handed out: storage writes
+//! made after the server gave the lock away are not fenced.
+//!
+//! Its costs show elsewhere: a connection held idle-in-transaction for the
+//! whole job, waiters that hold connections too, and other services' queries
+//! whose foreign-key checks queue behind `FOR UPDATE`.
+
+use super::Strategy;
+use crate::event::{RowWrite, Sql, SqlError, SqlOutcome};
+use crate::ids::{Party, RunId, SessionId, Token};
+use crate::scenario::DbLockSettings;
+use crate::sim::{Cx, Reply, Request};
+use std::collections::BTreeMap;
+
+const TAG_CHECKOUT: u32 = 0;
+const TAG_LOCK: u32 = 1;
+const TAG_ROLLBACK: u32 = 2;
+const TAG_COMMIT: u32 = 3;
+const SQL_TIMEOUT_MS: u64 = 30_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Connecting,
+    Locking,
+    Held,
+    Committing,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Transaction {
+    session: Option<SessionId>,
+    phase: Phase,
+}
+
+#[derive(Debug)]
+pub(crate) struct DbLock {
+    settings: DbLockSettings,
+    runs: BTreeMap<RunId, Transaction>,
+}
+
+impl DbLock {
+    pub(crate) fn new(settings: DbLockSettings) -> DbLock {
+        DbLock {
+            settings,
+            runs: BTreeMap::new(),
+        }
+    }
+
+    /// Ends the transaction, gives the connection back and retries later.
+    fn back_off(&mut self, cx: &mut Cx<'_>, broken: bool) {
+        let retry = cx.world().retry_ms;
+        if let Some(transaction) = self.runs.get_mut(&cx.run()) {
+            if let Some(session) = transaction.session.take() {
+                if !broken {
+                    cx.send(
+                        Party::Db,
+                        Request::Sql {
+                            session,
+                            sql: Sql::Rollback,
+                        },
+                        TAG_ROLLBACK,
+                        Some(SQL_TIMEOUT_MS),
+                    );
+                }
+                cx.checkin(session, broken);
+            }
+            transaction.phase = Phase::Done;
+        }
+        cx.busy(retry);
+    }
+}
+
+impl Strategy for DbLock {
+    fn acquire(&mut self, cx: &mut Cx<'_>) {
+        self.runs.insert(
+            cx.run(),
+            Transaction {
+                session: None,
+                phase: Phase::Connecting,
+            },
+        );
+        cx.checkout(TAG_CHECKOUT);
+    }
+
+    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+        let wait = self.settings.wait;
+        let Some(transaction) = self.runs.get_mut(&cx.run()) else {
+            // The run is over; a connection that arrives now goes straight back.
+            if let Reply::Checkout(Ok(session)) = reply {
+                cx.checkin(session, false);
+            }
+            return;
+        };
+        match (tag, reply) {
+            (TAG_CHECKOUT, Reply::Checkout(Ok(session))) => {
+                transaction.session = Some(session);
+                transaction.phase = Phase::Locking;
+                // Blocking waits as long as the lock is held: only lock_timeout ends it.
+                let timeout = if wait == crate::scenario::DbWait::Block {
+                    None
+                } else {
+                    Some(SQL_TIMEOUT_MS)
+                };
+                cx.send(
+                    Party::Db,
+                    Request::Sql {
+                        session,
+                        sql: Sql::LockJobRow { wait },
+                    },
+                    TAG_LOCK,
+                    timeout,
+                );
+            }
+            (TAG_CHECKOUT, _) => {
+                transaction.phase = Phase::Done;
+                let retry = cx.world().retry_ms;
+                cx.busy(retry);
+            }
+            (TAG_LOCK, Reply::Sql(SqlOutcome::Rows(1))) => {
+                transaction.phase = Phase::Held;
+                cx.acquired(None);
+            }
+            (TAG_LOCK, Reply::Sql(SqlOutcome::Rows(_))) => self.back_off(cx, false),
+            (
+                TAG_LOCK,
+                Reply::Sql(SqlOutcome::Error(SqlError::LockNotAvailable | SqlError::LockTimeout)),
+            ) => {
+                self.back_off(cx, false);
+            }
+            (TAG_LOCK, _) => self.back_off(cx, true),
+            (TAG_COMMIT, Reply::Sql(outcome)) => {
+                let ok = matches!(outcome, SqlOutcome::Rows(_));
+                transaction.phase = Phase::Done;
+                if let Some(session) = transaction.session.take() {
+                    cx.checkin(session, !ok);
+                }
+                cx.committed(ok);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+
+    fn release(&mut self, cx: &mut Cx<'_>) {
+        let Some(transaction) = self.runs.remove(&cx.run()) else {
+            return;
+        };
+        if let Some(session) = transaction.session {
+            if transaction.phase != Phase::Done {
+                cx.send(
+                    Party::Db,
+                    Request::Sql {
+                        session,
+                        sql: Sql::Rollback,
+                    },
+                    TAG_ROLLBACK,
+                    Some(SQL_TIMEOUT_MS),
+                );
+            }
+            cx.checkin(session, false);
+        }
+    }
+
+    fn forget(&mut self, run: RunId) {
+        self.runs.remove(&run);
+    }
+
+    fn token(&self, _run: RunId) -> Option<Token> {
+        None
+    }
+
+    fn session(&self, run: RunId) -> Option<SessionId> {
+        self.runs
+            .get(&run)
+            .filter(|transaction| matches!(transaction.phase, Phase::Held | Phase::Committing))
+            .and_then(|transaction| transaction.session)
+    }
+
+    fn report_row(&self, _run: RunId) -> RowWrite {
+        RowWrite::Upsert
+    }
+
+    fn commit_report(&mut self, cx: &mut Cx<'_>) {
+        let Some(transaction) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        let Some(session) = transaction.session else {
+            return;
+        };
+        transaction.phase = Phase::Committing;
+        cx.send(
+            Party::Db,
+            Request::Sql {
+                session,
+                sql: Sql::Commit,
+            },
+            TAG_COMMIT,
+            Some(SQL_TIMEOUT_MS),
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! `fencing` (quiz option A): `SET … NX PX <short TTL>`, then `INCR` for a
+//! fencing token; the lease is renewed with a compare-and-extend script while
+//! the job runs, and every write carries the token, which storage (when it
+//! checks) and the report row refuse if a higher one was already seen.
+//!
+//! What it does not fix, and the lab shows: a resource that cannot check (Slack)
+//! is not protected, and the counter lives in the same single Redis, so a
+//! failover that loses the last `INCR` hands the same token out twice.
+
+use super::{LeaseKeeper, Strategy, lease};
+use crate::event::{RedisCommand, RedisReply, RowWrite};
+use crate::ids::{RunId, Token};
+use crate::scenario::LeaseSettings;
+use crate::sim::{Cx, Reply, Request};
+use std::collections::BTreeMap;
+
+const TAG_SET: u32 = 0;
+const TAG_INCR: u32 = 1;
+const TAG_EXTEND: u32 = 2;
+const TAG_RELEASE: u32 = 3;
+const REDIS_TIMEOUT_MS: u64 = 1_000;
+
+#[derive(Debug)]
+struct Held {
+    sent_local_ms: i64,
+    token: Option<Token>,
+    keeper: Option<LeaseKeeper>,
+    holds: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Fencing {
+    settings: LeaseSettings,
+    runs: BTreeMap<RunId, Held>,
+}
+
+impl Fencing {
+    pub(crate) fn new(settings: LeaseSettings) -> Fencing {
+        Fencing {
+            settings,
+            runs: BTreeMap::new(),
+        }
+    }
+
+    fn send(cx: &mut Cx<'_>, command: RedisCommand, tag: u32) {
+        let primary = cx.redis_primary();
+        cx.send(
+            primary,
+            Request::Redis(command),
+            tag,
+            Some(REDIS_TIMEOUT_MS),
+        );
+    }
+}
+
+impl Strategy for Fencing {
+    fn acquire(&mut self, cx: &mut Cx<'_>) {
+        let sent = cx.local_now();
+        self.runs.insert(
+            cx.run(),
+            Held {
+                sent_local_ms: sent,
+                token: None,
+                keeper: None,
+                holds: false,
+            },
+        );
+        let command = RedisCommand::SetNxPx {
+            value: cx.owner(),
+            ttl_ms: self.settings.ttl_ms,
+        };
+        Fencing::send(cx, command, TAG_SET);
+    }
+
+    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+        let retry = cx.world().retry_ms;
+        let owner = cx.owner();
+        let Some(held) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        match (tag, reply) {
+            (TAG_SET, Reply::Redis(RedisReply::Ok)) => {
+                held.holds = true;
+                Fencing::send(cx, RedisCommand::Incr, TAG_INCR);
+            }
+            (TAG_SET, _) => cx.busy(retry),
+            (TAG_INCR, Reply::Redis(RedisReply::Integer(value))) => {
+                let token = Token(value.unsigned_abs());
+                held.token = Some(token);
+                let valid_until = held.sent_local_ms
+                    + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
+                held.keeper = Some(LeaseKeeper::start(
+                    cx,
+                    self.settings.renew_every_ms,
+                    valid_until,
+                ));
+                cx.acquired(Some(token));
+            }
+            (TAG_INCR, _) => {
+                // No token, no protected writes: give the lock back and try later.
+                held.holds = false;
+                Fencing::send(
+                    cx,
+                    RedisCommand::CompareAndDelete { value: owner },
+                    TAG_RELEASE,
+                );
+                cx.busy(retry);
+            }
+            (TAG_EXTEND, Reply::Redis(RedisReply::Integer(1))) => {
+                let valid_until = held.sent_local_ms
+                    + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
+                if let Some(keeper) = held.keeper.as_mut() {
+                    keeper.secured(cx, valid_until);
+                }
+            }
+            (TAG_EXTEND, Reply::Redis(RedisReply::Integer(_))) => {
+                held.holds = false;
+                if let Some(keeper) = held.keeper.as_mut() {
+                    keeper.lost(cx);
+                }
+            }
+            (TAG_EXTEND, _) => {
+                if let Some(keeper) = held.keeper.as_mut() {
+                    keeper.unanswered(cx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32) {
+        let now = cx.local_now();
+        let owner = cx.owner();
+        let Some(held) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        match tag {
+            lease::TAG_RENEW => {
+                held.sent_local_ms = now;
+                let command = RedisCommand::CompareAndExtend {
+                    value: owner,
+                    ttl_ms: self.settings.ttl_ms,
+                };
+                Fencing::send(cx, command, TAG_EXTEND);
+            }
+            lease::TAG_DEADLINE => {
+                held.holds = false;
+                if let Some(keeper) = held.keeper.as_mut() {
+                    keeper.lost(cx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn release(&mut self, cx: &mut Cx<'_>) {
+        if let Some(mut held) = self.runs.remove(&cx.run()) {
+            if let Some(keeper) = held.keeper.as_mut() {
+                keeper.stop(cx);
+            }
+            if held.holds {
+                let command = RedisCommand::CompareAndDelete { value: cx.owner() };
+                Fencing::send(cx, command, TAG_RELEASE);
+            }
+        }
+    }
+
+    fn forget(&mut self, run: RunId) {
+        self.runs.remove(&run);
+    }
+
+    fn token(&self, run: RunId) -> Option<Token> {
+        self.runs.get(&run).and_then(|held| held.token)
+    }
+
+    fn report_row(&self, _run: RunId) -> RowWrite {
+        RowWrite::FencedUpsert
+    }
+}

@@ -1,0 +1,86 @@
+//! Keeping a lease alive: the renewal schedule shared by `fencing`, `redlock`
+//! and `consensus`.
+//!
+//! The holder renews every `renew_every_ms`. A renewal that is refused ("not
+//! yours any more") loses the lock at once. One that gets no answer (timeout,
+//! no leader, connection refused) is retried every second, but only until the
+//! lease the holder last secured would run out by its own clock: then it stops
+//! the job. That is what careful clients do (etcd's session keep-alive,
+//! Redisson's watchdog), and it is the contract's "a renewal that fails makes
+//! the holder stop the job".
+//!
+//! A process paused by GC runs none of this until it resumes; then its overdue
+//! timers fire in the order they came due, and writes due before the renewal
+//! go out first. That is the gap Kleppmann's fencing argument is about.
+
+use crate::event::AbortReason;
+use crate::sim::{Cx, TimerId};
+
+/// Timer tag: time to renew.
+pub(crate) const TAG_RENEW: u32 = 1_000;
+/// Timer tag: the lease this holder secured has run out by its own clock.
+pub(crate) const TAG_DEADLINE: u32 = 1_001;
+/// How soon a renewal that got no answer is tried again.
+const RETRY_RENEW_MS: u64 = 1_000;
+
+/// One held lease's renewal state.
+#[derive(Clone, Debug)]
+pub(crate) struct LeaseKeeper {
+    renew_every_ms: u64,
+    renew_timer: Option<TimerId>,
+    deadline_timer: Option<TimerId>,
+    valid_until_local_ms: i64,
+}
+
+impl LeaseKeeper {
+    /// Starts keeping a lease that is valid until `valid_until_local_ms` on the holder's clock.
+    pub(crate) fn start(
+        cx: &mut Cx<'_>,
+        renew_every_ms: u64,
+        valid_until_local_ms: i64,
+    ) -> LeaseKeeper {
+        let mut keeper = LeaseKeeper {
+            renew_every_ms,
+            renew_timer: None,
+            deadline_timer: None,
+            valid_until_local_ms: i64::MIN,
+        };
+        keeper.secured(cx, valid_until_local_ms);
+        keeper
+    }
+
+    /// A renewal succeeded: the lease now lasts until `valid_until_local_ms`.
+    pub(crate) fn secured(&mut self, cx: &mut Cx<'_>, valid_until_local_ms: i64) {
+        self.valid_until_local_ms = valid_until_local_ms;
+        self.stop(cx);
+        let remaining = u64::try_from(valid_until_local_ms - cx.local_now()).unwrap_or(0);
+        self.deadline_timer = Some(cx.set_timer(remaining, TAG_DEADLINE));
+        self.renew_timer = Some(cx.set_timer(self.renew_every_ms, TAG_RENEW));
+    }
+
+    /// A renewal got no answer: try again soon, while the lease may still hold.
+    pub(crate) fn unanswered(&mut self, cx: &mut Cx<'_>) {
+        if let Some(timer) = self.renew_timer.take() {
+            cx.cancel_timer(timer);
+        }
+        if cx.local_now() < self.valid_until_local_ms {
+            self.renew_timer = Some(cx.set_timer(RETRY_RENEW_MS, TAG_RENEW));
+        }
+    }
+
+    /// The lease ran out by the holder's own clock, or a renewal was refused.
+    pub(crate) fn lost(&mut self, cx: &mut Cx<'_>) {
+        self.stop(cx);
+        cx.lost(AbortReason::RenewalFailed);
+    }
+
+    /// Cancels the keeper's timers.
+    pub(crate) fn stop(&mut self, cx: &mut Cx<'_>) {
+        if let Some(timer) = self.renew_timer.take() {
+            cx.cancel_timer(timer);
+        }
+        if let Some(timer) = self.deadline_timer.take() {
+            cx.cancel_timer(timer);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `naive`: the seed's `SET job:daily-report <owner> NX EX 300`. The TTL is
+//! meant to outlast the job, so the lock is never renewed; it is never
+//! released (the seed) or released with a plain `DEL`, which deletes whatever
+//! lock is there, somebody else's included.
+
+use super::Strategy;
+use crate::event::{RedisCommand, RedisReply, RowWrite};
+use crate::ids::{RunId, Token};
+use crate::scenario::{NaiveRelease, NaiveSettings};
+use crate::sim::{Cx, Reply};
+
+const TAG_SET: u32 = 0;
+const TAG_DEL: u32 = 1;
+const REDIS_TIMEOUT_MS: u64 = 1_000;
+
+#[derive(Debug)]
+pub(crate) struct Naive {
+    settings: NaiveSettings,
+}
+
+impl Naive {
+    pub(crate) fn new(settings: NaiveSettings) -> Naive {
+        Naive { settings }
+    }
+}
+
+impl Strategy for Naive {
+    fn acquire(&mut self, cx: &mut Cx<'_>) {
+        let value = cx.owner();
+        let ttl_ms = self.settings.ttl_ms;
+        let command = if ttl_ms % 1000 == 0 {
+            RedisCommand::SetNxEx {
+                value,
+                ttl_s: ttl_ms / 1000,
+            }
+        } else {
+            RedisCommand::SetNxPx { value, ttl_ms }
+        };
+        let primary = cx.redis_primary();
+        cx.send(
+            primary,
+            crate::sim::Request::Redis(command),
+            TAG_SET,
+            Some(REDIS_TIMEOUT_MS),
+        );
+    }
+
+    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+        if tag != TAG_SET {
+            return;
+        }
+        if reply == Reply::Redis(RedisReply::Ok) {
+            cx.acquired(None);
+        } else {
+            let retry = cx.world().retry_ms;
+            cx.busy(retry);
+        }
+    }
+
+    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+
+    fn release(&mut self, cx: &mut Cx<'_>) {
+        if self.settings.release == NaiveRelease::Del && cx.record().believes {
+            let primary = cx.redis_primary();
+            cx.send(
+                primary,
+                crate::sim::Request::Redis(RedisCommand::Del),
+                TAG_DEL,
+                Some(REDIS_TIMEOUT_MS),
+            );
+        }
+    }
+
+    fn forget(&mut self, _run: RunId) {}
+
+    fn token(&self, _run: RunId) -> Option<Token> {
+        None
+    }
+
+    fn report_row(&self, _run: RunId) -> RowWrite {
+        RowWrite::Upsert
+    }
+}

@@ -1,0 +1,240 @@
+//! `redlock` (quiz option B): the algorithm of the Redis documentation's
+//! "Distributed locks with Redis" page, over `nodes` independent nodes.
+//!
+//! 1. Read the clock, send `SET key value NX PX ttl` to every node with a small
+//!    per-node timeout (here all at once; the page allows either).
+//! 2. The lock is acquired if a majority (`nodes/2+1`) said OK and the time
+//!    spent is below the TTL: validity = TTL − elapsed − (drift_factor × TTL + 2 ms).
+//! 3. Otherwise unlock every node and retry after a random delay.
+//! 4. Extension: the compare-and-extend script on every node; it holds if a
+//!    majority extended within the validity time.
+//!
+//! Redlock hands out no fencing token (Kleppmann 2016: nothing increases
+//! monotonically), so storage cannot tell a stale holder from the current one.
+
+use super::{LeaseKeeper, Strategy, lease};
+use crate::event::{RedisCommand, RedisReply, RowWrite};
+use crate::ids::{RunId, Token};
+use crate::scenario::RedlockSettings;
+use crate::sim::{Cx, Reply, Request, Sim};
+use std::collections::BTreeMap;
+
+/// Tags below this are acquisition replies (tag = node index); from it up, extension replies.
+const TAG_EXTEND_BASE: u32 = 100;
+const TAG_UNLOCK: u32 = 200;
+/// The page: "a timeout which is small compared to the total lock auto-release time".
+const NODE_TIMEOUT_MS: u64 = 50;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vote {
+    Waiting,
+    Yes,
+    /// The node answered: not ours.
+    No,
+    /// No answer, or an error.
+    Unknown,
+}
+
+#[derive(Debug)]
+struct Attempt {
+    start_local_ms: i64,
+    votes: Vec<Vote>,
+    extending: bool,
+    keeper: Option<LeaseKeeper>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Redlock {
+    settings: RedlockSettings,
+    runs: BTreeMap<RunId, Attempt>,
+}
+
+impl Redlock {
+    pub(crate) fn new(settings: RedlockSettings) -> Redlock {
+        Redlock {
+            settings,
+            runs: BTreeMap::new(),
+        }
+    }
+
+    fn quorum(&self) -> usize {
+        usize::from(self.settings.nodes) / 2 + 1
+    }
+
+    /// `drift_factor × TTL + 2 ms`, the page's allowance for clock drift.
+    fn drift_ms(&self) -> i64 {
+        (self.settings.ttl_ms as f64 * self.settings.drift_factor) as i64 + 2
+    }
+
+    fn broadcast(&self, cx: &mut Cx<'_>, command: RedisCommand, tag_base: u32) {
+        for index in 0..self.settings.nodes {
+            cx.send(
+                Sim::redis_node(index),
+                Request::Redis(command),
+                tag_base + u32::from(index),
+                Some(NODE_TIMEOUT_MS),
+            );
+        }
+    }
+
+    fn unlock_all(&self, cx: &mut Cx<'_>) {
+        let value = cx.owner();
+        for index in 0..self.settings.nodes {
+            let command = RedisCommand::CompareAndDelete { value };
+            cx.send(
+                Sim::redis_node(index),
+                Request::Redis(command),
+                TAG_UNLOCK,
+                Some(NODE_TIMEOUT_MS),
+            );
+        }
+    }
+
+    fn retry_delay(&self, cx: &mut Cx<'_>) -> u64 {
+        // "Retry after a random delay" to desynchronize clients racing for the majority.
+        let retry = cx.world().retry_ms;
+        cx.random_between(retry / 2, retry + retry / 2)
+    }
+
+    fn tally(&mut self, cx: &mut Cx<'_>) {
+        let quorum = self.quorum();
+        let ttl = i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
+        let drift = self.drift_ms();
+        let renew_every = self.settings.renew_every_ms;
+        let now = cx.local_now();
+        let Some(attempt) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        if attempt.votes.contains(&Vote::Waiting) {
+            return;
+        }
+        let yes = attempt
+            .votes
+            .iter()
+            .filter(|vote| **vote == Vote::Yes)
+            .count();
+        let no = attempt
+            .votes
+            .iter()
+            .filter(|vote| **vote == Vote::No)
+            .count();
+        let elapsed = now - attempt.start_local_ms;
+        let validity = ttl - elapsed - drift;
+        let valid_until = now + validity;
+        if attempt.extending {
+            attempt.extending = false;
+            let Some(keeper) = attempt.keeper.as_mut() else {
+                return;
+            };
+            if yes >= quorum && validity > 0 {
+                keeper.secured(cx, valid_until);
+            } else if no >= quorum {
+                keeper.lost(cx);
+            } else {
+                keeper.unanswered(cx);
+            }
+            return;
+        }
+        if yes >= quorum && validity > 0 {
+            attempt.keeper = Some(LeaseKeeper::start(cx, renew_every, valid_until));
+            cx.acquired(None);
+        } else {
+            self.unlock_all(cx);
+            let delay = self.retry_delay(cx);
+            cx.busy(delay);
+        }
+    }
+}
+
+impl Strategy for Redlock {
+    fn acquire(&mut self, cx: &mut Cx<'_>) {
+        let attempt = Attempt {
+            start_local_ms: cx.local_now(),
+            votes: vec![Vote::Waiting; usize::from(self.settings.nodes)],
+            extending: false,
+            keeper: None,
+        };
+        self.runs.insert(cx.run(), attempt);
+        let command = RedisCommand::SetNxPx {
+            value: cx.owner(),
+            ttl_ms: self.settings.ttl_ms,
+        };
+        self.broadcast(cx, command, 0);
+    }
+
+    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+        if tag == TAG_UNLOCK {
+            return;
+        }
+        let Some(attempt) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        let (index, extending) = if tag >= TAG_EXTEND_BASE {
+            (tag - TAG_EXTEND_BASE, true)
+        } else {
+            (tag, false)
+        };
+        if extending != attempt.extending {
+            return; // a late reply from an earlier round
+        }
+        let Some(vote) = attempt
+            .votes
+            .get_mut(usize::try_from(index).unwrap_or(usize::MAX))
+        else {
+            return;
+        };
+        *vote = match reply {
+            Reply::Redis(RedisReply::Ok | RedisReply::Integer(1)) => Vote::Yes,
+            Reply::Redis(RedisReply::Nil | RedisReply::Integer(_)) => Vote::No,
+            _ => Vote::Unknown,
+        };
+        self.tally(cx);
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32) {
+        let now = cx.local_now();
+        let nodes = usize::from(self.settings.nodes);
+        let Some(attempt) = self.runs.get_mut(&cx.run()) else {
+            return;
+        };
+        match tag {
+            lease::TAG_RENEW => {
+                attempt.start_local_ms = now;
+                attempt.extending = true;
+                attempt.votes = vec![Vote::Waiting; nodes];
+                let command = RedisCommand::CompareAndExtend {
+                    value: cx.owner(),
+                    ttl_ms: self.settings.ttl_ms,
+                };
+                self.broadcast(cx, command, TAG_EXTEND_BASE);
+            }
+            lease::TAG_DEADLINE => {
+                if let Some(keeper) = attempt.keeper.as_mut() {
+                    keeper.lost(cx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn release(&mut self, cx: &mut Cx<'_>) {
+        if let Some(mut attempt) = self.runs.remove(&cx.run()) {
+            if let Some(keeper) = attempt.keeper.as_mut() {
+                keeper.stop(cx);
+            }
+            self.unlock_all(cx);
+        }
+    }
+
+    fn forget(&mut self, run: RunId) {
+        self.runs.remove(&run);
+    }
+
+    fn token(&self, _run: RunId) -> Option<Token> {
+        None
+    }
+
+    fn report_row(&self, _run: RunId) -> RowWrite {
+        RowWrite::Upsert
+    }
+}

@@ -1,0 +1,44 @@
+//! `unique-insert` (quiz option D): no lock at all. Every instance that sees no
+//! report yet does the whole job, writes its own objects, posts to Slack, and
+//! ends with `INSERT … ON CONFLICT (job, period) DO NOTHING`; the first row
+//! wins and names the report. The data stays consistent; the cost is the
+//! duplicated work and side effects (a Slack post per run).
+
+use super::Strategy;
+use crate::event::RowWrite;
+use crate::ids::{RunId, Token};
+use crate::sim::{Cx, Reply};
+
+#[derive(Debug)]
+pub(crate) struct UniqueInsert;
+
+impl Strategy for UniqueInsert {
+    fn acquire(&mut self, cx: &mut Cx<'_>) {
+        // Nothing to take: go straight to the existence check and the job.
+        cx.acquired(None);
+    }
+
+    fn on_reply(&mut self, _cx: &mut Cx<'_>, _tag: u32, _reply: Reply) {}
+
+    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+
+    fn release(&mut self, _cx: &mut Cx<'_>) {}
+
+    fn forget(&mut self, _run: RunId) {}
+
+    fn token(&self, _run: RunId) -> Option<Token> {
+        None
+    }
+
+    fn report_row(&self, _run: RunId) -> RowWrite {
+        RowWrite::InsertOrNothing
+    }
+
+    fn own_objects(&self) -> bool {
+        true
+    }
+
+    fn takes_lock(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything locklab needs on a fresh machine of the project's kind, and
+# nothing twice: each step checks whether its tool is already there at the pinned
+# version. Only the package registries are used (crates.io, Debian, npm); nothing
+# is downloaded from anywhere else, so it also works with no other network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.22.1
+WASM_BINDGEN_VERSION=0.2.130
+mkdir -p .tools
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+if ! rustup component list --installed | grep -q '^clippy'; then rustup component add clippy; fi
+if ! rustup component list --installed | grep -q '^rustfmt'; then rustup component add rustfmt; fi
+
+if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
+  if ! .tools/bin/trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+    say "installing trunk $TRUNK_VERSION into .tools (about 7 minutes on 2 cores)"
+    cargo install trunk --version "$TRUNK_VERSION" --locked --ignore-rust-version --root .tools
+  fi
+  if ! .tools/bin/wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+    say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION into .tools"
+    # Without --locked: its own lock file wants a webpki-roots the registry lacks.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --root .tools
+  fi
+  if ! { [ -x node_modules/.bin/wasm-opt ] && [ -d node_modules/playwright-core ]; }; then
+    say "installing npm packages (binaryen's wasm-opt, playwright-core)"
+    npm ci --no-audit --no-fund
+  fi
+  if ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then
+    say "installing Debian's chromium and chromium-driver"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+fi
+say "ready"
