@@ -45,12 +45,7 @@ struct Options {
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        strategy: None,
-        format: Format::Text,
-        all_events: false,
-        positional: Vec::new(),
-    };
+    let mut options = Options { strategy: None, format: Format::Text, all_events: false, positional: Vec::new() };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -88,25 +83,18 @@ fn run(args: &[String]) -> Result<String, String> {
     let options = parse_options(&args[1..])?;
     match command.as_str() {
         "run" => {
-            let scenario = load(one_positional(
-                &options,
-                "run needs a scenario FILE or NAME",
-            )?)?;
+            let scenario = load(one_positional(&options, "run needs a scenario FILE or NAME")?)?;
             run_command(&scenario, &options)
         }
         "compare" => {
-            let scenario = load(one_positional(
-                &options,
-                "compare needs a scenario FILE or NAME",
-            )?)?;
+            let scenario = load(one_positional(&options, "compare needs a scenario FILE or NAME")?)?;
             Ok(compare(&scenario))
         }
         "scenarios" => Ok(list_builtins()),
         "show" => {
             let name = one_positional(&options, "show needs a built-in NAME")?;
-            let builtin = builtin::find(name).ok_or_else(|| {
-                format!("no built-in scenario named `{name}`; see `locklab scenarios`")
-            })?;
+            let builtin = builtin::find(name)
+                .ok_or_else(|| format!("no built-in scenario named `{name}`; see `locklab scenarios`"))?;
             Ok(format!("{}\n", builtin.text.trim_end()))
         }
         "help" | "--help" | "-h" => Ok(format!("{USAGE}\n")),
@@ -128,22 +116,16 @@ fn load(name: &str) -> Result<Scenario, String> {
     if !path.exists()
         && let Some(builtin) = builtin::find(name)
     {
-        return Scenario::from_json(builtin.text)
-            .map_err(|error| format!("built-in `{name}`: {error}"));
+        return Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}"));
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|error| format!("cannot read {name}: {error}"))?;
+    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read {name}: {error}"))?;
     Scenario::from_json(&text).map_err(|error| format!("{name}: {error}"))
 }
 
 fn chosen(scenario: &Scenario, options: &Options) -> Vec<StrategyId> {
     match options.strategy {
         Some(id) => vec![id],
-        None => scenario
-            .strategy_settings()
-            .iter()
-            .map(|settings| settings.id())
-            .collect(),
+        None => scenario.strategy_settings().iter().map(|settings| settings.id()).collect(),
     }
 }
 
@@ -167,10 +149,7 @@ fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String>
         reports.push(report);
     }
     if options.format == Format::Json {
-        return Ok(format!(
-            "{}\n",
-            locklab_engine::Report::new(scenario, reports).to_json()
-        ));
+        return Ok(format!("{}\n", locklab_engine::Report::new(scenario, reports).to_json()));
     }
     Ok(text)
 }
@@ -182,14 +161,8 @@ fn shown_by_default(kind: &EventKind) -> bool {
         EventKind::Sent { .. }
             | EventKind::Lost { .. }
             | EventKind::Pool { .. }
-            | EventKind::Background {
-                outcome: locklab_engine::event::BackgroundOutcome::Ok,
-                ..
-            }
-            | EventKind::Connection {
-                change: locklab_engine::event::ConnectionChange::Opened,
-                ..
-            }
+            | EventKind::Background { outcome: locklab_engine::event::BackgroundOutcome::Ok, .. }
+            | EventKind::Connection { change: locklab_engine::event::ConnectionChange::Opened, .. }
     )
 }
 
@@ -217,11 +190,7 @@ fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
         metrics.background_query_timeouts,
     );
     for finding in &report.findings {
-        text.push_str(&format!(
-            "   {:>10}  {}\n",
-            clock_label(finding.at_ms),
-            finding.text
-        ));
+        text.push_str(&format!("   {:>10}  {}\n", clock_label(finding.at_ms), finding.text));
     }
     if let Some(expected) = scenario.expect.get(&report.strategy) {
         match report.check(expected) {
@@ -234,28 +203,11 @@ fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
 
 fn compare(scenario: &Scenario) -> String {
     let report = locklab_engine::run(scenario);
-    let mut text = format!(
-        "{} (seed {})\n",
-        if scenario.name.is_empty() {
-            "scenario"
-        } else {
-            &scenario.name
-        },
-        scenario.seed
-    );
+    let mut text =
+        format!("{} (seed {})\n", if scenario.name.is_empty() { "scenario" } else { &scenario.name }, scenario.seed);
     text.push_str(&format!(
         "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
-        "strategy",
-        "safety",
-        "live",
-        "overlap",
-        "stale✓",
-        "stale✗",
-        "corrupt",
-        "runs",
-        "dup-fx",
-        "missed",
-        "bg-fail"
+        "strategy", "safety", "live", "overlap", "stale✓", "stale✗", "corrupt", "runs", "dup-fx", "missed", "bg-fail"
     ));
     for result in &report.results {
         let metrics = &result.metrics;
@@ -281,9 +233,7 @@ fn list_builtins() -> String {
     let mut text = String::new();
     for builtin in builtin::ALL {
         let scenario = Scenario::from_json(builtin.text);
-        let title = scenario
-            .map(|scenario| scenario.name)
-            .unwrap_or_else(|error| format!("(broken: {error})"));
+        let title = scenario.map(|scenario| scenario.name).unwrap_or_else(|error| format!("(broken: {error})"));
         text.push_str(&format!("{:<22} {title}\n", builtin.name));
     }
     text

@@ -17,7 +17,17 @@ macro_rules! builtins {
     };
 }
 
-builtins!["calm-night"];
+builtins![
+    "two-am-saturday",
+    "pause-after-check",
+    "redis-failover",
+    "redlock-clock-jump",
+    "oom-no-restart",
+    "overrun-del",
+    "long-report",
+    "delayed-packet",
+    "calm-night",
+];
 
 /// A built-in by name.
 pub fn find(name: &str) -> Option<&'static Builtin> {

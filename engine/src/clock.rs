@@ -17,20 +17,16 @@ const PPM: i64 = 1_000_000;
 
 impl Default for LocalClock {
     fn default() -> Self {
-        LocalClock {
-            base_true_ms: 0,
-            base_local_ms: 0,
-            drift_ppm: 0,
-        }
+        LocalClock { base_true_ms: 0, base_local_ms: 0, drift_ppm: 0 }
     }
 }
 
 impl LocalClock {
     /// What the clock reads at true time `true_ms` (not before its last change).
     pub fn local_at(&self, true_ms: u64) -> i64 {
-        let elapsed =
-            i64::try_from(true_ms.saturating_sub(self.base_true_ms)).unwrap_or(i64::MAX / 2);
-        self.base_local_ms + elapsed + elapsed * self.drift_ppm / PPM
+        let elapsed = i64::try_from(true_ms.saturating_sub(self.base_true_ms)).unwrap_or(i64::MAX / 2);
+        // Floor division, so a slow clock never reads ahead of itself by a rounding.
+        self.base_local_ms + elapsed + (elapsed * self.drift_ppm).div_euclid(PPM)
     }
 
     /// The first true instant, not before `not_before_ms`, at which the clock
@@ -58,21 +54,13 @@ impl LocalClock {
     /// Steps the clock by `by_ms` at true time `now_ms`.
     pub fn jump(&mut self, now_ms: u64, by_ms: i64) {
         let local = self.local_at(now_ms);
-        *self = LocalClock {
-            base_true_ms: now_ms,
-            base_local_ms: local + by_ms,
-            drift_ppm: self.drift_ppm,
-        };
+        *self = LocalClock { base_true_ms: now_ms, base_local_ms: local + by_ms, drift_ppm: self.drift_ppm };
     }
 
     /// From true time `now_ms` on, the clock runs `ppm` parts per million fast (or slow).
     pub fn set_drift(&mut self, now_ms: u64, ppm: i64) {
         let local = self.local_at(now_ms);
-        *self = LocalClock {
-            base_true_ms: now_ms,
-            base_local_ms: local,
-            drift_ppm: ppm,
-        };
+        *self = LocalClock { base_true_ms: now_ms, base_local_ms: local, drift_ppm: ppm };
     }
 
     /// The drift in force, in parts per million.
@@ -90,11 +78,7 @@ mod tests {
         let clock = LocalClock::default();
         assert_eq!(clock.local_at(12_345), 12_345);
         assert_eq!(clock.true_when(20_000, 0), 20_000);
-        assert_eq!(
-            clock.true_when(5, 100),
-            100,
-            "a deadline already past fires now"
-        );
+        assert_eq!(clock.true_when(5, 100), 100, "a deadline already past fires now");
     }
 
     #[test]
@@ -102,21 +86,13 @@ mod tests {
         let mut clock = LocalClock::default();
         clock.jump(1_000, 60_000);
         assert_eq!(clock.local_at(1_000), 61_000);
-        assert_eq!(
-            clock.true_when(91_000, 1_000),
-            31_000,
-            "a forward jump brings deadlines closer"
-        );
+        assert_eq!(clock.true_when(91_000, 1_000), 31_000, "a forward jump brings deadlines closer");
         clock.set_drift(31_000, 100_000); // 10 % fast
         assert_eq!(clock.local_at(41_000), 91_000 + 11_000);
         let at = clock.true_when(200_000, 31_000);
         assert!(clock.local_at(at) >= 200_000 && clock.local_at(at - 1) < 200_000);
         clock.set_drift(at, -500_000);
         let slow = clock.true_when(clock.local_at(at) + 1_000, at);
-        assert_eq!(
-            slow - at,
-            2_000,
-            "a clock at half speed takes twice as long"
-        );
+        assert_eq!(slow - at, 2_000, "a clock at half speed takes twice as long");
     }
 }

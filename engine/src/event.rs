@@ -59,6 +59,14 @@ pub enum RedisCommand {
         value: Owner,
         ttl_ms: u64,
     },
+    /// One Lua script: `SET key value NX PX ttl`, and only if that succeeded,
+    /// `INCR` the token counter. The token is taken in the same atomic step as
+    /// the lock: with `SET` then `INCR` as two round trips, a delayed `INCR`
+    /// could hand an expired holder a higher token than the new holder's.
+    SetNxPxIncr {
+        value: Owner,
+        ttl_ms: u64,
+    },
     Get,
     Del,
     Pexpire {
@@ -92,6 +100,9 @@ impl fmt::Display for RedisCommand {
             RedisCommand::SetNxPx { value, ttl_ms } => {
                 write!(f, "SET {LOCK_KEY} {value} NX PX {ttl_ms}")
             }
+            RedisCommand::SetNxPxIncr { value, ttl_ms } => {
+                write!(f, "EVAL \"if set NX PX then return INCR\" 2 {LOCK_KEY} {TOKEN_KEY} {value} {ttl_ms}")
+            }
             RedisCommand::Get => write!(f, "GET {LOCK_KEY}"),
             RedisCommand::Del => write!(f, "DEL {LOCK_KEY}"),
             RedisCommand::Pexpire { ttl_ms } => write!(f, "PEXPIRE {LOCK_KEY} {ttl_ms}"),
@@ -100,10 +111,7 @@ impl fmt::Display for RedisCommand {
                 write!(f, "EVAL \"if get==ARGV[1] then del\" 1 {LOCK_KEY} {value}")
             }
             RedisCommand::CompareAndExtend { value, ttl_ms } => {
-                write!(
-                    f,
-                    "EVAL \"if get==ARGV[1] then pexpire\" 1 {LOCK_KEY} {value} {ttl_ms}"
-                )
+                write!(f, "EVAL \"if get==ARGV[1] then pexpire\" 1 {LOCK_KEY} {value} {ttl_ms}")
             }
         }
     }
@@ -178,11 +186,7 @@ impl fmt::Display for Sql {
         match self {
             Sql::Connect => f.write_str("connect"),
             Sql::ReportExists { period } => {
-                write!(
-                    f,
-                    "SELECT 1 FROM reports WHERE job = 'daily-report' AND period = {}",
-                    period.0
-                )
+                write!(f, "SELECT 1 FROM reports WHERE job = 'daily-report' AND period = {}", period.0)
             }
             Sql::LockJobRow { wait } => {
                 let suffix = match wait {
@@ -190,17 +194,9 @@ impl fmt::Display for Sql {
                     DbWait::Nowait => " NOWAIT",
                     DbWait::SkipLocked => " SKIP LOCKED",
                 };
-                write!(
-                    f,
-                    "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE{suffix}"
-                )
+                write!(f, "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE{suffix}")
             }
-            Sql::WriteReport {
-                period,
-                run,
-                token,
-                how,
-            } => {
+            Sql::WriteReport { period, run, token, how } => {
                 let token_text = token.map_or_else(|| "NULL".to_owned(), |token| token.to_string());
                 write!(
                     f,
@@ -209,9 +205,9 @@ impl fmt::Display for Sql {
                 )?;
                 match how {
                     RowWrite::Upsert => f.write_str("DO UPDATE SET run = EXCLUDED.run"),
-                    RowWrite::FencedUpsert => f.write_str(
-                        "DO UPDATE SET run = EXCLUDED.run WHERE reports.token <= EXCLUDED.token",
-                    ),
+                    RowWrite::FencedUpsert => {
+                        f.write_str("DO UPDATE SET run = EXCLUDED.run WHERE reports.token <= EXCLUDED.token")
+                    }
                     RowWrite::InsertOrNothing => f.write_str("DO NOTHING"),
                 }
             }
@@ -267,13 +263,9 @@ impl fmt::Display for SqlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             SqlError::TooManyClients => "FATAL: sorry, too many clients already",
-            SqlError::LockNotAvailable => {
-                "ERROR: could not obtain lock on row in relation \"jobs\""
-            }
+            SqlError::LockNotAvailable => "ERROR: could not obtain lock on row in relation \"jobs\"",
             SqlError::LockTimeout => "ERROR: canceling statement due to lock timeout",
-            SqlError::IdleInTransactionTimeout => {
-                "FATAL: terminating connection due to idle-in-transaction timeout"
-            }
+            SqlError::IdleInTransactionTimeout => "FATAL: terminating connection due to idle-in-transaction timeout",
             SqlError::ConnectionClosed => "server closed the connection unexpectedly",
             SqlError::Timeout => "(client timeout)",
         })
@@ -690,18 +682,13 @@ impl Event {
             K::Sent { from, to, .. } => vec![*from, *to],
             K::Lost { .. } => Vec::new(),
             K::Redis { node, client, .. } => vec![*node, Party::Instance(*client)],
-            K::KeyExpired { node, .. }
-            | K::KeysLost { node, .. }
-            | K::RedisDown { node }
-            | K::RedisUp { node, .. } => {
+            K::KeyExpired { node, .. } | K::KeysLost { node, .. } | K::RedisDown { node } | K::RedisUp { node, .. } => {
                 vec![*node]
             }
-            K::Sql { client, .. } | K::Connection { client, .. } | K::RowLock { client, .. } => {
-                match client {
-                    DbClient::Instance(id) => vec![Party::Db, Party::Instance(*id)],
-                    DbClient::Background => vec![Party::Db],
-                }
-            }
+            K::Sql { client, .. } | K::Connection { client, .. } | K::RowLock { client, .. } => match client {
+                DbClient::Instance(id) => vec![Party::Db, Party::Instance(*id)],
+                DbClient::Background => vec![Party::Db],
+            },
             K::Background { .. } | K::DbSlow { .. } => vec![Party::Db],
             K::Put { instance, .. } => vec![Party::Storage, Party::Instance(*instance)],
             K::Post { instance, .. } => vec![Party::Slack, Party::Instance(*instance)],
@@ -757,19 +744,13 @@ impl fmt::Display for Event {
                 }
                 Ok(())
             }
-            K::Cron { instance, period } => write!(
-                f,
-                "{instance}: cron fires generate-daily-report (period {})",
-                period.0
-            ),
+            K::Cron { instance, period } => {
+                write!(f, "{instance}: cron fires generate-daily-report (period {})", period.0)
+            }
             K::Process { instance, state } => match state {
                 ProcessState::Running => write!(f, "{instance}: running"),
                 ProcessState::Paused { until_ms } => {
-                    write!(
-                        f,
-                        "{instance}: stop-the-world GC pause until t={}",
-                        crate::scenario::seconds(*until_ms)
-                    )
+                    write!(f, "{instance}: stop-the-world GC pause until t={}", crate::scenario::seconds(*until_ms))
                 }
                 ProcessState::Dead => {
                     write!(f, "{instance}: OOM-killed; the kernel closes its sockets")
@@ -777,16 +758,8 @@ impl fmt::Display for Event {
                 ProcessState::HostLost => write!(f, "{instance}: host lost; no FIN is sent"),
                 ProcessState::Restarted => write!(f, "{instance}: restarted as a fresh process"),
             },
-            K::Clock {
-                party,
-                local_ms,
-                drift_ppm,
-            } => {
-                write!(
-                    f,
-                    "{party}: clock now reads {}",
-                    crate::scenario::seconds(local_ms.unsigned_abs())
-                )?;
+            K::Clock { party, local_ms, drift_ppm } => {
+                write!(f, "{party}: clock now reads {}", crate::scenario::seconds(local_ms.unsigned_abs()))?;
                 if *local_ms < 0 {
                     f.write_str(" before the origin")?;
                 }
@@ -795,30 +768,12 @@ impl fmt::Display for Event {
                 }
                 Ok(())
             }
-            K::Sent {
-                from,
-                to,
-                what,
-                arrive_at_ms,
-                ..
-            } => match arrive_at_ms {
-                Some(at) => write!(
-                    f,
-                    "{from} → {to}: {what:?} message, arrives t={}",
-                    crate::scenario::seconds(*at)
-                ),
-                None => write!(
-                    f,
-                    "{from} → {to}: {what:?} message dropped by the partition"
-                ),
+            K::Sent { from, to, what, arrive_at_ms, .. } => match arrive_at_ms {
+                Some(at) => write!(f, "{from} → {to}: {what:?} message, arrives t={}", crate::scenario::seconds(*at)),
+                None => write!(f, "{from} → {to}: {what:?} message dropped by the partition"),
             },
             K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
-            K::Run {
-                run,
-                instance,
-                period,
-                phase,
-            } => {
+            K::Run { run, instance, period, phase } => {
                 let what = match phase {
                     RunPhase::Trying => "tries to take the lock".to_owned(),
                     RunPhase::Busy => "lost the race; will retry".to_owned(),
@@ -831,44 +786,22 @@ impl fmt::Display for Event {
                 };
                 write!(f, "{instance} ({run}, period {}): {what}", period.0)
             }
-            K::Granted {
-                run,
-                instance,
-                token,
-            } => {
+            K::Granted { run, instance, token } => {
                 write!(f, "lock service grants the lock to {instance} ({run})")?;
                 if let Some(token) = token {
                     write!(f, " with token {token}")?;
                 }
                 Ok(())
             }
-            K::Revoked {
-                instance,
-                run,
-                reason,
-            } => {
-                write!(
-                    f,
-                    "lock service no longer counts {instance} ({run}) as holder: {reason:?}"
-                )
+            K::Revoked { instance, run, reason } => {
+                write!(f, "lock service no longer counts {instance} ({run}) as holder: {reason:?}")
             }
-            K::Belief {
-                instance,
-                holds,
-                token,
-                ..
-            } => match (holds, token) {
+            K::Belief { instance, holds, token, .. } => match (holds, token) {
                 (true, Some(token)) => write!(f, "{instance}: I hold the lock, token {token}"),
                 (true, None) => write!(f, "{instance}: I hold the lock"),
                 (false, _) => write!(f, "{instance}: I do not hold the lock"),
             },
-            K::Redis {
-                node,
-                client,
-                command,
-                reply,
-                ..
-            } => write!(f, "{client} → {node}: {command} → {reply}"),
+            K::Redis { node, client, command, reply, .. } => write!(f, "{client} → {node}: {command} → {reply}"),
             K::KeyExpired { node, value } => {
                 write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock")
             }
@@ -881,29 +814,14 @@ impl fmt::Display for Event {
                     write!(f, "{node}: up, empty")
                 }
             }
-            K::Sql {
-                session,
-                client,
-                statement,
-                outcome,
-                waited_ms,
-                ..
-            } => {
-                write!(
-                    f,
-                    "{client} (backend {}): {statement} → {outcome}",
-                    session.0
-                )?;
+            K::Sql { session, client, statement, outcome, waited_ms, .. } => {
+                write!(f, "{client} (backend {}): {statement} → {outcome}", session.0)?;
                 if *waited_ms > 0 {
                     write!(f, " (waited {})", crate::scenario::seconds(*waited_ms))?;
                 }
                 Ok(())
             }
-            K::Connection {
-                session,
-                client,
-                change,
-            } => match change {
+            K::Connection { session, client, change } => match change {
                 ConnectionChange::Opened => {
                     write!(f, "db: backend {} opened for {client}", session.0)
                 }
@@ -921,44 +839,18 @@ impl fmt::Display for Event {
                     )
                 }
             },
-            K::RowLock {
-                session,
-                client,
-                mode,
-                change,
-            } => {
-                write!(
-                    f,
-                    "db: jobs row {mode:?} lock {change:?} for {client} (backend {})",
-                    session.0
-                )
+            K::RowLock { session, client, mode, change } => {
+                write!(f, "db: jobs row {mode:?} lock {change:?} for {client} (backend {})", session.0)
             }
-            K::Pool {
-                instance,
-                busy,
-                open,
-                waiting,
-            } => {
+            K::Pool { instance, busy, open, waiting } => {
                 write!(f, "{instance}: pool {busy}/{open} busy, {waiting} waiting")
             }
-            K::Background {
-                latency_ms,
-                outcome,
-                ..
-            } => write!(
+            K::Background { latency_ms, outcome, .. } => write!(
                 f,
                 "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
                 crate::scenario::seconds(*latency_ms)
             ),
-            K::Put {
-                instance,
-                run,
-                period,
-                chunk,
-                own_object,
-                token,
-                outcome,
-            } => {
+            K::Put { instance, run, period, chunk, own_object, token, outcome } => {
                 let object = if *own_object {
                     format!("reports/{}/{}/chunk-{chunk}", period.0, run.0)
                 } else {
@@ -971,24 +863,15 @@ impl fmt::Display for Event {
                 match outcome {
                     PutOutcome::Accepted => f.write_str(" → 200 OK ✓"),
                     PutOutcome::Rejected(highest) => {
-                        let token =
-                            token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+                        let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
                         write!(f, " → 409 rejected ✗ (stale token {token} < {highest})")
                     }
                 }
             }
-            K::Post {
-                instance, period, ..
-            } => {
-                write!(
-                    f,
-                    "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"",
-                    period.0
-                )
+            K::Post { instance, period, .. } => {
+                write!(f, "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"", period.0)
             }
-            K::Consensus {
-                client, op, reply, ..
-            } => write!(f, "{client} → consensus: {op} → {reply}"),
+            K::Consensus { client, op, reply, .. } => write!(f, "{client} → consensus: {op} → {reply}"),
             K::LeaseExpired { lease, value } => {
                 write!(f, "consensus: lease {} of {value} expired", lease.0)
             }
@@ -1010,11 +893,7 @@ impl fmt::Display for Event {
                 if *factor_percent == 100 {
                     f.write_str("db: back to normal speed")
                 } else {
-                    write!(
-                        f,
-                        "db: queries take {}× as long",
-                        f64::from(*factor_percent) / 100.0
-                    )
+                    write!(f, "db: queries take {}× as long", f64::from(*factor_percent) / 100.0)
                 }
             }
         }

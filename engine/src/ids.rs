@@ -116,9 +116,9 @@ impl Party {
         }
         let mut letters = name.chars();
         match (letters.next(), letters.next()) {
-            (Some(letter @ 'a'..='h'), None) => Some(Party::Instance(InstanceId(
-                u8::try_from(u32::from(letter) - u32::from('a')).ok()?,
-            ))),
+            (Some(letter @ 'a'..='h'), None) => {
+                Some(Party::Instance(InstanceId(u8::try_from(u32::from(letter) - u32::from('a')).ok()?)))
+            }
             _ => None,
         }
     }
@@ -155,8 +155,7 @@ impl Serialize for Party {
 impl<'de> Deserialize<'de> for Party {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        Party::parse(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown party `{name}`")))
+        Party::parse(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown party `{name}`")))
     }
 }
 
@@ -170,9 +169,7 @@ impl<'de> Deserialize<'de> for InstanceId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Party::deserialize(deserializer)? {
             Party::Instance(id) => Ok(id),
-            other => Err(serde::de::Error::custom(format!(
-                "`{other}` is not an instance"
-            ))),
+            other => Err(serde::de::Error::custom(format!("`{other}` is not an instance"))),
         }
     }
 }
@@ -183,17 +180,7 @@ mod tests {
 
     #[test]
     fn party_names_round_trip() {
-        for name in [
-            "a",
-            "h",
-            "redis-1",
-            "redis-5",
-            "redis-1-replica",
-            "db",
-            "storage",
-            "slack",
-            "consensus",
-        ] {
+        for name in ["a", "h", "redis-1", "redis-5", "redis-1-replica", "db", "storage", "slack", "consensus"] {
             let party = Party::parse(name).expect(name);
             assert_eq!(party.to_string(), name);
         }

@@ -15,6 +15,7 @@ pub mod rng;
 pub mod scenario;
 mod sim;
 mod strategy;
+pub mod view;
 
 pub use event::{Event, EventKind};
 pub use report::{Report, StrategyReport};

@@ -7,8 +7,8 @@
 //! object already holds a write from a later epoch.
 
 use crate::event::{
-    AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason,
-    RowLockChange, RunPhase, SqlOutcome, TerminateReason, abort_text,
+    AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason, RowLockChange,
+    RunPhase, SqlOutcome, TerminateReason, abort_text,
 };
 use crate::ids::{InstanceId, Period, RunId, SessionId, Token};
 use crate::scenario::{Expectation, Liveness, Safety, Scenario, StrategyId, seconds};
@@ -29,12 +29,7 @@ pub struct Report {
 
 impl Report {
     pub fn new(scenario: &Scenario, results: Vec<StrategyReport>) -> Report {
-        Report {
-            format: REPORT_FORMAT,
-            scenario: scenario.name.clone(),
-            seed: scenario.seed,
-            results,
-        }
+        Report { format: REPORT_FORMAT, scenario: scenario.name.clone(), seed: scenario.seed, results }
     }
 
     pub fn to_json(&self) -> String {
@@ -84,27 +79,17 @@ impl StrategyReport {
     pub fn check(&self, expected: &Expectation) -> Result<(), String> {
         let mut problems = Vec::new();
         if self.safety != expected.safety {
-            problems.push(format!(
-                "safety is {:?}, expected {:?}",
-                self.safety, expected.safety
-            ));
+            problems.push(format!("safety is {:?}, expected {:?}", self.safety, expected.safety));
         }
         if self.liveness != expected.liveness {
-            problems.push(format!(
-                "liveness is {:?}, expected {:?}",
-                self.liveness, expected.liveness
-            ));
+            problems.push(format!("liveness is {:?}, expected {:?}", self.liveness, expected.liveness));
         }
         for kind in &expected.findings {
             if !self.findings.iter().any(|finding| finding.kind == kind) {
                 problems.push(format!("no `{kind}` finding"));
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
-        }
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
     }
 }
 
@@ -136,6 +121,8 @@ struct Analysis<'a> {
     last_ms: u64,
     said_background: bool,
     said_pool: bool,
+    /// Runs that started work and have not ended, with their period.
+    working: BTreeMap<RunId, Period>,
 }
 
 /// Computes the report of one strategy from its log.
@@ -161,6 +148,7 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         last_ms: 0,
         said_background: false,
         said_pool: false,
+        working: BTreeMap::new(),
     };
     for (index, event) in log.iter().enumerate() {
         analysis.advance(event.at_ms);
@@ -175,11 +163,7 @@ fn epochs(strategy: StrategyId, log: &[Event]) -> BTreeMap<RunId, u32> {
     for event in log {
         let run = match event.kind {
             EventKind::Granted { run, .. } if strategy != StrategyId::UniqueInsert => run,
-            EventKind::Run {
-                run,
-                phase: RunPhase::Started,
-                ..
-            } if strategy == StrategyId::UniqueInsert => run,
+            EventKind::Run { run, phase: RunPhase::Started, .. } if strategy == StrategyId::UniqueInsert => run,
             _ => continue,
         };
         let next = u32::try_from(order.len()).unwrap_or(u32::MAX);
@@ -190,12 +174,7 @@ fn epochs(strategy: StrategyId, log: &[Event]) -> BTreeMap<RunId, u32> {
 
 impl Analysis<'_> {
     fn say(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String) {
-        self.findings.push(Finding {
-            at_ms,
-            kind,
-            text,
-            event,
-        });
+        self.findings.push(Finding { at_ms, kind, text, event });
     }
 
     fn advance(&mut self, at_ms: u64) {
@@ -210,9 +189,7 @@ impl Analysis<'_> {
     }
 
     fn who(&self, run: RunId) -> String {
-        self.run_instance
-            .get(&run)
-            .map_or_else(|| run.to_string(), |instance| instance.to_string())
+        self.run_instance.get(&run).map_or_else(|| run.to_string(), |instance| instance.to_string())
     }
 
     /// The epoch of a run; a run never granted (it should not write) ranks last-but-unknown.
@@ -232,64 +209,74 @@ impl Analysis<'_> {
     }
 
     fn run_of_epoch(&self, epoch: u32) -> Option<RunId> {
-        self.epochs
-            .iter()
-            .find(|(_, value)| **value == epoch)
-            .map(|(run, _)| *run)
+        self.epochs.iter().find(|(_, value)| **value == epoch).map(|(run, _)| *run)
     }
 
     fn event(&mut self, index: u32, event: &Event) {
         let at = event.at_ms;
         match &event.kind {
             EventKind::Fault { fault, targets } => {
+                let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
                 let text = if targets.is_empty() {
                     format!("{fault}: there was nothing to strike, so the fault did nothing")
+                } else if fault.to_string().contains("holder") {
+                    format!("{fault} — it strikes {}", names.join(", "))
                 } else {
                     format!("{fault}")
                 };
                 self.say(at, index, "fault", text);
             }
-            EventKind::Run {
-                run,
-                instance,
-                period,
-                phase,
-            } => {
+            EventKind::Run { run, instance, period, phase } => {
                 self.run_instance.insert(*run, *instance);
                 self.run_period.insert(*run, *period);
                 match phase {
                     RunPhase::Started => {
                         self.metrics.runs_started += 1;
-                        let count = self.started_per_period.entry(*period).or_insert(0);
-                        *count += 1;
-                        if *count > 1 {
+                        let count = {
+                            let count = self.started_per_period.entry(*period).or_insert(0);
+                            *count += 1;
+                            *count
+                        };
+                        let others: Vec<String> = self
+                            .working
+                            .iter()
+                            .filter(|(other, other_period)| *other_period == period && *other != run)
+                            .map(|(other, _)| self.who(*other))
+                            .collect();
+                        if !others.is_empty() {
+                            let verb = if others.len() > 1 { "are" } else { "is" };
                             let text = format!(
-                                "{instance} starts period {}'s job too: run number {} for the same period",
-                                period.0, count
+                                "{instance} starts period {}'s job while {} {verb} still running it",
+                                period.0,
+                                others.join(" and ")
                             );
                             self.say(at, index, "duplicate_run", text);
+                        } else if count > 1 {
+                            let text = format!(
+                                "{instance} runs period {}'s job again: the earlier run did not finish",
+                                period.0
+                            );
+                            self.say(at, index, "rerun", text);
                         }
+                        self.working.insert(*run, *period);
                     }
-                    RunPhase::Aborted(reason) if *reason != AbortReason::ProcessDied => {
-                        let text = format!("{instance} stops its job: {}", abort_text(*reason));
-                        self.say(at, index, "run_aborted", text);
+                    RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
+                        self.working.remove(run);
+                        if let RunPhase::Aborted(reason) = phase
+                            && *reason != AbortReason::ProcessDied
+                        {
+                            let text = format!("{instance} stops its job: {}", abort_text(*reason));
+                            self.say(at, index, "run_aborted", text);
+                        }
                     }
                     _ => {}
                 }
             }
-            EventKind::Granted {
-                run,
-                instance,
-                token,
-            } => {
-                if let Some((other, (_, other_token))) = self
-                    .believers
-                    .iter()
-                    .find(|(believer, (other_run, _))| *believer != instance && other_run != run)
+            EventKind::Granted { run, instance, token } => {
+                if let Some((other, (_, other_token))) =
+                    self.believers.iter().find(|(believer, (other_run, _))| *believer != instance && other_run != run)
                 {
-                    let other_token = other_token
-                        .map(|token| format!(" (token {token})"))
-                        .unwrap_or_default();
+                    let other_token = other_token.map(|token| format!(" (token {token})")).unwrap_or_default();
                     let text = format!(
                         "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
                     );
@@ -299,43 +286,27 @@ impl Analysis<'_> {
                     self.token_holder.insert(*token, (*instance, *run));
                 }
             }
-            EventKind::Revoked {
-                run,
-                instance,
-                reason,
-            } => {
-                let still_believes = self
-                    .believers
-                    .get(instance)
-                    .is_some_and(|(believed, _)| believed == run);
+            EventKind::Revoked { run, instance, reason } => {
+                let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
                 match reason {
                     RevokeReason::DeletedByOther => {
-                        let text = format!(
-                            "a plain DEL from another run deleted {instance}'s lock while it was working"
-                        );
+                        let text =
+                            format!("a plain DEL from another run deleted {instance}'s lock while it was working");
                         self.say(at, index, "lock_deleted_by_other", text);
                     }
                     RevokeReason::Expired if still_believes => {
-                        let text = format!(
-                            "{instance}'s lock expired while {instance} still believes it holds it"
-                        );
+                        let text = format!("{instance}'s lock expired while {instance} still believes it holds it");
                         self.say(at, index, "lease_expired_under_holder", text);
                     }
                     RevokeReason::Forgotten if still_believes => {
-                        let text = format!(
-                            "the lock service forgot {instance}'s lock (keys lost) while {instance} holds it"
-                        );
+                        let text =
+                            format!("the lock service forgot {instance}'s lock (keys lost) while {instance} holds it");
                         self.say(at, index, "lock_forgotten", text);
                     }
                     _ => {}
                 }
             }
-            EventKind::Belief {
-                instance,
-                run,
-                holds,
-                token,
-            } => {
+            EventKind::Belief { instance, run, holds, token } => {
                 if *holds {
                     if let Some(token) = token {
                         match self.token_holder.get(token) {
@@ -351,29 +322,15 @@ impl Analysis<'_> {
                     }
                     self.believers.insert(*instance, (*run, *token));
                     if self.believers.len() == 2 {
-                        let names: Vec<String> =
-                            self.believers.keys().map(ToString::to_string).collect();
-                        let text =
-                            format!("{} both believe they hold the lock", names.join(" and "));
+                        let names: Vec<String> = self.believers.keys().map(ToString::to_string).collect();
+                        let text = format!("{} both believe they hold the lock", names.join(" and "));
                         self.say(at, index, "overlap", text);
                     }
-                } else if self
-                    .believers
-                    .get(instance)
-                    .is_some_and(|(believed, _)| believed == run)
-                {
+                } else if self.believers.get(instance).is_some_and(|(believed, _)| believed == run) {
                     self.believers.remove(instance);
                 }
             }
-            EventKind::Put {
-                instance,
-                run,
-                period,
-                chunk,
-                own_object,
-                token,
-                outcome,
-            } => match outcome {
+            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => match outcome {
                 PutOutcome::Accepted => {
                     *self.puts_per_period.entry(*period).or_insert(0) += 1;
                     if *own_object {
@@ -382,13 +339,8 @@ impl Analysis<'_> {
                     self.final_chunk_writer.insert((*period, *chunk), *run);
                     if let Some(later) = self.applied(Object::Chunk(*period, *chunk), *run) {
                         self.metrics.stale_writes_accepted += 1;
-                        let later_who = self
-                            .run_of_epoch(later)
-                            .map(|later| self.who(later))
-                            .unwrap_or_default();
-                        let token = token
-                            .map(|token| format!(" with token {token}"))
-                            .unwrap_or_default();
+                        let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
+                        let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
                         let text = format!(
                             "storage accepted a stale write: {instance}'s chunk {chunk}{token} overwrote {later_who}'s newer one"
                         );
@@ -397,11 +349,8 @@ impl Analysis<'_> {
                 }
                 PutOutcome::Rejected(highest) => {
                     self.metrics.stale_writes_rejected += 1;
-                    let from = self
-                        .token_holder
-                        .get(highest)
-                        .map(|(holder, _)| format!(" from {holder}"))
-                        .unwrap_or_default();
+                    let from =
+                        self.token_holder.get(highest).map(|(holder, _)| format!(" from {holder}")).unwrap_or_default();
                     let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
                     let text = format!(
                         "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
@@ -409,9 +358,7 @@ impl Analysis<'_> {
                     self.say(at, index, "stale_write_rejected", text);
                 }
             },
-            EventKind::Post {
-                instance, period, ..
-            } => {
+            EventKind::Post { instance, period, .. } => {
                 let count = self.posts_per_period.entry(*period).or_insert(0);
                 *count += 1;
                 if *count > 1 {
@@ -426,13 +373,8 @@ impl Analysis<'_> {
                 self.report_done_ms.entry(*period).or_insert(at);
                 if let Some(later) = self.applied(Object::Row(*period), *run) {
                     self.metrics.stale_writes_accepted += 1;
-                    let later_who = self
-                        .run_of_epoch(later)
-                        .map(|later| self.who(later))
-                        .unwrap_or_default();
-                    let token = token
-                        .map(|token| format!(" with token {token}"))
-                        .unwrap_or_default();
+                    let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
+                    let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
                     let text = format!(
                         "the database accepted a stale report row from {}{token} over {later_who}'s newer one",
                         self.who(*run)
@@ -440,74 +382,47 @@ impl Analysis<'_> {
                     self.say(at, index, "stale_write_accepted", text);
                 }
             }
-            EventKind::Sql {
-                client, outcome, ..
-            } => {
+            EventKind::Sql { client, outcome, .. } => {
                 if let SqlOutcome::StaleToken { highest } = outcome {
                     self.metrics.stale_writes_rejected += 1;
-                    let text = format!(
-                        "the database refused {client}'s report row: the row already has token {highest}"
-                    );
+                    let text =
+                        format!("the database refused {client}'s report row: the row already has token {highest}");
                     self.say(at, index, "stale_write_rejected", text);
                 }
             }
-            EventKind::RowLock {
-                session,
-                change,
-                client,
-                ..
-            } => match change {
+            EventKind::RowLock { session, change, client, .. } => match change {
                 RowLockChange::Waiting => {
                     self.waits.insert(*session, at);
                 }
                 RowLockChange::Granted | RowLockChange::GaveUp => {
                     if let Some(since) = self.waits.remove(session) {
                         self.metrics.db_lock_wait_ms += at - since;
-                        if at - since >= 60_000
-                            && matches!(client, crate::event::DbClient::Instance(_))
-                        {
-                            let text = format!(
-                                "{client} waited {} for the jobs row lock",
-                                seconds(at - since)
-                            );
+                        if at - since >= 60_000 && matches!(client, crate::event::DbClient::Instance(_)) {
+                            let text = format!("{client} waited {} for the jobs row lock", seconds(at - since));
                             self.say(at, index, "long_lock_wait", text);
                         }
                     }
                 }
                 RowLockChange::Released => {}
             },
-            EventKind::Connection {
-                client,
-                change: ConnectionChange::Terminated(reason),
-                ..
-            } => {
+            EventKind::Connection { client, change: ConnectionChange::Terminated(reason), .. } => {
                 let how = match reason {
                     TerminateReason::ClientDisconnected => "its socket closed",
-                    TerminateReason::KeepaliveTimeout => {
-                        "TCP keepalive gave up on the vanished host"
-                    }
-                    TerminateReason::IdleInTransactionTimeout => {
-                        "idle_in_transaction_session_timeout fired"
-                    }
+                    TerminateReason::KeepaliveTimeout => "TCP keepalive gave up on the vanished host",
+                    TerminateReason::IdleInTransactionTimeout => "idle_in_transaction_session_timeout fired",
                 };
-                let text = format!(
-                    "the database ended {client}'s session ({how}); its transaction rolled back"
-                );
+                let text = format!("the database ended {client}'s session ({how}); its transaction rolled back");
                 self.say(at, index, "session_ended", text);
             }
-            EventKind::Pool {
-                instance,
-                busy,
-                waiting,
-                ..
-            } => {
+            EventKind::Pool { instance, busy, waiting, .. } => {
                 let size = self.scenario.world.db_pool_size;
-                if *busy >= size || *waiting > 0 {
+                // Exhausted: every connection the pool may open is busy (waiting for one to open is not).
+                let _ = waiting;
+                if *busy >= size {
                     if self.exhausted.insert(*instance) && !self.said_pool {
                         self.said_pool = true;
-                        let text = format!(
-                            "{instance}'s connection pool is exhausted: all {size} connections are busy"
-                        );
+                        let text =
+                            format!("{instance}'s connection pool is exhausted: all {size} connections are busy");
                         self.say(at, index, "pool_exhausted", text);
                     }
                 } else {
@@ -526,9 +441,7 @@ impl Analysis<'_> {
                 }
             }
             EventKind::KeysLost { node, keys } => {
-                let text = format!(
-                    "{node} lost {keys} key(s): what it had not persisted or replicated is gone"
-                );
+                let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
                 self.say(at, index, "keys_lost", text);
             }
             _ => {}
@@ -547,14 +460,11 @@ impl Analysis<'_> {
             writers.entry(*period).or_default().insert(*run);
         }
         for (period, runs) in &writers {
-            if runs.len() > 1 {
+            // Only a complete report (its row exists) is a report; a half-written one is a missed period.
+            if runs.len() > 1 && self.report_done_ms.contains_key(period) {
                 self.metrics.corrupted_reports += 1;
                 let names: Vec<String> = runs.iter().map(|run| self.who(*run)).collect();
-                let text = format!(
-                    "period {}'s stored report mixes chunks from {}",
-                    period.0,
-                    names.join(" and ")
-                );
+                let text = format!("period {}'s stored report mixes chunks from {}", period.0, names.join(" and "));
                 self.say(duration, u32::MAX, "corrupted_report", text);
             }
         }
@@ -581,16 +491,12 @@ impl Analysis<'_> {
                 }
                 None => {
                     self.metrics.missed_periods += 1;
-                    let text = format!(
-                        "period {period} (due t={}) has no report by the end",
-                        seconds(due)
-                    );
+                    let text = format!("period {period} (due t={}) has no report by the end", seconds(due));
                     self.say(duration, u32::MAX, "missed_period", text);
                 }
             }
         }
-        let safety = if self.metrics.stale_writes_accepted > 0 || self.metrics.corrupted_reports > 0
-        {
+        let safety = if self.metrics.stale_writes_accepted > 0 || self.metrics.corrupted_reports > 0 {
             Safety::Unsafe
         } else {
             Safety::Safe
@@ -602,12 +508,6 @@ impl Analysis<'_> {
         } else {
             Liveness::Ok
         };
-        StrategyReport {
-            strategy: self.strategy,
-            safety,
-            liveness,
-            metrics: self.metrics,
-            findings: self.findings,
-        }
+        StrategyReport { strategy: self.strategy, safety, liveness, metrics: self.metrics, findings: self.findings }
     }
 }

@@ -18,9 +18,7 @@ pub struct SimRng {
 impl SimRng {
     /// The root stream of a scenario.
     pub fn from_seed(seed: u64) -> SimRng {
-        SimRng {
-            stream: ChaCha8Rng::seed_from_u64(seed),
-        }
+        SimRng { stream: ChaCha8Rng::seed_from_u64(seed) }
     }
 
     /// A child stream. Children must be forked in a fixed order, so that
@@ -30,9 +28,7 @@ impl SimRng {
         for chunk in seed.chunks_exact_mut(8) {
             chunk.copy_from_slice(&self.stream.next_u64().to_le_bytes());
         }
-        SimRng {
-            stream: ChaCha8Rng::from_seed(seed),
-        }
+        SimRng { stream: ChaCha8Rng::from_seed(seed) }
     }
 
     /// A uniform draw in `0..bound`; `bound` 0 gives 0.
@@ -76,10 +72,7 @@ mod tests {
         let draws_second: Vec<u64> = (0..50).map(|_| second.between(1, 5)).collect();
         assert_eq!(draws_first, draws_second);
         assert!(draws_first.iter().all(|draw| (1..=5).contains(draw)));
-        assert!(
-            draws_first.contains(&1) && draws_first.contains(&5),
-            "both ends are reachable"
-        );
+        assert!(draws_first.contains(&1) && draws_first.contains(&5), "both ends are reachable");
 
         let mut root = SimRng::from_seed(7);
         let mut child_a = root.fork();

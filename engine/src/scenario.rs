@@ -207,11 +207,7 @@ pub struct Strategies {
     pub redlock: Option<RedlockSettings>,
     #[serde(default, rename = "db-lock", skip_serializing_if = "Option::is_none")]
     pub db_lock: Option<DbLockSettings>,
-    #[serde(
-        default,
-        rename = "unique-insert",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "unique-insert", skip_serializing_if = "Option::is_none")]
     pub unique_insert: Option<UniqueInsertSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consensus: Option<LeaseSettings>,
@@ -263,10 +259,7 @@ pub struct NaiveSettings {
 
 impl Default for NaiveSettings {
     fn default() -> Self {
-        NaiveSettings {
-            ttl_ms: 300_000,
-            release: NaiveRelease::Never,
-        }
+        NaiveSettings { ttl_ms: 300_000, release: NaiveRelease::Never }
     }
 }
 
@@ -290,10 +283,7 @@ pub struct LeaseSettings {
 
 impl Default for LeaseSettings {
     fn default() -> Self {
-        LeaseSettings {
-            ttl_ms: 30_000,
-            renew_every_ms: 10_000,
-        }
+        LeaseSettings { ttl_ms: 30_000, renew_every_ms: 10_000 }
     }
 }
 
@@ -309,12 +299,7 @@ pub struct RedlockSettings {
 
 impl Default for RedlockSettings {
     fn default() -> Self {
-        RedlockSettings {
-            ttl_ms: 30_000,
-            renew_every_ms: 10_000,
-            nodes: 5,
-            drift_factor: 0.01,
-        }
+        RedlockSettings { ttl_ms: 30_000, renew_every_ms: 10_000, nodes: 5, drift_factor: 0.01 }
     }
 }
 
@@ -331,11 +316,7 @@ pub struct DbLockSettings {
 
 impl Default for DbLockSettings {
     fn default() -> Self {
-        DbLockSettings {
-            wait: DbWait::Block,
-            lock_timeout_ms: 0,
-            idle_in_transaction_timeout_ms: 0,
-        }
+        DbLockSettings { wait: DbWait::Block, lock_timeout_ms: 0, idle_in_transaction_timeout_ms: 0 }
     }
 }
 
@@ -394,10 +375,36 @@ impl<'de> Deserialize<'de> for Target {
     }
 }
 
-/// A fault: data appended to a scenario, applied at `at_ms`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Fault {
+/// Defines the fault variants once and derives from that list both the
+/// contract's `{"kind": "gc_pause", …}` form and a by-kind form that serde can
+/// trace field by field, so an error names `faults[2].duration_ms`, not just
+/// `faults[2]` (serde buffers internally tagged enums and loses the field).
+macro_rules! faults {
+    ($( $(#[$meta:meta])* $variant:ident { $( $(#[$field_meta:meta])* $field:ident : $kind:ty ),* $(,)? } ),* $(,)?) => {
+        /// A fault: data appended to a scenario, applied at `at_ms`.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
+        pub enum Fault {
+            $( $(#[$meta])* $variant { $( $(#[$field_meta])* $field: $kind ),* } ),*
+        }
+
+        #[derive(Deserialize)]
+        #[serde(rename_all = "snake_case", deny_unknown_fields)]
+        enum FaultByKind {
+            $( $variant { $( $(#[$field_meta])* $field: $kind ),* } ),*
+        }
+
+        impl From<FaultByKind> for Fault {
+            fn from(fault: FaultByKind) -> Fault {
+                match fault {
+                    $( FaultByKind::$variant { $( $field ),* } => Fault::$variant { $( $field ),* } ),*
+                }
+            }
+        }
+    };
+}
+
+faults! {
     OomKill {
         at_ms: u64,
         target: Target,
@@ -410,28 +417,10 @@ pub enum Fault {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         restart_after_ms: Option<u64>,
     },
-    GcPause {
-        at_ms: u64,
-        target: Target,
-        duration_ms: u64,
-    },
-    ClockJump {
-        at_ms: u64,
-        target: Target,
-        by_ms: i64,
-    },
-    ClockDrift {
-        at_ms: u64,
-        target: Target,
-        ppm: i64,
-    },
-    NetworkDelay {
-        at_ms: u64,
-        from: Target,
-        to: Target,
-        extra_ms: u64,
-        duration_ms: u64,
-    },
+    GcPause { at_ms: u64, target: Target, duration_ms: u64 },
+    ClockJump { at_ms: u64, target: Target, by_ms: i64 },
+    ClockDrift { at_ms: u64, target: Target, ppm: i64 },
+    NetworkDelay { at_ms: u64, from: Target, to: Target, extra_ms: u64, duration_ms: u64 },
     Partition {
         at_ms: u64,
         between: [Target; 2],
@@ -439,23 +428,35 @@ pub enum Fault {
         #[serde(default, skip_serializing_if = "is_false")]
         one_way: bool,
     },
-    RedisRestart {
-        at_ms: u64,
-        target: Target,
-        down_ms: u64,
-    },
-    RedisFailover {
-        at_ms: u64,
-        target: Target,
-    },
-    ConsensusLeaderLoss {
-        at_ms: u64,
-    },
-    DbSlow {
-        at_ms: u64,
-        factor: f64,
-        duration_ms: u64,
-    },
+    RedisRestart { at_ms: u64, target: Target, down_ms: u64 },
+    RedisFailover { at_ms: u64, target: Target },
+    ConsensusLeaderLoss { at_ms: u64 },
+    DbSlow { at_ms: u64, factor: f64, duration_ms: u64 },
+}
+
+/// Separates a field path from its message inside a custom error, so that
+/// [`Scenario::from_json`] can append it to the document path.
+const FIELD_MARK: char = '\u{1f}';
+
+impl<'de> Deserialize<'de> for Fault {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::deserialize(deserializer)?;
+        let kind = match fields.remove("kind") {
+            Some(serde_json::Value::String(kind)) => kind,
+            Some(other) => return Err(D::Error::custom(format!("`kind` must be a string, found {other}"))),
+            None => return Err(D::Error::custom("missing field `kind`")),
+        };
+        let by_kind = serde_json::Value::Object(std::iter::once((kind, serde_json::Value::Object(fields))).collect());
+        serde_path_to_error::deserialize::<_, FaultByKind>(by_kind).map(Fault::from).map_err(|error| {
+            let path = error.path().to_string();
+            let message = error.into_inner().to_string();
+            match path.split_once('.') {
+                Some((_, field)) if !field.is_empty() => D::Error::custom(format!("{field}{FIELD_MARK}{message}")),
+                _ => D::Error::custom(message),
+            }
+        })
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -500,83 +501,39 @@ impl Fault {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Fault::OomKill {
-                target,
-                restart_after_ms,
-                ..
-            } => match restart_after_ms {
+            Fault::OomKill { target, restart_after_ms, .. } => match restart_after_ms {
                 Some(after) => write!(f, "OOM-kill {target}, restart after {}", seconds(*after)),
                 None => write!(f, "OOM-kill {target} (no restart)"),
             },
-            Fault::HostLoss {
-                target,
-                restart_after_ms,
-                ..
-            } => match restart_after_ms {
+            Fault::HostLoss { target, restart_after_ms, .. } => match restart_after_ms {
                 Some(after) => write!(f, "host of {target} lost, back after {}", seconds(*after)),
                 None => write!(f, "host of {target} lost"),
             },
-            Fault::GcPause {
-                target,
-                duration_ms,
-                ..
-            } => write!(f, "GC pause on {target} for {}", seconds(*duration_ms)),
+            Fault::GcPause { target, duration_ms, .. } => {
+                write!(f, "GC pause on {target} for {}", seconds(*duration_ms))
+            }
             Fault::ClockJump { target, by_ms, .. } => {
                 let sign = if *by_ms < 0 { "-" } else { "+" };
-                write!(
-                    f,
-                    "clock of {target} jumps {sign}{}",
-                    seconds(by_ms.unsigned_abs())
-                )
+                write!(f, "clock of {target} jumps {sign}{}", seconds(by_ms.unsigned_abs()))
             }
             Fault::ClockDrift { target, ppm, .. } => {
                 write!(f, "clock of {target} drifts {ppm:+} ppm")
             }
-            Fault::NetworkDelay {
-                from,
-                to,
-                extra_ms,
-                duration_ms,
-                ..
-            } => {
-                write!(
-                    f,
-                    "{from} → {to} delayed {} for {}",
-                    seconds(*extra_ms),
-                    seconds(*duration_ms)
-                )
+            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
+                write!(f, "{from} → {to} delayed {} for {}", seconds(*extra_ms), seconds(*duration_ms))
             }
-            Fault::Partition {
-                between,
-                duration_ms,
-                one_way,
-                ..
-            } => {
+            Fault::Partition { between, duration_ms, one_way, .. } => {
                 let arrow = if *one_way { "→" } else { "↔" };
-                write!(
-                    f,
-                    "partition {} {arrow} {} for {}",
-                    between[0],
-                    between[1],
-                    seconds(*duration_ms)
-                )
+                write!(f, "partition {} {arrow} {} for {}", between[0], between[1], seconds(*duration_ms))
             }
-            Fault::RedisRestart {
-                target, down_ms, ..
-            } => {
-                write!(
-                    f,
-                    "{target} restarts without persistence, down {}",
-                    seconds(*down_ms)
-                )
+            Fault::RedisRestart { target, down_ms, .. } => {
+                write!(f, "{target} restarts without persistence, down {}", seconds(*down_ms))
             }
             Fault::RedisFailover { target, .. } => write!(f, "{target} fails over to its replica"),
             Fault::ConsensusLeaderLoss { .. } => f.write_str("consensus leader lost"),
-            Fault::DbSlow {
-                factor,
-                duration_ms,
-                ..
-            } => write!(f, "database {factor}× slower for {}", seconds(*duration_ms)),
+            Fault::DbSlow { factor, duration_ms, .. } => {
+                write!(f, "database {factor}× slower for {}", seconds(*duration_ms))
+            }
         }
     }
 }
@@ -588,9 +545,8 @@ pub fn seconds(ms: u64) -> String {
     } else if ms % 1000 == 0 {
         format!("{} s", ms / 1000)
     } else {
-        format!("{}.{:03} s", ms / 1000, ms % 1000)
-            .trim_end_matches('0')
-            .to_owned()
+        let fraction = format!("{:03}", ms % 1000);
+        format!("{}.{} s", ms / 1000, fraction.trim_end_matches('0'))
     }
 }
 
@@ -646,31 +602,29 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError {
-        path: path.into(),
-        message: message.into(),
-    }
+    ScenarioError { path: path.into(), message: message.into() }
 }
 
 impl Scenario {
     /// Parses and validates a scenario document.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
         let deserializer = &mut serde_json::Deserializer::from_str(text);
-        let scenario: Scenario =
-            serde_path_to_error::deserialize(deserializer).map_err(|error| {
-                let path = error.path().to_string();
-                let inner = error.into_inner();
-                // serde_json appends "at line L column C"; keep it, it helps find the spot.
-                refuse(path, inner.to_string())
-            })?;
+        let scenario: Scenario = serde_path_to_error::deserialize(deserializer).map_err(|error| {
+            let path = error.path().to_string();
+            // serde_json appends "at line L column C"; keep it, it helps find the spot.
+            let message = error.into_inner().to_string();
+            match message.split_once(FIELD_MARK) {
+                Some((field, rest)) => refuse(format!("{path}.{field}"), rest),
+                None => refuse(path, message),
+            }
+        })?;
         scenario.validate()?;
         Ok(scenario)
     }
 
     /// The document as pretty JSON, in the format's field order.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self)
-            .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+        serde_json::to_string_pretty(self).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
     }
 
     /// Simulated time to run.
@@ -681,10 +635,7 @@ impl Scenario {
     /// The strategies to run, in the fixed order, with settings resolved.
     pub fn strategy_settings(&self) -> Vec<StrategySettings> {
         let Some(chosen) = &self.strategies else {
-            return StrategyId::ALL
-                .into_iter()
-                .map(StrategySettings::default_for)
-                .collect();
+            return StrategyId::ALL.into_iter().map(StrategySettings::default_for).collect();
         };
         let mut settings = Vec::new();
         if let Some(naive) = &chosen.naive {
@@ -719,50 +670,22 @@ impl Scenario {
     /// Checks what the types alone cannot: ranges, parties that exist, times in the run.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         if self.format != FORMAT {
-            return Err(refuse(
-                "format",
-                format!("must be \"{FORMAT}\", found \"{}\"", self.format),
-            ));
+            return Err(refuse("format", format!("must be \"{FORMAT}\", found \"{}\"", self.format)));
         }
         let world = &self.world;
         let day = MAX_DURATION_MS;
-        check_range(
-            "world.instances",
-            u64::from(world.instances),
-            1,
-            u64::from(MAX_INSTANCES),
-        )?;
+        check_range("world.instances", u64::from(world.instances), 1, u64::from(MAX_INSTANCES))?;
         check_range("world.cron_period_ms", world.cron_period_ms, 1_000, day)?;
-        check_range(
-            "world.cron_jitter_ms",
-            world.cron_jitter_ms,
-            0,
-            world.cron_period_ms / 2,
-        )?;
+        check_range("world.cron_jitter_ms", world.cron_jitter_ms, 0, world.cron_period_ms / 2)?;
         check_range("world.job_ms", world.job_ms, 1, day)?;
         check_range("world.report_chunks", u64::from(world.report_chunks), 1, 64)?;
         check_range("world.retry_ms", world.retry_ms, 1, day)?;
         let [latency_low, latency_high] = world.network_latency_ms;
         check_range("world.network_latency_ms[0]", latency_low, 0, 60_000)?;
-        check_range(
-            "world.network_latency_ms[1]",
-            latency_high,
-            latency_low,
-            60_000,
-        )?;
+        check_range("world.network_latency_ms[1]", latency_high, latency_low, 60_000)?;
         check_range("world.db_pool_size", u64::from(world.db_pool_size), 1, 100)?;
-        check_range(
-            "world.db_max_connections",
-            u64::from(world.db_max_connections),
-            1,
-            10_000,
-        )?;
-        check_range(
-            "world.background_queries_per_s",
-            u64::from(world.background_queries_per_s),
-            0,
-            1_000,
-        )?;
+        check_range("world.db_max_connections", u64::from(world.db_max_connections), 1, 10_000)?;
+        check_range("world.background_queries_per_s", u64::from(world.background_queries_per_s), 0, 1_000)?;
         check_range("world.tcp_keepalive_ms", world.tcp_keepalive_ms, 1, day)?;
         check_range("world.replication_lag_ms", world.replication_lag_ms, 0, day)?;
         check_range("world.failover_ms", world.failover_ms, 0, day)?;
@@ -772,13 +695,7 @@ impl Scenario {
             self.validate_strategies(chosen)?;
         }
         if self.faults.len() > MAX_FAULTS {
-            return Err(refuse(
-                "faults",
-                format!(
-                    "{} faults; at most {MAX_FAULTS} are allowed",
-                    self.faults.len()
-                ),
-            ));
+            return Err(refuse("faults", format!("{} faults; at most {MAX_FAULTS} are allowed", self.faults.len())));
         }
         for (index, fault) in self.faults.iter().enumerate() {
             self.validate_fault(&format!("faults[{index}]"), fault, duration)?;
@@ -791,48 +708,22 @@ impl Scenario {
         if let Some(naive) = &chosen.naive {
             check_range("strategies.naive.ttl_ms", naive.ttl_ms, 1, day)?;
         }
-        for (name, lease) in [
-            ("fencing", &chosen.fencing),
-            ("consensus", &chosen.consensus),
-        ] {
+        for (name, lease) in [("fencing", &chosen.fencing), ("consensus", &chosen.consensus)] {
             if let Some(lease) = lease {
                 check_range(&format!("strategies.{name}.ttl_ms"), lease.ttl_ms, 1, day)?;
-                check_range(
-                    &format!("strategies.{name}.renew_every_ms"),
-                    lease.renew_every_ms,
-                    1,
-                    day,
-                )?;
+                check_range(&format!("strategies.{name}.renew_every_ms"), lease.renew_every_ms, 1, day)?;
             }
         }
         if let Some(redlock) = &chosen.redlock {
             check_range("strategies.redlock.ttl_ms", redlock.ttl_ms, 1, day)?;
-            check_range(
-                "strategies.redlock.renew_every_ms",
-                redlock.renew_every_ms,
-                1,
-                day,
-            )?;
-            check_range(
-                "strategies.redlock.nodes",
-                u64::from(redlock.nodes),
-                1,
-                u64::from(MAX_REDIS_NODES),
-            )?;
+            check_range("strategies.redlock.renew_every_ms", redlock.renew_every_ms, 1, day)?;
+            check_range("strategies.redlock.nodes", u64::from(redlock.nodes), 1, u64::from(MAX_REDIS_NODES))?;
             if !(0.0..=0.5).contains(&redlock.drift_factor) {
-                return Err(refuse(
-                    "strategies.redlock.drift_factor",
-                    "must be between 0 and 0.5",
-                ));
+                return Err(refuse("strategies.redlock.drift_factor", "must be between 0 and 0.5"));
             }
         }
         if let Some(db_lock) = &chosen.db_lock {
-            check_range(
-                "strategies.db-lock.lock_timeout_ms",
-                db_lock.lock_timeout_ms,
-                0,
-                day,
-            )?;
+            check_range("strategies.db-lock.lock_timeout_ms", db_lock.lock_timeout_ms, 0, day)?;
             check_range(
                 "strategies.db-lock.idle_in_transaction_timeout_ms",
                 db_lock.idle_in_transaction_timeout_ms,
@@ -843,12 +734,7 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_target(
-        &self,
-        path: &str,
-        target: Target,
-        allowed: TargetKind,
-    ) -> Result<(), ScenarioError> {
+    fn validate_target(&self, path: &str, target: Target, allowed: TargetKind) -> Result<(), ScenarioError> {
         let fits = match (target, allowed) {
             (Target::Holder, TargetKind::Instance | TargetKind::Clock | TargetKind::Any) => true,
             (Target::Holder, TargetKind::Redis) => false,
@@ -857,40 +743,24 @@ impl Scenario {
             (Target::Party(Party::Instance(id)), _) if id.0 >= self.world.instances => {
                 return Err(refuse(
                     path,
-                    format!(
-                        "instance `{id}` does not exist: the world has {} instances",
-                        self.world.instances
-                    ),
+                    format!("instance `{id}` does not exist: the world has {} instances", self.world.instances),
                 ));
             }
             (Target::Party(party), TargetKind::Instance) => matches!(party, Party::Instance(_)),
             (Target::Party(party), TargetKind::Redis) => {
                 matches!(party, Party::Redis(_) | Party::RedisReplica)
             }
-            (Target::Party(party), TargetKind::Clock) => {
-                !matches!(party, Party::Storage | Party::Slack)
-            }
+            (Target::Party(party), TargetKind::Clock) => !matches!(party, Party::Storage | Party::Slack),
             (Target::Party(_), TargetKind::Any) => true,
         };
         if fits {
             Ok(())
         } else {
-            Err(refuse(
-                path,
-                format!(
-                    "`{target}` cannot be the target here: {}",
-                    allowed.explain()
-                ),
-            ))
+            Err(refuse(path, format!("`{target}` cannot be the target here: {}", allowed.explain())))
         }
     }
 
-    fn validate_fault(
-        &self,
-        path: &str,
-        fault: &Fault,
-        duration: u64,
-    ) -> Result<(), ScenarioError> {
+    fn validate_fault(&self, path: &str, fault: &Fault, duration: u64) -> Result<(), ScenarioError> {
         let day = MAX_DURATION_MS;
         let at = fault.at_ms();
         if at >= duration {
@@ -901,26 +771,13 @@ impl Scenario {
         }
         let field = |name: &str| format!("{path}.{name}");
         match fault {
-            Fault::OomKill {
-                target,
-                restart_after_ms,
-                ..
-            }
-            | Fault::HostLoss {
-                target,
-                restart_after_ms,
-                ..
-            } => {
+            Fault::OomKill { target, restart_after_ms, .. } | Fault::HostLoss { target, restart_after_ms, .. } => {
                 self.validate_target(&field("target"), *target, TargetKind::Instance)?;
                 if let Some(after) = restart_after_ms {
                     check_range(&field("restart_after_ms"), *after, 0, day)?;
                 }
             }
-            Fault::GcPause {
-                target,
-                duration_ms,
-                ..
-            } => {
+            Fault::GcPause { target, duration_ms, .. } => {
                 self.validate_target(&field("target"), *target, TargetKind::Instance)?;
                 check_range(&field("duration_ms"), *duration_ms, 1, day)?;
             }
@@ -932,36 +789,21 @@ impl Scenario {
                 self.validate_target(&field("target"), *target, TargetKind::Clock)?;
                 check_range(&field("ppm"), ppm.unsigned_abs(), 0, 500_000)?;
             }
-            Fault::NetworkDelay {
-                from,
-                to,
-                extra_ms,
-                duration_ms,
-                ..
-            } => {
+            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
                 self.validate_target(&field("from"), *from, TargetKind::Any)?;
                 self.validate_target(&field("to"), *to, TargetKind::Any)?;
                 check_range(&field("extra_ms"), *extra_ms, 0, day)?;
                 check_range(&field("duration_ms"), *duration_ms, 1, day)?;
             }
-            Fault::Partition {
-                between,
-                duration_ms,
-                ..
-            } => {
+            Fault::Partition { between, duration_ms, .. } => {
                 self.validate_target(&field("between[0]"), between[0], TargetKind::Any)?;
                 self.validate_target(&field("between[1]"), between[1], TargetKind::Any)?;
                 if between[0] == between[1] {
-                    return Err(refuse(
-                        field("between"),
-                        "a partition needs two different sides",
-                    ));
+                    return Err(refuse(field("between"), "a partition needs two different sides"));
                 }
                 check_range(&field("duration_ms"), *duration_ms, 1, day)?;
             }
-            Fault::RedisRestart {
-                target, down_ms, ..
-            } => {
+            Fault::RedisRestart { target, down_ms, .. } => {
                 self.validate_target(&field("target"), *target, TargetKind::Redis)?;
                 check_range(&field("down_ms"), *down_ms, 0, day)?;
             }
@@ -969,16 +811,9 @@ impl Scenario {
                 self.validate_target(&field("target"), *target, TargetKind::Redis)?;
             }
             Fault::ConsensusLeaderLoss { .. } => {}
-            Fault::DbSlow {
-                factor,
-                duration_ms,
-                ..
-            } => {
+            Fault::DbSlow { factor, duration_ms, .. } => {
                 if !factor.is_finite() || !(1.0..=1000.0).contains(factor) {
-                    return Err(refuse(
-                        field("factor"),
-                        format!("{factor} must be between 1 and 1000"),
-                    ));
+                    return Err(refuse(field("factor"), format!("{factor} must be between 1 and 1000")));
                 }
                 check_range(&field("duration_ms"), *duration_ms, 1, day)?;
             }
@@ -999,9 +834,7 @@ impl TargetKind {
     fn explain(self) -> &'static str {
         match self {
             TargetKind::Instance => "this fault strikes an instance (a…h or holder)",
-            TargetKind::Redis => {
-                "this fault strikes a Redis node (redis-1…redis-5, redis-1-replica or redis)"
-            }
+            TargetKind::Redis => "this fault strikes a Redis node (redis-1…redis-5, redis-1-replica or redis)",
             TargetKind::Clock => "storage and Slack have no clock the lab models",
             TargetKind::Any => "",
         }
@@ -1010,10 +843,7 @@ impl TargetKind {
 
 fn check_range(path: &str, value: u64, low: u64, high: u64) -> Result<(), ScenarioError> {
     if value < low || value > high {
-        Err(refuse(
-            path,
-            format!("{value} is out of range: expected {low} to {high}"),
-        ))
+        Err(refuse(path, format!("{value} is out of range: expected {low} to {high}")))
     } else {
         Ok(())
     }
@@ -1033,31 +863,17 @@ mod tests {
 
     #[test]
     fn a_strategy_alone_with_defaults() {
-        let scenario =
-            Scenario::from_json(r#"{"format": "locklab/1", "strategies": {"fencing": {}}}"#)
-                .unwrap();
-        assert_eq!(
-            scenario.strategy_settings(),
-            vec![StrategySettings::Fencing(LeaseSettings::default())]
-        );
+        let scenario = Scenario::from_json(r#"{"format": "locklab/1", "strategies": {"fencing": {}}}"#).unwrap();
+        assert_eq!(scenario.strategy_settings(), vec![StrategySettings::Fencing(LeaseSettings::default())]);
     }
 
     #[test]
     fn unknown_fields_and_bad_values_name_the_field() {
         let cases = [
-            (
-                r#"{"format": "locklab/1", "wrold": {}}"#,
-                "unknown field `wrold`",
-            ),
-            (
-                r#"{"format": "locklab/1", "world": {"instance": 3}}"#,
-                "world: unknown field `instance`",
-            ),
+            (r#"{"format": "locklab/1", "wrold": {}}"#, "wrold: unknown field `wrold`"),
+            (r#"{"format": "locklab/1", "world": {"instance": 3}}"#, "world.instance: unknown field `instance`"),
             (r#"{"format": "locklab/2"}"#, "format: must be"),
-            (
-                r#"{"format": "locklab/1", "world": {"instances": 9}}"#,
-                "world.instances: 9 is out of range",
-            ),
+            (r#"{"format": "locklab/1", "world": {"instances": 9}}"#, "world.instances: 9 is out of range"),
             (
                 r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
                 "faults[0].at_ms",
@@ -1082,22 +898,13 @@ mod tests {
                 r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "redis_restart", "target": "a", "down_ms": 1}]}"#,
                 "faults[0].target: `a` cannot be the target",
             ),
-            (
-                r#"{"format": "locklab/1", "strategies": {"fencin": {}}}"#,
-                "strategies: unknown field `fencin`",
-            ),
-            (
-                r#"{"format": "locklab/1", "duration_ms": 99999999999}"#,
-                "duration_ms: 99999999999 is out of range",
-            ),
+            (r#"{"format": "locklab/1", "strategies": {"fencin": {}}}"#, "strategies.fencin: unknown field `fencin`"),
+            (r#"{"format": "locklab/1", "duration_ms": 99999999999}"#, "duration_ms: 99999999999 is out of range"),
             ("{", "EOF"),
         ];
         for (text, expected) in cases {
             let error = Scenario::from_json(text).expect_err(text).to_string();
-            assert!(
-                error.contains(expected),
-                "{text}\n  gave: {error}\n  wanted: {expected}"
-            );
+            assert!(error.contains(expected), "{text}\n  gave: {error}\n  wanted: {expected}");
         }
     }
 

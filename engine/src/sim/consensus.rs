@@ -39,13 +39,7 @@ pub(crate) struct ConsensusStore {
 
 impl Default for ConsensusStore {
     fn default() -> Self {
-        ConsensusStore {
-            leader_up: true,
-            revision: 1,
-            key: None,
-            leases: BTreeMap::new(),
-            next_lease: 1,
-        }
+        ConsensusStore { leader_up: true, revision: 1, key: None, leases: BTreeMap::new(), next_lease: 1 }
     }
 }
 
@@ -56,17 +50,8 @@ impl Sim {
         run: RunId,
         op: ConsensusOp,
     ) -> Option<ConsensusReply> {
-        let reply = if self.consensus.leader_up {
-            self.consensus_apply(run, op)
-        } else {
-            ConsensusReply::NoLeader
-        };
-        self.record(EventKind::Consensus {
-            client,
-            run,
-            op,
-            reply,
-        });
+        let reply = if self.consensus.leader_up { self.consensus_apply(run, op) } else { ConsensusReply::NoLeader };
+        self.record(EventKind::Consensus { client, run, op, reply });
         Some(reply)
     }
 
@@ -80,14 +65,7 @@ impl Sim {
                 let lease = LeaseId(self.consensus.next_lease);
                 self.consensus.next_lease += 1;
                 let expires = local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
-                self.consensus.leases.insert(
-                    lease,
-                    Lease {
-                        ttl_ms,
-                        expires_local_ms: expires,
-                        timer: None,
-                    },
-                );
+                self.consensus.leases.insert(lease, Lease { ttl_ms, expires_local_ms: expires, timer: None });
                 self.arm_lease(lease);
                 self.consensus.revision += 1;
                 self.consensus.key = Some(LockKey { value, run, lease });
@@ -95,17 +73,12 @@ impl Sim {
                 let record = &mut self.runs[run_index(run)];
                 record.granted = true;
                 let instance = record.instance;
-                self.record(EventKind::Granted {
-                    run,
-                    instance,
-                    token: Some(revision),
-                });
+                self.record(EventKind::Granted { run, instance, token: Some(revision) });
                 ConsensusReply::Acquired { lease, revision }
             }
             ConsensusOp::KeepAlive { lease } => match self.consensus.leases.get_mut(&lease) {
                 Some(state) => {
-                    state.expires_local_ms =
-                        local.saturating_add(i64::try_from(state.ttl_ms).unwrap_or(i64::MAX / 4));
+                    state.expires_local_ms = local.saturating_add(i64::try_from(state.ttl_ms).unwrap_or(i64::MAX / 4));
                     let ttl_ms = state.ttl_ms;
                     self.arm_lease(lease);
                     ConsensusReply::Alive { ttl_ms }
@@ -131,11 +104,7 @@ impl Sim {
         if let Some(old) = old {
             self.cancel_timer(old);
         }
-        let timer = self.set_timer_at(
-            Party::Consensus,
-            deadline,
-            TimerPurpose::LeaseExpiry { lease },
-        );
+        let timer = self.set_timer_at(Party::Consensus, deadline, TimerPurpose::LeaseExpiry { lease });
         if let Some(state) = self.consensus.leases.get_mut(&lease) {
             state.timer = Some(timer);
         }
@@ -155,19 +124,12 @@ impl Sim {
             self.consensus.key = None;
             self.consensus.revision += 1;
             if reason == RevokeReason::Expired {
-                self.record(EventKind::LeaseExpired {
-                    lease,
-                    value: key.value,
-                });
+                self.record(EventKind::LeaseExpired { lease, value: key.value });
             }
             let record = &mut self.runs[run_index(key.run)];
             record.granted = false;
             let instance = record.instance;
-            self.record(EventKind::Revoked {
-                run: key.run,
-                instance,
-                reason,
-            });
+            self.record(EventKind::Revoked { run: key.run, instance, reason });
         }
         true
     }
@@ -194,10 +156,7 @@ impl Sim {
         }
         self.consensus.leader_up = false;
         self.record(EventKind::Leader { up: false });
-        self.schedule(
-            self.now_ms + self.world.failover_ms,
-            super::Action::LeaderUp,
-        );
+        self.schedule(self.now_ms + self.world.failover_ms, super::Action::LeaderUp);
     }
 
     pub(crate) fn leader_up(&mut self) {
@@ -207,8 +166,7 @@ impl Sim {
         let leases: Vec<LeaseId> = self.consensus.leases.keys().copied().collect();
         for lease in leases {
             if let Some(state) = self.consensus.leases.get_mut(&lease) {
-                state.expires_local_ms =
-                    local.saturating_add(i64::try_from(state.ttl_ms).unwrap_or(i64::MAX / 4));
+                state.expires_local_ms = local.saturating_add(i64::try_from(state.ttl_ms).unwrap_or(i64::MAX / 4));
             }
             self.arm_lease(lease);
         }

@@ -15,8 +15,8 @@
 
 use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
-    BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange,
-    RowLockMode, RowWrite, Sql, SqlError, SqlOutcome, TerminateReason,
+    BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange, RowLockMode, RowWrite, Sql,
+    SqlError, SqlOutcome, TerminateReason,
 };
 use crate::ids::{Party, Period, RunId, SessionId, Token};
 use crate::scenario::{DbWait, StrategySettings};
@@ -171,39 +171,18 @@ impl Sim {
         self.record(EventKind::DbSlow { factor_percent });
     }
 
-    fn db_reply(
-        &mut self,
-        caller: Caller,
-        session: SessionId,
-        sql: Sql,
-        outcome: SqlOutcome,
-        waited_ms: u64,
-    ) {
+    fn db_reply(&mut self, caller: Caller, session: SessionId, sql: Sql, outcome: SqlOutcome, waited_ms: u64) {
         let client = self.db.sessions.get(&session).map_or_else(
             || DbClient::Instance(caller.from.instance().unwrap_or(crate::ids::InstanceId(0))),
             |state| state.client,
         );
         let run = Some(caller.run);
-        self.record(EventKind::Sql {
-            session,
-            client,
-            run,
-            statement: sql,
-            outcome,
-            waited_ms,
-        });
+        self.record(EventKind::Sql { session, client, run, statement: sql, outcome, waited_ms });
         self.reply(Party::Db, caller.from, caller.request, Reply::Sql(outcome));
     }
 
     /// A statement arrives from an instance.
-    pub(crate) fn db_receive(
-        &mut self,
-        from: Party,
-        request: u32,
-        run: RunId,
-        session: SessionId,
-        sql: Sql,
-    ) {
+    pub(crate) fn db_receive(&mut self, from: Party, request: u32, run: RunId, session: SessionId, sql: Sql) {
         let caller = Caller { from, request, run };
         let Some(instance) = from.instance() else {
             return;
@@ -211,26 +190,12 @@ impl Sim {
         if sql == Sql::Connect {
             if self.db.connections() >= usize::from(self.db.max_connections) {
                 let client = DbClient::Instance(instance);
-                self.record(EventKind::Connection {
-                    session: SessionId(0),
-                    client,
-                    change: ConnectionChange::Refused,
-                });
-                self.reply(
-                    Party::Db,
-                    from,
-                    request,
-                    Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients)),
-                );
+                self.record(EventKind::Connection { session: SessionId(0), client, change: ConnectionChange::Refused });
+                self.reply(Party::Db, from, request, Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients)));
                 return;
             }
             let id = self.open_session(DbClient::Instance(instance), Some(from));
-            self.reply(
-                Party::Db,
-                from,
-                request,
-                Reply::Sql(SqlOutcome::Connected(id)),
-            );
+            self.reply(Party::Db, from, request, Reply::Sql(SqlOutcome::Connected(id)));
             return;
         }
         if let Some(error) = self.db.ended.remove(&session) {
@@ -238,13 +203,7 @@ impl Sim {
             return;
         }
         let Some(state) = self.db.sessions.get_mut(&session) else {
-            self.db_reply(
-                caller,
-                session,
-                sql,
-                SqlOutcome::Error(SqlError::ConnectionClosed),
-                0,
-            );
+            self.db_reply(caller, session, sql, SqlOutcome::Error(SqlError::ConnectionClosed), 0);
             return;
         };
         state.busy = true;
@@ -254,9 +213,7 @@ impl Sim {
         }
         let statement = self.db.next_statement;
         self.db.next_statement += 1;
-        self.db
-            .statements
-            .insert(statement, Statement { caller, sql });
+        self.db.statements.insert(statement, Statement { caller, sql });
         let at = self.now_ms + self.statement_ms(STATEMENT_MS);
         self.schedule(at, Action::StatementDone { session, statement });
     }
@@ -274,11 +231,7 @@ impl Sim {
             idle_timer: None,
         };
         self.db.sessions.insert(id, session);
-        self.record(EventKind::Connection {
-            session: id,
-            client,
-            change: ConnectionChange::Opened,
-        });
+        self.record(EventKind::Connection { session: id, client, change: ConnectionChange::Opened });
         id
     }
 
@@ -309,16 +262,10 @@ impl Sim {
                         let outcome = SqlOutcome::Error(SqlError::LockNotAvailable);
                         self.finish_statement(caller, session, sql, outcome, 0);
                     }
-                    DbWait::SkipLocked => {
-                        self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0)
-                    }
+                    DbWait::SkipLocked => self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0),
                     DbWait::Block => {
                         let lock_timer = (self.db.lock_timeout_ms > 0).then(|| {
-                            self.set_timer(
-                                Party::Db,
-                                self.db.lock_timeout_ms,
-                                TimerPurpose::LockTimeout { session },
-                            )
+                            self.set_timer(Party::Db, self.db.lock_timeout_ms, TimerPurpose::LockTimeout { session })
                         });
                         self.db.queue.push_back(RowWaiter {
                             session,
@@ -330,21 +277,11 @@ impl Sim {
                         });
                         let client = state.client;
                         let (mode, change) = (RowLockMode::Update, RowLockChange::Waiting);
-                        self.record(EventKind::RowLock {
-                            session,
-                            client,
-                            mode,
-                            change,
-                        });
+                        self.record(EventKind::RowLock { session, client, mode, change });
                     }
                 }
             }
-            Sql::WriteReport {
-                period,
-                run,
-                token,
-                how,
-            } => {
+            Sql::WriteReport { period, run, token, how } => {
                 let outcome = self.row_outcome(period, token, how);
                 if state.in_transaction {
                     if outcome != SqlOutcome::Rows(0)
@@ -371,14 +308,7 @@ impl Sim {
         }
     }
 
-    fn finish_statement(
-        &mut self,
-        caller: Caller,
-        session: SessionId,
-        sql: Sql,
-        outcome: SqlOutcome,
-        waited_ms: u64,
-    ) {
+    fn finish_statement(&mut self, caller: Caller, session: SessionId, sql: Sql, outcome: SqlOutcome, waited_ms: u64) {
         self.db_reply(caller, session, sql, outcome, waited_ms);
         let idle_timeout = self.db.idle_timeout_ms;
         let Some(state) = self.db.sessions.get_mut(&session) else {
@@ -386,11 +316,7 @@ impl Sim {
         };
         state.busy = false;
         if state.in_transaction && idle_timeout > 0 {
-            let timer = self.set_timer(
-                Party::Db,
-                idle_timeout,
-                TimerPurpose::IdleTimeout { session },
-            );
+            let timer = self.set_timer(Party::Db, idle_timeout, TimerPurpose::IdleTimeout { session });
             if let Some(state) = self.db.sessions.get_mut(&session) {
                 state.idle_timer = Some(timer);
             }
@@ -402,13 +328,9 @@ impl Sim {
         let existing = self.db.reports.get(&period);
         match (how, existing) {
             (RowWrite::InsertOrNothing, Some(_)) => SqlOutcome::Rows(0),
-            (
-                RowWrite::FencedUpsert,
-                Some(ReportRow {
-                    token: Some(highest),
-                    ..
-                }),
-            ) if token < Some(*highest) => SqlOutcome::StaleToken { highest: *highest },
+            (RowWrite::FencedUpsert, Some(ReportRow { token: Some(highest), .. })) if token < Some(*highest) => {
+                SqlOutcome::StaleToken { highest: *highest }
+            }
             _ => SqlOutcome::Rows(1),
         }
     }
@@ -426,21 +348,12 @@ impl Sim {
         let client = state.client;
         if mode == RowLockMode::Update {
             state.lock_run = caller.map(|caller| caller.run);
-            self.record(EventKind::RowLock {
-                session,
-                client,
-                mode,
-                change: RowLockChange::Granted,
-            });
+            self.record(EventKind::RowLock { session, client, mode, change: RowLockChange::Granted });
             if let Some(caller) = caller {
                 let record = &mut self.runs[run_index(caller.run)];
                 record.granted = true;
                 let instance = record.instance;
-                self.record(EventKind::Granted {
-                    run: caller.run,
-                    instance,
-                    token: None,
-                });
+                self.record(EventKind::Granted { run: caller.run, instance, token: None });
             }
         }
     }
@@ -459,22 +372,15 @@ impl Sim {
 
     fn release_row(&mut self, session: SessionId) {
         let before = self.db.holders.len();
-        let held: Vec<RowLockMode> = self
-            .db
-            .holders
-            .iter()
-            .filter(|(holder, _)| *holder == session)
-            .map(|(_, mode)| *mode)
-            .collect();
+        let held: Vec<RowLockMode> =
+            self.db.holders.iter().filter(|(holder, _)| *holder == session).map(|(_, mode)| *mode).collect();
         self.db.holders.retain(|(holder, _)| *holder != session);
         if self.db.holders.len() != before {
             let (client, lock_run) = self
                 .db
                 .sessions
                 .get_mut(&session)
-                .map_or((DbClient::Background, None), |state| {
-                    (state.client, state.lock_run.take())
-                });
+                .map_or((DbClient::Background, None), |state| (state.client, state.lock_run.take()));
             if held.contains(&RowLockMode::Update) {
                 self.record(EventKind::RowLock {
                     session,
@@ -487,11 +393,7 @@ impl Sim {
                 let record = &mut self.runs[run_index(run)];
                 record.granted = false;
                 let instance = record.instance;
-                self.record(EventKind::Revoked {
-                    run,
-                    instance,
-                    reason: RevokeReason::TransactionEnded,
-                });
+                self.record(EventKind::Revoked { run, instance, reason: RevokeReason::TransactionEnded });
             }
         }
         self.grant_waiters();
@@ -511,18 +413,11 @@ impl Sim {
             if waiter.mode == RowLockMode::KeyShare {
                 let client = DbClient::Background;
                 let change = RowLockChange::Granted;
-                self.record(EventKind::RowLock {
-                    session: waiter.session,
-                    client,
-                    mode: waiter.mode,
-                    change,
-                });
+                self.record(EventKind::RowLock { session: waiter.session, client, mode: waiter.mode, change });
             }
             self.grant_row(waiter.session, waiter.mode, waiter.caller);
             if let Some(caller) = waiter.caller {
-                let sql = Sql::LockJobRow {
-                    wait: DbWait::Block,
-                };
+                let sql = Sql::LockJobRow { wait: DbWait::Block };
                 self.finish_statement(caller, waiter.session, sql, SqlOutcome::Rows(1), waited);
             }
             if let Some(query) = waiter.background {
@@ -532,26 +427,13 @@ impl Sim {
     }
 
     fn remove_waiter(&mut self, session: SessionId) -> Option<RowWaiter> {
-        let position = self
-            .db
-            .queue
-            .iter()
-            .position(|waiter| waiter.session == session)?;
+        let position = self.db.queue.iter().position(|waiter| waiter.session == session)?;
         let waiter = self.db.queue.remove(position)?;
         if let Some(timer) = waiter.lock_timer {
             self.cancel_timer(timer);
         }
-        let client = self
-            .db
-            .sessions
-            .get(&session)
-            .map_or(DbClient::Background, |state| state.client);
-        self.record(EventKind::RowLock {
-            session,
-            client,
-            mode: waiter.mode,
-            change: RowLockChange::GaveUp,
-        });
+        let client = self.db.sessions.get(&session).map_or(DbClient::Background, |state| state.client);
+        self.record(EventKind::RowLock { session, client, mode: waiter.mode, change: RowLockChange::GaveUp });
         // A waiter leaving can unblock those behind it.
         self.grant_waiters();
         Some(waiter)
@@ -563,16 +445,8 @@ impl Sim {
         };
         if let Some(caller) = waiter.caller {
             let waited = self.now_ms - waiter.since_ms;
-            let sql = Sql::LockJobRow {
-                wait: DbWait::Block,
-            };
-            self.finish_statement(
-                caller,
-                session,
-                sql,
-                SqlOutcome::Error(SqlError::LockTimeout),
-                waited,
-            );
+            let sql = Sql::LockJobRow { wait: DbWait::Block };
+            self.finish_statement(caller, session, sql, SqlOutcome::Error(SqlError::LockTimeout), waited);
         }
     }
 
@@ -583,9 +457,7 @@ impl Sim {
         state.idle_timer = None;
         if state.in_transaction && !state.busy {
             self.terminate(session, TerminateReason::IdleInTransactionTimeout);
-            self.db
-                .ended
-                .insert(session, SqlError::IdleInTransactionTimeout);
+            self.db.ended.insert(session, SqlError::IdleInTransactionTimeout);
         }
     }
 
@@ -606,11 +478,7 @@ impl Sim {
         self.end_transaction(session);
         self.db.sessions.remove(&session);
         let change = ConnectionChange::Terminated(reason);
-        self.record(EventKind::Connection {
-            session,
-            client: state.client,
-            change,
-        });
+        self.record(EventKind::Connection { session, client: state.client, change });
         self.grant_waiters();
     }
 
@@ -618,9 +486,7 @@ impl Sim {
 
     pub(crate) fn background_gap_ms(&mut self) -> u64 {
         let mean = 1_000 / u64::from(self.world.background_queries_per_s.max(1));
-        self.rng_background
-            .between(mean / 2, mean + mean / 2)
-            .max(1)
+        self.rng_background.between(mean / 2, mean + mean / 2).max(1)
     }
 
     pub(crate) fn background_arrival(&mut self) {
@@ -629,27 +495,14 @@ impl Sim {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
-        self.db.background.insert(
-            query,
-            BackgroundQuery {
-                arrived_ms: self.now_ms,
-                state,
-            },
-        );
-        self.schedule(
-            self.now_ms + BACKGROUND_TIMEOUT_MS,
-            Action::BackgroundGiveUp { query },
-        );
+        self.db.background.insert(query, BackgroundQuery { arrived_ms: self.now_ms, state });
+        self.schedule(self.now_ms + BACKGROUND_TIMEOUT_MS, Action::BackgroundGiveUp { query });
         if let Some(session) = self.db.background_free.pop() {
             self.background_start(query, session);
         } else if self.db.background_open < BACKGROUND_POOL_SIZE {
             if self.db.connections() >= usize::from(self.db.max_connections) {
                 let client = DbClient::Background;
-                self.record(EventKind::Connection {
-                    session: SessionId(0),
-                    client,
-                    change: ConnectionChange::Refused,
-                });
+                self.record(EventKind::Connection { session: SessionId(0), client, change: ConnectionChange::Refused });
                 self.background_end(query, BackgroundOutcome::Refused);
                 return;
             }
@@ -679,17 +532,8 @@ impl Sim {
             background: Some(query),
             lock_timer: None,
         });
-        let (client, mode, change) = (
-            DbClient::Background,
-            RowLockMode::KeyShare,
-            RowLockChange::Waiting,
-        );
-        self.record(EventKind::RowLock {
-            session,
-            client,
-            mode,
-            change,
-        });
+        let (client, mode, change) = (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Waiting);
+        self.record(EventKind::RowLock { session, client, mode, change });
     }
 
     fn background_run(&mut self, query: u32, session: SessionId) {
@@ -735,11 +579,7 @@ impl Sim {
             return;
         };
         let latency_ms = self.now_ms - state.arrived_ms;
-        self.record(EventKind::Background {
-            query,
-            latency_ms,
-            outcome,
-        });
+        self.record(EventKind::Background { query, latency_ms, outcome });
     }
 
     fn background_session_free(&mut self, session: SessionId) {

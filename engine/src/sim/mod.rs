@@ -17,8 +17,8 @@ pub(crate) mod runtime;
 
 use crate::clock::LocalClock;
 use crate::event::{
-    ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState,
-    PutOutcome, RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
+    ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome,
+    RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
 };
 use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
 use crate::rng::SimRng;
@@ -33,19 +33,9 @@ pub(crate) use runtime::{Instance, RunRecord};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Request {
     Redis(RedisCommand),
-    Sql {
-        session: SessionId,
-        sql: Sql,
-    },
-    Put {
-        period: Period,
-        chunk: u8,
-        own_object: bool,
-        token: Option<Token>,
-    },
-    Post {
-        period: Period,
-    },
+    Sql { session: SessionId, sql: Sql },
+    Put { period: Period, chunk: u8, own_object: bool, token: Option<Token> },
+    Post { period: Period },
     Consensus(ConsensusOp),
 }
 
@@ -141,41 +131,19 @@ pub(crate) struct TimerId(u64);
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Action {
     Fault(u32),
-    Timer {
-        id: TimerId,
-        epoch: u32,
-    },
+    Timer { id: TimerId, epoch: u32 },
     Deliver(MessageId),
-    Resume {
-        instance: InstanceId,
-        generation: u32,
-    },
-    Restart {
-        instance: InstanceId,
-    },
-    RedisUp {
-        node: Party,
-    },
+    Resume { instance: InstanceId, generation: u32 },
+    Restart { instance: InstanceId },
+    RedisUp { node: Party },
     Promote,
     LeaderUp,
-    StatementDone {
-        session: SessionId,
-        statement: u32,
-    },
-    Replicate {
-        op: redis::ReplicationOp,
-        incarnation: u32,
-    },
+    StatementDone { session: SessionId, statement: u32 },
+    Replicate { op: redis::ReplicationOp, incarnation: u32 },
     BackgroundArrival,
-    BackgroundGiveUp {
-        query: u32,
-    },
-    BackgroundDone {
-        query: u32,
-    },
-    KeepaliveExpiry {
-        session: SessionId,
-    },
+    BackgroundGiveUp { query: u32 },
+    BackgroundDone { query: u32 },
+    KeepaliveExpiry { session: SessionId },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -270,10 +238,7 @@ pub(crate) struct Sim {
 
 impl std::fmt::Debug for Sim {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sim")
-            .field("now_ms", &self.now_ms)
-            .field("events", &self.log.len())
-            .finish()
+        f.debug_struct("Sim").field("now_ms", &self.now_ms).field("events", &self.log.len()).finish()
     }
 }
 
@@ -290,15 +255,9 @@ impl Sim {
             StrategySettings::Redlock(redlock) => Some(redlock.nodes),
             _ => None,
         };
-        let redis = redis::RedisCluster::new(
-            redlock_nodes,
-            world.redis_replica && redlock_nodes.is_none(),
-        );
+        let redis = redis::RedisCluster::new(redlock_nodes, world.redis_replica && redlock_nodes.is_none());
         let mut clocks = BTreeMap::new();
-        let fresh = ClockState {
-            clock: LocalClock::default(),
-            epoch: 0,
-        };
+        let fresh = ClockState { clock: LocalClock::default(), epoch: 0 };
         for index in 0..world.instances {
             clocks.insert(Party::Instance(InstanceId(index)), fresh);
         }
@@ -311,13 +270,7 @@ impl Sim {
         let instances = instance_rngs
             .into_iter()
             .enumerate()
-            .map(|(index, rng)| {
-                Instance::new(
-                    InstanceId(u8::try_from(index).unwrap_or(0)),
-                    rng,
-                    world.db_pool_size,
-                )
-            })
+            .map(|(index, rng)| Instance::new(InstanceId(u8::try_from(index).unwrap_or(0)), rng, world.db_pool_size))
             .collect();
         let mut db = db::Database::new(world.db_max_connections);
         db.configure(&settings);
@@ -371,12 +324,7 @@ impl Sim {
             if next.at_ms >= self.duration_ms {
                 break;
             }
-            assert!(
-                next.at_ms >= self.now_ms,
-                "time went backwards: {} < {}",
-                next.at_ms,
-                self.now_ms
-            );
+            assert!(next.at_ms >= self.now_ms, "time went backwards: {} < {}", next.at_ms, self.now_ms);
             self.now_ms = next.at_ms;
             self.dispatch(next.action, strategy);
             self.handle_notices(strategy);
@@ -389,10 +337,7 @@ impl Sim {
             Action::Fault(index) => self.apply_fault(index, strategy),
             Action::Timer { id, epoch } => self.fire_timer(id, epoch, strategy),
             Action::Deliver(message) => self.deliver(message, strategy),
-            Action::Resume {
-                instance,
-                generation,
-            } => self.resume(instance, generation),
+            Action::Resume { instance, generation } => self.resume(instance, generation),
             Action::Restart { instance } => self.restart(instance),
             Action::RedisUp { node } => self.redis_up(node),
             Action::Promote => self.promote_replica(),
@@ -411,25 +356,15 @@ impl Sim {
     pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
         let at_ms = at_ms.max(self.now_ms);
         self.seq += 1;
-        self.queue.push(Reverse(Queued {
-            at_ms,
-            seq: self.seq,
-            action,
-        }));
+        self.queue.push(Reverse(Queued { at_ms, seq: self.seq, action }));
     }
 
     pub(crate) fn record(&mut self, kind: EventKind) {
-        self.log.push(Event {
-            at_ms: self.now_ms,
-            kind,
-        });
+        self.log.push(Event { at_ms: self.now_ms, kind });
     }
 
     fn clock_state(&self, party: Party) -> ClockState {
-        self.clocks.get(&party).copied().unwrap_or(ClockState {
-            clock: LocalClock::default(),
-            epoch: 0,
-        })
+        self.clocks.get(&party).copied().unwrap_or(ClockState { clock: LocalClock::default(), epoch: 0 })
     }
 
     /// What `party`'s clock reads now.
@@ -438,35 +373,16 @@ impl Sim {
     }
 
     /// Sets a timer that fires when `party`'s clock has advanced `after_ms`.
-    pub(crate) fn set_timer(
-        &mut self,
-        party: Party,
-        after_ms: u64,
-        purpose: TimerPurpose,
-    ) -> TimerId {
-        let deadline = self
-            .local_now(party)
-            .saturating_add(i64::try_from(after_ms).unwrap_or(i64::MAX / 4));
+    pub(crate) fn set_timer(&mut self, party: Party, after_ms: u64, purpose: TimerPurpose) -> TimerId {
+        let deadline = self.local_now(party).saturating_add(i64::try_from(after_ms).unwrap_or(i64::MAX / 4));
         self.set_timer_at(party, deadline, purpose)
     }
 
     /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
-    pub(crate) fn set_timer_at(
-        &mut self,
-        party: Party,
-        deadline_local_ms: i64,
-        purpose: TimerPurpose,
-    ) -> TimerId {
+    pub(crate) fn set_timer_at(&mut self, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) -> TimerId {
         self.next_timer += 1;
         let id = TimerId(self.next_timer);
-        self.timers.insert(
-            id,
-            TimerEntry {
-                party,
-                deadline_local_ms,
-                purpose,
-            },
-        );
+        self.timers.insert(id, TimerEntry { party, deadline_local_ms, purpose });
         self.queue_timer(id);
         id
     }
@@ -478,13 +394,7 @@ impl Sim {
         let state = self.clock_state(entry.party);
         let at = state.clock.true_when(entry.deadline_local_ms, self.now_ms);
         if at < self.duration_ms {
-            self.schedule(
-                at,
-                Action::Timer {
-                    id,
-                    epoch: state.epoch,
-                },
-            );
+            self.schedule(at, Action::Timer { id, epoch: state.epoch });
         }
     }
 
@@ -506,17 +416,9 @@ impl Sim {
         change(&mut state.clock, now);
         state.epoch += 1;
         let (local_ms, drift_ppm) = (state.clock.local_at(now), state.clock.drift_ppm());
-        self.record(EventKind::Clock {
-            party,
-            local_ms,
-            drift_ppm,
-        });
-        let affected: Vec<TimerId> = self
-            .timers
-            .iter()
-            .filter(|(_, entry)| entry.party == party)
-            .map(|(id, _)| *id)
-            .collect();
+        self.record(EventKind::Clock { party, local_ms, drift_ppm });
+        let affected: Vec<TimerId> =
+            self.timers.iter().filter(|(_, entry)| entry.party == party).map(|(id, _)| *id).collect();
         for id in affected {
             self.queue_timer(id);
         }
@@ -558,40 +460,20 @@ impl Sim {
         let id = MessageId(self.next_message);
         self.next_message += 1;
         let now = self.now_ms;
-        if self
-            .partitions
-            .iter()
-            .any(|window| window.covers(from, to, now))
-        {
-            self.record(EventKind::Sent {
-                message: id,
-                from,
-                to,
-                what,
-                arrive_at_ms: None,
-            });
+        if self.partitions.iter().any(|window| window.covers(from, to, now)) {
+            self.record(EventKind::Sent { message: id, from, to, what, arrive_at_ms: None });
             return;
         }
         let [low, high] = self.world.network_latency_ms;
         let latency = self.rng_network.between(low, high);
-        let extra: u64 = self
-            .delays
-            .iter()
-            .filter(|window| window.covers(from, to, now))
-            .map(|window| window.extra_ms)
-            .sum();
+        let extra: u64 =
+            self.delays.iter().filter(|window| window.covers(from, to, now)).map(|window| window.extra_ms).sum();
         let mut arrive = now + latency + extra;
         // One TCP connection per link: a later message never overtakes an earlier one.
         let last = self.link_last_arrival.entry((from, to)).or_insert(0);
         arrive = arrive.max(*last);
         *last = arrive;
-        self.record(EventKind::Sent {
-            message: id,
-            from,
-            to,
-            what,
-            arrive_at_ms: Some(arrive),
-        });
+        self.record(EventKind::Sent { message: id, from, to, what, arrive_at_ms: Some(arrive) });
         self.messages.insert(id, Message { from, to, payload });
         self.schedule(arrive, Action::Deliver(id));
     }
@@ -601,16 +483,9 @@ impl Sim {
             return;
         };
         let now = self.now_ms;
-        if self
-            .partitions
-            .iter()
-            .any(|window| window.covers(message.from, message.to, now))
-        {
+        if self.partitions.iter().any(|window| window.covers(message.from, message.to, now)) {
             self.messages.remove(&id);
-            self.record(EventKind::Lost {
-                message: id,
-                reason: LossReason::Partition,
-            });
+            self.record(EventKind::Lost { message: id, reason: LossReason::Partition });
             return;
         }
         if let Party::Instance(instance) = message.to {
@@ -622,18 +497,13 @@ impl Sim {
             }
             if !state.is_alive() {
                 self.messages.remove(&id);
-                self.record(EventKind::Lost {
-                    message: id,
-                    reason: LossReason::ReceiverDown,
-                });
+                self.record(EventKind::Lost { message: id, reason: LossReason::ReceiverDown });
                 return;
             }
         }
         self.messages.remove(&id);
         match message.payload {
-            Payload::Request { request, run, body } => {
-                self.serve(message.from, message.to, request, run, body)
-            }
+            Payload::Request { request, run, body } => self.serve(message.from, message.to, request, run, body),
             Payload::Reply { request, body } => {
                 if let Party::Instance(instance) = message.to {
                     self.instance_reply(instance, request, body, strategy);
@@ -654,36 +524,14 @@ impl Sim {
                     self.reply(to, from, request, Reply::Redis(reply));
                 }
             }
-            (Party::Db, Request::Sql { session, sql }) => {
-                self.db_receive(from, request, run, session, sql)
-            }
-            (
-                Party::Storage,
-                Request::Put {
-                    period,
-                    chunk,
-                    own_object,
-                    token,
-                },
-            ) => {
+            (Party::Db, Request::Sql { session, sql }) => self.db_receive(from, request, run, session, sql),
+            (Party::Storage, Request::Put { period, chunk, own_object, token }) => {
                 let outcome = self.storage_put(period, token);
-                self.record(EventKind::Put {
-                    instance: client,
-                    run,
-                    period,
-                    chunk,
-                    own_object,
-                    token,
-                    outcome,
-                });
+                self.record(EventKind::Put { instance: client, run, period, chunk, own_object, token, outcome });
                 self.reply(to, from, request, Reply::Put(outcome));
             }
             (Party::Slack, Request::Post { period }) => {
-                self.record(EventKind::Post {
-                    instance: client,
-                    run,
-                    period,
-                });
+                self.record(EventKind::Post { instance: client, run, period });
                 self.reply(to, from, request, Reply::Posted);
             }
             (Party::Consensus, Request::Consensus(op)) => {
@@ -739,11 +587,7 @@ impl Sim {
         if let Some(record) = self.runs.iter().filter(live).find(|record| record.believes) {
             return Some(record.instance);
         }
-        self.runs
-            .iter()
-            .filter(live)
-            .find(|record| record.started)
-            .map(|record| record.instance)
+        self.runs.iter().filter(live).find(|record| record.started).map(|record| record.instance)
     }
 
     fn apply_fault(&mut self, index: u32, strategy: &mut dyn Strategy) {
@@ -770,17 +614,9 @@ impl Sim {
             Fault::ConsensusLeaderLoss { .. } => vec![Party::Consensus],
             Fault::DbSlow { .. } => vec![Party::Db],
         };
-        self.record(EventKind::Fault {
-            fault: fault.clone(),
-            targets: targets.clone(),
-        });
+        self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
         match fault {
-            Fault::OomKill {
-                restart_after_ms, ..
-            }
-            | Fault::HostLoss {
-                restart_after_ms, ..
-            } => {
+            Fault::OomKill { restart_after_ms, .. } | Fault::HostLoss { restart_after_ms, .. } => {
                 let host_lost = matches!(fault, Fault::HostLoss { .. });
                 for instance in targets.iter().filter_map(|party| party.instance()) {
                     self.kill(instance, host_lost, strategy);
@@ -804,13 +640,7 @@ impl Sim {
                     self.change_clock(party, |clock, now| clock.set_drift(now, ppm));
                 }
             }
-            Fault::NetworkDelay {
-                from,
-                to,
-                extra_ms,
-                duration_ms,
-                ..
-            } => {
+            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
                 let window = Window {
                     from: self.resolve(from),
                     to: self.resolve(to),
@@ -821,12 +651,7 @@ impl Sim {
                 };
                 self.delays.push(window);
             }
-            Fault::Partition {
-                between,
-                duration_ms,
-                one_way,
-                ..
-            } => {
+            Fault::Partition { between, duration_ms, one_way, .. } => {
                 let window = Window {
                     from: self.resolve(between[0]),
                     to: self.resolve(between[1]),
@@ -848,11 +673,7 @@ impl Sim {
                 }
             }
             Fault::ConsensusLeaderLoss { .. } => self.leader_lost(),
-            Fault::DbSlow {
-                factor,
-                duration_ms,
-                ..
-            } => self.db_slow(factor, duration_ms),
+            Fault::DbSlow { factor, duration_ms, .. } => self.db_slow(factor, duration_ms),
         }
     }
 
@@ -867,17 +688,8 @@ impl Sim {
         };
         state.process = runtime::Process::Paused { until_ms: until };
         let generation = state.generation;
-        self.record(EventKind::Process {
-            instance,
-            state: ProcessState::Paused { until_ms: until },
-        });
-        self.schedule(
-            until,
-            Action::Resume {
-                instance,
-                generation,
-            },
-        );
+        self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms: until } });
+        self.schedule(until, Action::Resume { instance, generation });
     }
 
     fn resume(&mut self, instance: InstanceId, generation: u32) {
@@ -890,10 +702,7 @@ impl Sim {
         }
         state.process = runtime::Process::Running;
         let deferred = std::mem::take(&mut state.deferred);
-        self.record(EventKind::Process {
-            instance,
-            state: ProcessState::Running,
-        });
+        self.record(EventKind::Process { instance, state: ProcessState::Running });
         // Everything that came due during the pause happens now, in the order it came due.
         for action in deferred {
             self.schedule(self.now_ms, action);
@@ -913,35 +722,15 @@ impl Sim {
         let request = self.next_request;
         self.next_request += 1;
         let timer = timeout_ms.map(|after| {
-            self.set_timer(
-                Party::Instance(instance),
-                after,
-                TimerPurpose::RequestTimeout { instance, request },
-            )
+            self.set_timer(Party::Instance(instance), after, TimerPurpose::RequestTimeout { instance, request })
         });
-        self.instances[instance.index()].pending.insert(
-            request,
-            runtime::Pending {
-                run,
-                purpose,
-                body,
-                timer,
-            },
-        );
-        self.send_message(
-            Party::Instance(instance),
-            to,
-            Payload::Request { request, run, body },
-        );
+        self.instances[instance.index()].pending.insert(request, runtime::Pending { run, purpose, body, timer });
+        self.send_message(Party::Instance(instance), to, Payload::Request { request, run, body });
     }
 
     /// The kernel closes a dead process's DB sockets: a FIN per session.
     pub(crate) fn send_fin(&mut self, instance: InstanceId, session: SessionId) {
-        self.send_message(
-            Party::Instance(instance),
-            Party::Db,
-            Payload::Fin { session },
-        );
+        self.send_message(Party::Instance(instance), Party::Db, Payload::Fin { session });
     }
 
     pub(crate) fn timeout_reply(request: &Request) -> Reply {
@@ -1005,22 +794,11 @@ impl Cx<'_> {
     }
     pub(crate) fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
         let instance = self.instance();
-        self.sim.send_request(
-            instance,
-            to,
-            self.run,
-            body,
-            runtime::Purpose::Strategy { tag },
-            timeout_ms,
-        );
+        self.sim.send_request(instance, to, self.run, body, runtime::Purpose::Strategy { tag }, timeout_ms);
     }
     pub(crate) fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
         let instance = self.instance();
-        self.sim.set_timer(
-            Party::Instance(instance),
-            after_ms,
-            TimerPurpose::Strategy { run: self.run, tag },
-        )
+        self.sim.set_timer(Party::Instance(instance), after_ms, TimerPurpose::Strategy { run: self.run, tag })
     }
     pub(crate) fn cancel_timer(&mut self, id: TimerId) {
         self.sim.cancel_timer(id);
@@ -1031,8 +809,7 @@ impl Cx<'_> {
     /// Asks the instance's pool for a connection to hold; it comes as `Reply::Checkout` with `tag`.
     pub(crate) fn checkout(&mut self, tag: u32) {
         let instance = self.instance();
-        self.sim
-            .pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
+        self.sim.pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
     }
     /// Gives a held connection back; `broken` drops it from the pool.
     pub(crate) fn checkin(&mut self, session: SessionId, broken: bool) {
@@ -1044,26 +821,15 @@ impl Cx<'_> {
         self.sim.instances[instance.index()].rng.between(low, high)
     }
     pub(crate) fn acquired(&mut self, token: Option<Token>) {
-        self.sim.notices.push_back(Notice::Acquired {
-            run: self.run,
-            token,
-        });
+        self.sim.notices.push_back(Notice::Acquired { run: self.run, token });
     }
     pub(crate) fn busy(&mut self, retry_after_ms: u64) {
-        self.sim.notices.push_back(Notice::Busy {
-            run: self.run,
-            retry_after_ms,
-        });
+        self.sim.notices.push_back(Notice::Busy { run: self.run, retry_after_ms });
     }
     pub(crate) fn lost(&mut self, reason: crate::event::AbortReason) {
-        self.sim.notices.push_back(Notice::Lost {
-            run: self.run,
-            reason,
-        });
+        self.sim.notices.push_back(Notice::Lost { run: self.run, reason });
     }
     pub(crate) fn committed(&mut self, ok: bool) {
-        self.sim
-            .notices
-            .push_back(Notice::Committed { run: self.run, ok });
+        self.sim.notices.push_back(Notice::Committed { run: self.run, ok });
     }
 }

@@ -43,14 +43,7 @@ pub(crate) struct RedisNode {
 
 impl RedisNode {
     fn new(party: Party) -> RedisNode {
-        RedisNode {
-            party,
-            up: true,
-            incarnation: 0,
-            lock: None,
-            counter: 0,
-            expiry_timer: None,
-        }
+        RedisNode { party, up: true, incarnation: 0, lock: None, counter: 0, expiry_timer: None }
     }
     fn key_count(&self) -> u32 {
         u32::from(self.lock.is_some()) + u32::from(self.counter != 0)
@@ -80,9 +73,7 @@ impl RedisCluster {
     /// `redlock_nodes` is the node count under Redlock, `None` for one node.
     pub(crate) fn new(redlock_nodes: Option<u8>, with_replica: bool) -> RedisCluster {
         let count = redlock_nodes.unwrap_or(1);
-        let nodes = (0..count)
-            .map(|index| RedisNode::new(Party::Redis(RedisNodeId(index))))
-            .collect();
+        let nodes = (0..count).map(|index| RedisNode::new(Party::Redis(RedisNodeId(index)))).collect();
         RedisCluster {
             nodes,
             replica: with_replica.then(|| RedisNode::new(Party::RedisReplica)),
@@ -103,11 +94,7 @@ impl RedisCluster {
 
     /// The node a single-Redis client talks to now.
     pub(crate) fn primary(&self) -> Party {
-        if self.promoted {
-            Party::RedisReplica
-        } else {
-            Party::Redis(RedisNodeId(0))
-        }
+        if self.promoted { Party::RedisReplica } else { Party::Redis(RedisNodeId(0)) }
     }
 
     pub(crate) fn node(&self, party: Party) -> Option<&RedisNode> {
@@ -156,61 +143,49 @@ impl Sim {
         };
         if !state.up || (node == Party::RedisReplica && !self.redis.promoted) {
             let reply = RedisReply::ConnectionRefused;
-            self.record(EventKind::Redis {
-                node,
-                client,
-                run,
-                command,
-                reply,
-            });
+            self.record(EventKind::Redis { node, client, run, command, reply });
             return Some(reply);
         }
         self.expire_if_due(node);
         let local = self.local_now(node);
-        let mut replication = None;
+        let mut replication: Vec<ReplicationOp> = Vec::new();
         let mut revoked = None;
         let state = self.redis.node_mut(node)?;
         let ttl_entry = |ttl_ms: u64| LockEntry {
-            value: Owner {
-                instance: client,
-                nonce: 0,
-            },
+            value: Owner { instance: client, nonce: 0 },
             run,
-            expires_at_local_ms: local
-                .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
+            expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
         };
         let reply = match command {
-            RedisCommand::SetNxEx { value, ttl_s: ttl }
-            | RedisCommand::SetNxPx { value, ttl_ms: ttl } => {
-                let ttl_ms = if matches!(command, RedisCommand::SetNxEx { .. }) {
-                    ttl * 1000
-                } else {
-                    ttl
-                };
+            RedisCommand::SetNxEx { value, ttl_s: ttl } | RedisCommand::SetNxPx { value, ttl_ms: ttl } => {
+                let ttl_ms = if matches!(command, RedisCommand::SetNxEx { .. }) { ttl * 1000 } else { ttl };
                 if state.lock.is_some() {
                     RedisReply::Nil
                 } else {
-                    let entry = LockEntry {
-                        value,
-                        ..ttl_entry(ttl_ms)
-                    };
+                    let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
                     state.lock = Some(entry);
-                    replication = Some(ReplicationOp::SetLock(entry));
+                    replication.push(ReplicationOp::SetLock(entry));
                     RedisReply::Ok
                 }
             }
-            RedisCommand::Get => state
-                .lock
-                .map_or(RedisReply::Nil, |entry| RedisReply::Value(entry.value)),
+            RedisCommand::SetNxPxIncr { value, ttl_ms } => {
+                if state.lock.is_some() {
+                    RedisReply::Nil
+                } else {
+                    let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
+                    state.lock = Some(entry);
+                    state.counter += 1;
+                    replication.push(ReplicationOp::SetLock(entry));
+                    replication.push(ReplicationOp::Counter(state.counter));
+                    RedisReply::Integer(state.counter)
+                }
+            }
+            RedisCommand::Get => state.lock.map_or(RedisReply::Nil, |entry| RedisReply::Value(entry.value)),
             RedisCommand::Del => match state.lock.take() {
                 Some(entry) => {
-                    let reason = if entry.run == run {
-                        RevokeReason::Released
-                    } else {
-                        RevokeReason::DeletedByOther
-                    };
+                    let reason = if entry.run == run { RevokeReason::Released } else { RevokeReason::DeletedByOther };
                     revoked = Some(reason);
-                    replication = Some(ReplicationOp::DelLock);
+                    replication.push(ReplicationOp::DelLock);
                     RedisReply::Integer(1)
                 }
                 None => RedisReply::Integer(0),
@@ -218,21 +193,21 @@ impl Sim {
             RedisCommand::Pexpire { ttl_ms } => match &mut state.lock {
                 Some(entry) => {
                     entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication = Some(ReplicationOp::SetLock(*entry));
+                    replication.push(ReplicationOp::SetLock(*entry));
                     RedisReply::Integer(1)
                 }
                 None => RedisReply::Integer(0),
             },
             RedisCommand::Incr => {
                 state.counter += 1;
-                replication = Some(ReplicationOp::Counter(state.counter));
+                replication.push(ReplicationOp::Counter(state.counter));
                 RedisReply::Integer(state.counter)
             }
             RedisCommand::CompareAndDelete { value } => match state.lock {
                 Some(entry) if entry.value == value => {
                     state.lock = None;
                     revoked = Some(RevokeReason::Released);
-                    replication = Some(ReplicationOp::DelLock);
+                    replication.push(ReplicationOp::DelLock);
                     RedisReply::Integer(1)
                 }
                 _ => RedisReply::Integer(0),
@@ -240,26 +215,20 @@ impl Sim {
             RedisCommand::CompareAndExtend { value, ttl_ms } => match &mut state.lock {
                 Some(entry) if entry.value == value => {
                     entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication = Some(ReplicationOp::SetLock(*entry));
+                    replication.push(ReplicationOp::SetLock(*entry));
                     RedisReply::Integer(1)
                 }
                 _ => RedisReply::Integer(0),
             },
         };
-        self.record(EventKind::Redis {
-            node,
-            client,
-            run,
-            command,
-            reply,
-        });
+        self.record(EventKind::Redis { node, client, run, command, reply });
         self.arm_expiry(node);
-        if let Some(op) = replication
-            && self.redis.replicates(node)
-        {
+        if self.redis.replicates(node) {
             let incarnation = self.redis.nodes[0].incarnation;
             let at = self.now_ms + self.world.replication_lag_ms;
-            self.schedule(at, Action::Replicate { op, incarnation });
+            for op in replication {
+                self.schedule(at, Action::Replicate { op, incarnation });
+            }
         }
         self.redis_truth(revoked.unwrap_or(RevokeReason::Released));
         Some(reply)
@@ -267,8 +236,8 @@ impl Sim {
 
     /// Sets the node's expiry timer for its lock key, by the node's own clock.
     fn arm_expiry(&mut self, node: Party) {
-        let active = self.redis.node(node).is_some_and(|state| state.up)
-            && (node != Party::RedisReplica || self.redis.promoted);
+        let active =
+            self.redis.node(node).is_some_and(|state| state.up) && (node != Party::RedisReplica || self.redis.promoted);
         let Some(state) = self.redis.node_mut(node) else {
             return;
         };
@@ -297,20 +266,11 @@ impl Sim {
             if let Some(timer) = state.expiry_timer.take() {
                 self.cancel_timer(timer);
             }
-            self.record(EventKind::KeyExpired {
-                node,
-                value: entry.value,
-            });
+            self.record(EventKind::KeyExpired { node, value: entry.value });
             if self.redis.replicates(node) {
                 let incarnation = self.redis.nodes[0].incarnation;
                 let at = self.now_ms + self.world.replication_lag_ms;
-                self.schedule(
-                    at,
-                    Action::Replicate {
-                        op: ReplicationOp::DelLock,
-                        incarnation,
-                    },
-                );
+                self.schedule(at, Action::Replicate { op: ReplicationOp::DelLock, incarnation });
             }
             self.redis_truth(RevokeReason::Expired);
         }
@@ -370,10 +330,7 @@ impl Sim {
             return;
         };
         state.up = true;
-        self.record(EventKind::RedisUp {
-            node,
-            promoted: false,
-        });
+        self.record(EventKind::RedisUp { node, promoted: false });
     }
 
     pub(crate) fn redis_failover(&mut self, node: Party) {
@@ -405,15 +362,9 @@ impl Sim {
         replica.up = true;
         self.redis.promoted = true;
         self.redis.failover_pending = false;
-        self.record(EventKind::RedisUp {
-            node: Party::RedisReplica,
-            promoted: true,
-        });
+        self.record(EventKind::RedisUp { node: Party::RedisReplica, promoted: true });
         if lost > 0 {
-            self.record(EventKind::KeysLost {
-                node: Party::RedisReplica,
-                keys: lost,
-            });
+            self.record(EventKind::KeysLost { node: Party::RedisReplica, keys: lost });
         }
         self.arm_expiry(Party::RedisReplica);
         self.expire_if_due(Party::RedisReplica);
@@ -431,31 +382,20 @@ impl Sim {
                 }
             }
         }
-        let holders: BTreeSet<RunId> = counts
-            .into_iter()
-            .filter(|(_, count)| *count >= self.redis.quorum)
-            .map(|(run, _)| run)
-            .collect();
+        let holders: BTreeSet<RunId> =
+            counts.into_iter().filter(|(_, count)| *count >= self.redis.quorum).map(|(run, _)| run).collect();
         let before = std::mem::replace(&mut self.redis.holders, holders.clone());
         for run in before.difference(&holders) {
             let record = &mut self.runs[run_index(*run)];
             record.granted = false;
             let instance = record.instance;
-            self.record(EventKind::Revoked {
-                run: *run,
-                instance,
-                reason,
-            });
+            self.record(EventKind::Revoked { run: *run, instance, reason });
         }
         for run in holders.difference(&before) {
             let record = &mut self.runs[run_index(*run)];
             record.granted = true;
             let instance = record.instance;
-            self.record(EventKind::Granted {
-                run: *run,
-                instance,
-                token: None,
-            });
+            self.record(EventKind::Granted { run: *run, instance, token: None });
         }
     }
 }

@@ -10,9 +10,7 @@
 //! last so that a crash before it leaves the period to be retried.
 
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
-use crate::event::{
-    AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome,
-};
+use crate::event::{AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome};
 use crate::ids::{InstanceId, Party, Period, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::strategy::{Notice, Strategy};
@@ -95,13 +93,7 @@ pub(crate) struct Pool {
 
 impl Pool {
     fn new(size: u8) -> Pool {
-        Pool {
-            size,
-            conns: Vec::new(),
-            connecting: 0,
-            waiters: VecDeque::new(),
-            last_logged: (0, 0, 0),
-        }
+        Pool { size, conns: Vec::new(), connecting: 0, waiters: VecDeque::new(), last_logged: (0, 0, 0) }
     }
 }
 
@@ -191,12 +183,7 @@ impl Sim {
     fn log_run(&mut self, run: RunId, phase: RunPhase) {
         let record = self.run_record(run);
         let (instance, period) = (record.instance, record.period);
-        self.record(EventKind::Run {
-            run,
-            instance,
-            period,
-            phase,
-        });
+        self.record(EventKind::Run { run, instance, period, phase });
     }
 
     // ----- cron -----
@@ -207,11 +194,7 @@ impl Sim {
         let state = &mut self.instances[instance.index()];
         let jitter = i64::try_from(state.rng.below(jitter_bound)).unwrap_or(0);
         let deadline = i64::from(state.next_period) * period_ms + jitter;
-        let timer = self.set_timer_at(
-            Party::Instance(instance),
-            deadline,
-            TimerPurpose::Cron { instance },
-        );
+        let timer = self.set_timer_at(Party::Instance(instance), deadline, TimerPurpose::Cron { instance });
         self.instances[instance.index()].cron_timer = Some(timer);
     }
 
@@ -221,16 +204,8 @@ impl Sim {
         let state = &mut self.instances[instance.index()];
         // If the clock jumped over several ticks, cron runs the latest one, not each.
         let current = u32::try_from((local / period_ms).max(0)).unwrap_or(u32::MAX);
-        let period = Period(
-            state
-                .next_period
-                .max(current.min(state.next_period.saturating_add(1_000))),
-        );
-        let period = if current > state.next_period {
-            Period(current)
-        } else {
-            period
-        };
+        let period = Period(state.next_period.max(current.min(state.next_period.saturating_add(1_000))));
+        let period = if current > state.next_period { Period(current) } else { period };
         state.next_period = period.0 + 1;
         self.record(EventKind::Cron { instance, period });
         self.schedule_next_cron(instance);
@@ -243,12 +218,7 @@ impl Sim {
         let waiting: Vec<RunId> = self
             .live_runs(instance)
             .into_iter()
-            .filter(|run| {
-                matches!(
-                    self.run_record(*run).stage,
-                    Stage::Waiting | Stage::RetryCheck
-                )
-            })
+            .filter(|run| matches!(self.run_record(*run).stage, Stage::Waiting | Stage::RetryCheck))
             .collect();
         for run in waiting {
             self.log_run(run, RunPhase::GaveUp);
@@ -269,10 +239,7 @@ impl Sim {
     fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut dyn Strategy) {
         let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
         let state = &mut self.instances[instance.index()];
-        let owner = Owner {
-            instance,
-            nonce: state.rng.nonce(),
-        };
+        let owner = Owner { instance, nonce: state.rng.nonce() };
         let generation = state.generation;
         self.runs.push(RunRecord {
             instance,
@@ -297,10 +264,7 @@ impl Sim {
         while let Some(notice) = self.notices.pop_front() {
             match notice {
                 Notice::Acquired { run, token } => self.acquired(run, token, strategy),
-                Notice::Busy {
-                    run,
-                    retry_after_ms,
-                } => self.busy(run, retry_after_ms),
+                Notice::Busy { run, retry_after_ms } => self.busy(run, retry_after_ms),
                 Notice::Lost { run, reason } => self.abort(run, reason, strategy),
                 Notice::Committed { run, ok } => {
                     if ok {
@@ -328,12 +292,7 @@ impl Sim {
         let instance = record.instance;
         self.log_run(run, RunPhase::Acquired);
         if takes_lock {
-            self.record(EventKind::Belief {
-                instance,
-                run,
-                holds: true,
-                token,
-            });
+            self.record(EventKind::Belief { instance, run, holds: true, token });
         }
         self.check_report(run, true, strategy);
     }
@@ -346,11 +305,7 @@ impl Sim {
         let record = self.run_record_mut(run);
         record.stage = Stage::Waiting;
         let instance = record.instance;
-        let timer = self.set_timer(
-            Party::Instance(instance),
-            retry_after_ms,
-            TimerPurpose::Retry { run },
-        );
+        let timer = self.set_timer(Party::Instance(instance), retry_after_ms, TimerPurpose::Retry { run });
         self.run_record_mut(run).timers.push(timer);
     }
 
@@ -377,6 +332,15 @@ impl Sim {
         self.end_run(run);
     }
 
+    fn drop_belief(&mut self, run: RunId) {
+        let record = self.run_record_mut(run);
+        if record.believes {
+            record.believes = false;
+            let instance = record.instance;
+            self.record(EventKind::Belief { instance, run, holds: false, token: None });
+        }
+    }
+
     fn end_run(&mut self, run: RunId) {
         let record = self.run_record_mut(run);
         record.ended = true;
@@ -388,12 +352,7 @@ impl Sim {
             self.cancel_timer(timer);
         }
         if believed {
-            self.record(EventKind::Belief {
-                instance,
-                run,
-                holds: false,
-                token: None,
-            });
+            self.record(EventKind::Belief { instance, run, holds: false, token: None });
         }
     }
 
@@ -412,24 +371,13 @@ impl Sim {
                 Purpose::Exists { after_acquire },
                 Some(SQL_TIMEOUT_MS),
             ),
-            None => self.pool_request(
-                instance,
-                run,
-                PoolJob::Query {
-                    sql,
-                    query: PooledQuery::Exists { after_acquire },
-                },
-            ),
+            None => {
+                self.pool_request(instance, run, PoolJob::Query { sql, query: PooledQuery::Exists { after_acquire } })
+            }
         }
     }
 
-    fn report_checked(
-        &mut self,
-        run: RunId,
-        after_acquire: bool,
-        outcome: Reply,
-        strategy: &mut dyn Strategy,
-    ) {
+    fn report_checked(&mut self, run: RunId, after_acquire: bool, outcome: Reply, strategy: &mut dyn Strategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -451,15 +399,7 @@ impl Sim {
             (true, None) => {
                 // The database did not answer: careful code does not run the job blind.
                 strategy.release(&mut self.cx(run));
-                let record = self.run_record_mut(run);
-                record.believes = false;
-                let instance = record.instance;
-                self.record(EventKind::Belief {
-                    instance,
-                    run,
-                    holds: false,
-                    token: None,
-                });
+                self.drop_belief(run);
                 let retry = self.world.retry_ms;
                 self.busy(run, retry);
             }
@@ -495,20 +435,8 @@ impl Sim {
             return;
         }
         let (instance, period) = (record.instance, record.period);
-        let body = Request::Put {
-            period,
-            chunk,
-            own_object: strategy.own_objects(),
-            token: strategy.token(run),
-        };
-        self.send_request(
-            instance,
-            Party::Storage,
-            run,
-            body,
-            Purpose::Chunk,
-            Some(STORAGE_TIMEOUT_MS),
-        );
+        let body = Request::Put { period, chunk, own_object: strategy.own_objects(), token: strategy.token(run) };
+        self.send_request(instance, Party::Storage, run, body, Purpose::Chunk, Some(STORAGE_TIMEOUT_MS));
     }
 
     fn end_job(&mut self, run: RunId) {
@@ -534,12 +462,7 @@ impl Sim {
             return;
         }
         let (instance, period) = (record.instance, record.period);
-        let sql = crate::strategy::row_statement(
-            run,
-            period,
-            strategy.token(run),
-            strategy.report_row(run),
-        );
+        let sql = crate::strategy::row_statement(run, period, strategy.token(run), strategy.report_row(run));
         match strategy.session(run) {
             Some(session) => self.send_request(
                 instance,
@@ -549,14 +472,7 @@ impl Sim {
                 Purpose::Row,
                 Some(SQL_TIMEOUT_MS),
             ),
-            None => self.pool_request(
-                instance,
-                run,
-                PoolJob::Query {
-                    sql,
-                    query: PooledQuery::Row,
-                },
-            ),
+            None => self.pool_request(instance, run, PoolJob::Query { sql, query: PooledQuery::Row }),
         }
     }
 
@@ -567,17 +483,15 @@ impl Sim {
         match outcome {
             Reply::Sql(SqlOutcome::Rows(_)) => {
                 if strategy.session(run).is_some() {
+                    // Sending COMMIT is where the client stops relying on the lock.
+                    self.drop_belief(run);
                     strategy.commit_report(&mut self.cx(run));
                 } else {
                     self.finish(run, strategy);
                 }
             }
-            Reply::Sql(SqlOutcome::StaleToken { .. }) => {
-                self.abort(run, AbortReason::WriteRejected, strategy)
-            }
-            Reply::Sql(SqlOutcome::Error(
-                SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout,
-            )) => {
+            Reply::Sql(SqlOutcome::StaleToken { .. }) => self.abort(run, AbortReason::WriteRejected, strategy),
+            Reply::Sql(SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)) => {
                 self.abort(run, AbortReason::SessionLost, strategy);
             }
             _ => self.abort(run, AbortReason::RowWriteFailed, strategy),
@@ -602,13 +516,7 @@ impl Sim {
         self.route(instance, pending, body, strategy);
     }
 
-    fn route(
-        &mut self,
-        instance: InstanceId,
-        pending: Pending,
-        body: Reply,
-        strategy: &mut dyn Strategy,
-    ) {
+    fn route(&mut self, instance: InstanceId, pending: Pending, body: Reply, strategy: &mut dyn Strategy) {
         let run = pending.run;
         match pending.purpose {
             Purpose::Strategy { tag } => strategy.on_reply(&mut self.cx(run), tag, body),
@@ -619,17 +527,13 @@ impl Sim {
             }
             Purpose::Post => self.write_row(run, strategy),
             Purpose::Row => self.row_written(run, body, strategy),
-            Purpose::Exists { after_acquire } => {
-                self.report_checked(run, after_acquire, body, strategy)
-            }
+            Purpose::Exists { after_acquire } => self.report_checked(run, after_acquire, body, strategy),
             Purpose::PoolConnect => self.pool_connected(instance, body, strategy),
             Purpose::Pooled { session, query } => {
                 let broken = matches!(body, Reply::Sql(SqlOutcome::Error(_)));
                 self.pool_checkin(instance, session, broken);
                 match query {
-                    PooledQuery::Exists { after_acquire } => {
-                        self.report_checked(run, after_acquire, body, strategy)
-                    }
+                    PooledQuery::Exists { after_acquire } => self.report_checked(run, after_acquire, body, strategy),
                     PooledQuery::Row => self.row_written(run, body, strategy),
                 }
             }
@@ -655,8 +559,7 @@ impl Sim {
                 }
             }
             TimerPurpose::RequestTimeout { instance, request } => {
-                let Some(pending) = self.instances[instance.index()].pending.remove(&request)
-                else {
+                let Some(pending) = self.instances[instance.index()].pending.remove(&request) else {
                     return;
                 };
                 let body = Sim::timeout_reply(&pending.body);
@@ -672,10 +575,7 @@ impl Sim {
     // ----- the connection pool -----
 
     pub(crate) fn pool_request(&mut self, instance: InstanceId, run: RunId, job: PoolJob) {
-        self.instances[instance.index()]
-            .pool
-            .waiters
-            .push_back((run, job));
+        self.instances[instance.index()].pool.waiters.push_back((run, job));
         self.pool_pump(instance);
     }
 
@@ -712,36 +612,21 @@ impl Sim {
                     Some(SQL_TIMEOUT_MS),
                 ),
                 PoolJob::Hold { tag } => {
-                    self.notices.push_back(Notice::Checkout {
-                        run,
-                        tag,
-                        result: Ok(session),
-                    });
+                    self.notices.push_back(Notice::Checkout { run, tag, result: Ok(session) });
                 }
             }
         }
         let pool = &self.instances[instance.index()].pool;
-        let room =
-            usize::from(pool.size).saturating_sub(pool.conns.len() + usize::from(pool.connecting));
-        let wanted = pool
-            .waiters
-            .len()
-            .saturating_sub(usize::from(pool.connecting));
+        let room = usize::from(pool.size).saturating_sub(pool.conns.len() + usize::from(pool.connecting));
+        let wanted = pool.waiters.len().saturating_sub(usize::from(pool.connecting));
         for _ in 0..room.min(wanted) {
             self.instances[instance.index()].pool.connecting += 1;
-            let run = self.instances[instance.index()]
-                .pool
-                .waiters
-                .front()
-                .map_or(RunId(0), |(run, _)| *run);
+            let run = self.instances[instance.index()].pool.waiters.front().map_or(RunId(0), |(run, _)| *run);
             self.send_request(
                 instance,
                 Party::Db,
                 run,
-                Request::Sql {
-                    session: SessionId(0),
-                    sql: Sql::Connect,
-                },
+                Request::Sql { session: SessionId(0), sql: Sql::Connect },
                 Purpose::PoolConnect,
                 Some(SQL_TIMEOUT_MS),
             );
@@ -753,28 +638,18 @@ impl Sim {
         let pool = &mut self.instances[instance.index()].pool;
         pool.connecting = pool.connecting.saturating_sub(1);
         if let Reply::Sql(SqlOutcome::Connected(session)) = body {
-            pool.conns.push(PoolConn {
-                session,
-                busy: false,
-            });
+            pool.conns.push(PoolConn { session, busy: false });
         } else if let Some((run, job)) = pool.waiters.pop_front() {
             // No connection could be had: the request that asked for it fails.
             let failure = Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients));
             match job {
-                PoolJob::Query {
-                    query: PooledQuery::Exists { after_acquire },
-                    ..
-                } => {
+                PoolJob::Query { query: PooledQuery::Exists { after_acquire }, .. } => {
                     self.report_checked(run, after_acquire, failure, strategy);
                 }
-                PoolJob::Query {
-                    query: PooledQuery::Row,
-                    ..
-                } => self.row_written(run, failure, strategy),
+                PoolJob::Query { query: PooledQuery::Row, .. } => self.row_written(run, failure, strategy),
                 PoolJob::Hold { tag } => {
                     let result = Err(SqlError::TooManyClients);
-                    self.notices
-                        .push_back(Notice::Checkout { run, tag, result });
+                    self.notices.push_back(Notice::Checkout { run, tag, result });
                 }
             }
         }
@@ -783,29 +658,18 @@ impl Sim {
 
     fn log_pool(&mut self, instance: InstanceId) {
         let pool = &self.instances[instance.index()].pool;
-        let busy =
-            u8::try_from(pool.conns.iter().filter(|conn| conn.busy).count()).unwrap_or(u8::MAX);
+        let busy = u8::try_from(pool.conns.iter().filter(|conn| conn.busy).count()).unwrap_or(u8::MAX);
         let open = u8::try_from(pool.conns.len()).unwrap_or(u8::MAX);
         let waiting = u16::try_from(pool.waiters.len()).unwrap_or(u16::MAX);
         if pool.last_logged != (busy, open, waiting) {
             self.instances[instance.index()].pool.last_logged = (busy, open, waiting);
-            self.record(EventKind::Pool {
-                instance,
-                busy,
-                open,
-                waiting,
-            });
+            self.record(EventKind::Pool { instance, busy, open, waiting });
         }
     }
 
     // ----- crashes and restarts -----
 
-    pub(crate) fn kill(
-        &mut self,
-        instance: InstanceId,
-        host_lost: bool,
-        strategy: &mut dyn Strategy,
-    ) {
+    pub(crate) fn kill(&mut self, instance: InstanceId, host_lost: bool, strategy: &mut dyn Strategy) {
         if !self.instances[instance.index()].is_alive() {
             return;
         }
@@ -815,11 +679,7 @@ impl Sim {
             self.end_run(run);
         }
         let state = &mut self.instances[instance.index()];
-        state.process = if host_lost {
-            Process::HostLost
-        } else {
-            Process::Dead
-        };
+        state.process = if host_lost { Process::HostLost } else { Process::Dead };
         state.generation += 1;
         state.deferred.clear();
         let pending: Vec<Pending> = std::mem::take(&mut state.pending).into_values().collect();
@@ -832,11 +692,7 @@ impl Sim {
             }
         }
         self.cancel_party_timers(Party::Instance(instance));
-        let state = if host_lost {
-            ProcessState::HostLost
-        } else {
-            ProcessState::Dead
-        };
+        let state = if host_lost { ProcessState::HostLost } else { ProcessState::Dead };
         self.record(EventKind::Process { instance, state });
         self.log_pool(instance);
         for session in sessions {
@@ -858,19 +714,12 @@ impl Sim {
         let local = self.local_now(Party::Instance(instance));
         let state = &mut self.instances[instance.index()];
         state.process = Process::Running;
-        self.record(EventKind::Process {
-            instance,
-            state: ProcessState::Restarted,
-        });
+        self.record(EventKind::Process { instance, state: ProcessState::Restarted });
         // The scheduler runs the latest period it missed, once, then keeps the schedule.
         let latest = u32::try_from((local / period_ms).max(0)).unwrap_or(0);
         let state = &mut self.instances[instance.index()];
         state.next_period = latest;
-        let timer = self.set_timer_at(
-            Party::Instance(instance),
-            local,
-            TimerPurpose::Cron { instance },
-        );
+        let timer = self.set_timer_at(Party::Instance(instance), local, TimerPurpose::Cron { instance });
         self.instances[instance.index()].cron_timer = Some(timer);
     }
 }

@@ -33,35 +33,16 @@ pub(crate) struct ConsensusLease {
 
 impl ConsensusLease {
     pub(crate) fn new(settings: LeaseSettings) -> ConsensusLease {
-        ConsensusLease {
-            settings,
-            runs: BTreeMap::new(),
-        }
+        ConsensusLease { settings, runs: BTreeMap::new() }
     }
 }
 
 impl Strategy for ConsensusLease {
     fn acquire(&mut self, cx: &mut Cx<'_>) {
         let sent = cx.local_now();
-        self.runs.insert(
-            cx.run(),
-            Held {
-                sent_local_ms: sent,
-                lease: None,
-                token: None,
-                keeper: None,
-            },
-        );
-        let op = ConsensusOp::Acquire {
-            value: cx.owner(),
-            ttl_ms: self.settings.ttl_ms,
-        };
-        cx.send(
-            Party::Consensus,
-            Request::Consensus(op),
-            TAG_ACQUIRE,
-            Some(TIMEOUT_MS),
-        );
+        self.runs.insert(cx.run(), Held { sent_local_ms: sent, lease: None, token: None, keeper: None });
+        let op = ConsensusOp::Acquire { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
+        cx.send(Party::Consensus, Request::Consensus(op), TAG_ACQUIRE, Some(TIMEOUT_MS));
     }
 
     fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
@@ -78,11 +59,7 @@ impl Strategy for ConsensusLease {
                 held.lease = Some(lease);
                 held.token = Some(revision);
                 let valid_until = held.sent_local_ms + ttl;
-                held.keeper = Some(LeaseKeeper::start(
-                    cx,
-                    self.settings.renew_every_ms,
-                    valid_until,
-                ));
+                held.keeper = Some(LeaseKeeper::start(cx, self.settings.renew_every_ms, valid_until));
                 cx.acquired(Some(revision));
             }
             (TAG_ACQUIRE, _) => cx.busy(retry),
@@ -117,12 +94,7 @@ impl Strategy for ConsensusLease {
                 let Some(lease) = held.lease else { return };
                 held.sent_local_ms = now;
                 let op = ConsensusOp::KeepAlive { lease };
-                cx.send(
-                    Party::Consensus,
-                    Request::Consensus(op),
-                    TAG_KEEPALIVE,
-                    Some(TIMEOUT_MS),
-                );
+                cx.send(Party::Consensus, Request::Consensus(op), TAG_KEEPALIVE, Some(TIMEOUT_MS));
             }
             lease::TAG_DEADLINE => {
                 if let Some(keeper) = held.keeper.as_mut() {
@@ -142,12 +114,7 @@ impl Strategy for ConsensusLease {
         }
         if let Some(lease) = held.lease {
             let op = ConsensusOp::Revoke { lease };
-            cx.send(
-                Party::Consensus,
-                Request::Consensus(op),
-                TAG_REVOKE,
-                Some(TIMEOUT_MS),
-            );
+            cx.send(Party::Consensus, Request::Consensus(op), TAG_REVOKE, Some(TIMEOUT_MS));
         }
     }
 

@@ -45,10 +45,7 @@ pub(crate) struct DbLock {
 
 impl DbLock {
     pub(crate) fn new(settings: DbLockSettings) -> DbLock {
-        DbLock {
-            settings,
-            runs: BTreeMap::new(),
-        }
+        DbLock { settings, runs: BTreeMap::new() }
     }
 
     /// Ends the transaction, gives the connection back and retries later.
@@ -59,10 +56,7 @@ impl DbLock {
                 if !broken {
                     cx.send(
                         Party::Db,
-                        Request::Sql {
-                            session,
-                            sql: Sql::Rollback,
-                        },
+                        Request::Sql { session, sql: Sql::Rollback },
                         TAG_ROLLBACK,
                         Some(SQL_TIMEOUT_MS),
                     );
@@ -77,13 +71,7 @@ impl DbLock {
 
 impl Strategy for DbLock {
     fn acquire(&mut self, cx: &mut Cx<'_>) {
-        self.runs.insert(
-            cx.run(),
-            Transaction {
-                session: None,
-                phase: Phase::Connecting,
-            },
-        );
+        self.runs.insert(cx.run(), Transaction { session: None, phase: Phase::Connecting });
         cx.checkout(TAG_CHECKOUT);
     }
 
@@ -101,20 +89,8 @@ impl Strategy for DbLock {
                 transaction.session = Some(session);
                 transaction.phase = Phase::Locking;
                 // Blocking waits as long as the lock is held: only lock_timeout ends it.
-                let timeout = if wait == crate::scenario::DbWait::Block {
-                    None
-                } else {
-                    Some(SQL_TIMEOUT_MS)
-                };
-                cx.send(
-                    Party::Db,
-                    Request::Sql {
-                        session,
-                        sql: Sql::LockJobRow { wait },
-                    },
-                    TAG_LOCK,
-                    timeout,
-                );
+                let timeout = if wait == crate::scenario::DbWait::Block { None } else { Some(SQL_TIMEOUT_MS) };
+                cx.send(Party::Db, Request::Sql { session, sql: Sql::LockJobRow { wait } }, TAG_LOCK, timeout);
             }
             (TAG_CHECKOUT, _) => {
                 transaction.phase = Phase::Done;
@@ -126,10 +102,7 @@ impl Strategy for DbLock {
                 cx.acquired(None);
             }
             (TAG_LOCK, Reply::Sql(SqlOutcome::Rows(_))) => self.back_off(cx, false),
-            (
-                TAG_LOCK,
-                Reply::Sql(SqlOutcome::Error(SqlError::LockNotAvailable | SqlError::LockTimeout)),
-            ) => {
+            (TAG_LOCK, Reply::Sql(SqlOutcome::Error(SqlError::LockNotAvailable | SqlError::LockTimeout))) => {
                 self.back_off(cx, false);
             }
             (TAG_LOCK, _) => self.back_off(cx, true),
@@ -153,15 +126,7 @@ impl Strategy for DbLock {
         };
         if let Some(session) = transaction.session {
             if transaction.phase != Phase::Done {
-                cx.send(
-                    Party::Db,
-                    Request::Sql {
-                        session,
-                        sql: Sql::Rollback,
-                    },
-                    TAG_ROLLBACK,
-                    Some(SQL_TIMEOUT_MS),
-                );
+                cx.send(Party::Db, Request::Sql { session, sql: Sql::Rollback }, TAG_ROLLBACK, Some(SQL_TIMEOUT_MS));
             }
             cx.checkin(session, false);
         }
@@ -194,14 +159,6 @@ impl Strategy for DbLock {
             return;
         };
         transaction.phase = Phase::Committing;
-        cx.send(
-            Party::Db,
-            Request::Sql {
-                session,
-                sql: Sql::Commit,
-            },
-            TAG_COMMIT,
-            Some(SQL_TIMEOUT_MS),
-        );
+        cx.send(Party::Db, Request::Sql { session, sql: Sql::Commit }, TAG_COMMIT, Some(SQL_TIMEOUT_MS));
     }
 }

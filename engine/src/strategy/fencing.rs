@@ -1,5 +1,5 @@
-//! `fencing` (quiz option A): `SET … NX PX <short TTL>`, then `INCR` for a
-//! fencing token; the lease is renewed with a compare-and-extend script while
+//! `fencing` (quiz option A): `SET … NX PX <short TTL>` and `INCR` for a
+//! fencing token, in one Lua script so the token is tied to the lock; the lease is renewed with a compare-and-extend script while
 //! the job runs, and every write carries the token, which storage (when it
 //! checks) and the report row refuse if a higher one was already seen.
 //!
@@ -15,7 +15,6 @@ use crate::sim::{Cx, Reply, Request};
 use std::collections::BTreeMap;
 
 const TAG_SET: u32 = 0;
-const TAG_INCR: u32 = 1;
 const TAG_EXTEND: u32 = 2;
 const TAG_RELEASE: u32 = 3;
 const REDIS_TIMEOUT_MS: u64 = 1_000;
@@ -36,79 +35,40 @@ pub(crate) struct Fencing {
 
 impl Fencing {
     pub(crate) fn new(settings: LeaseSettings) -> Fencing {
-        Fencing {
-            settings,
-            runs: BTreeMap::new(),
-        }
+        Fencing { settings, runs: BTreeMap::new() }
     }
 
     fn send(cx: &mut Cx<'_>, command: RedisCommand, tag: u32) {
         let primary = cx.redis_primary();
-        cx.send(
-            primary,
-            Request::Redis(command),
-            tag,
-            Some(REDIS_TIMEOUT_MS),
-        );
+        cx.send(primary, Request::Redis(command), tag, Some(REDIS_TIMEOUT_MS));
     }
 }
 
 impl Strategy for Fencing {
     fn acquire(&mut self, cx: &mut Cx<'_>) {
         let sent = cx.local_now();
-        self.runs.insert(
-            cx.run(),
-            Held {
-                sent_local_ms: sent,
-                token: None,
-                keeper: None,
-                holds: false,
-            },
-        );
-        let command = RedisCommand::SetNxPx {
-            value: cx.owner(),
-            ttl_ms: self.settings.ttl_ms,
-        };
+        self.runs.insert(cx.run(), Held { sent_local_ms: sent, token: None, keeper: None, holds: false });
+        let command = RedisCommand::SetNxPxIncr { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
         Fencing::send(cx, command, TAG_SET);
     }
 
     fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
         let retry = cx.world().retry_ms;
-        let owner = cx.owner();
         let Some(held) = self.runs.get_mut(&cx.run()) else {
             return;
         };
         match (tag, reply) {
-            (TAG_SET, Reply::Redis(RedisReply::Ok)) => {
+            (TAG_SET, Reply::Redis(RedisReply::Integer(value))) => {
                 held.holds = true;
-                Fencing::send(cx, RedisCommand::Incr, TAG_INCR);
-            }
-            (TAG_SET, _) => cx.busy(retry),
-            (TAG_INCR, Reply::Redis(RedisReply::Integer(value))) => {
                 let token = Token(value.unsigned_abs());
                 held.token = Some(token);
-                let valid_until = held.sent_local_ms
-                    + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
-                held.keeper = Some(LeaseKeeper::start(
-                    cx,
-                    self.settings.renew_every_ms,
-                    valid_until,
-                ));
+                let valid_until = held.sent_local_ms + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
+                held.keeper = Some(LeaseKeeper::start(cx, self.settings.renew_every_ms, valid_until));
                 cx.acquired(Some(token));
             }
-            (TAG_INCR, _) => {
-                // No token, no protected writes: give the lock back and try later.
-                held.holds = false;
-                Fencing::send(
-                    cx,
-                    RedisCommand::CompareAndDelete { value: owner },
-                    TAG_RELEASE,
-                );
-                cx.busy(retry);
-            }
+            (TAG_SET, _) => cx.busy(retry),
             (TAG_EXTEND, Reply::Redis(RedisReply::Integer(1))) => {
-                let valid_until = held.sent_local_ms
-                    + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
+                let valid_until = held.sent_local_ms + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.secured(cx, valid_until);
                 }
@@ -137,10 +97,7 @@ impl Strategy for Fencing {
         match tag {
             lease::TAG_RENEW => {
                 held.sent_local_ms = now;
-                let command = RedisCommand::CompareAndExtend {
-                    value: owner,
-                    ttl_ms: self.settings.ttl_ms,
-                };
+                let command = RedisCommand::CompareAndExtend { value: owner, ttl_ms: self.settings.ttl_ms };
                 Fencing::send(cx, command, TAG_EXTEND);
             }
             lease::TAG_DEADLINE => {

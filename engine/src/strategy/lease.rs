@@ -34,17 +34,9 @@ pub(crate) struct LeaseKeeper {
 
 impl LeaseKeeper {
     /// Starts keeping a lease that is valid until `valid_until_local_ms` on the holder's clock.
-    pub(crate) fn start(
-        cx: &mut Cx<'_>,
-        renew_every_ms: u64,
-        valid_until_local_ms: i64,
-    ) -> LeaseKeeper {
-        let mut keeper = LeaseKeeper {
-            renew_every_ms,
-            renew_timer: None,
-            deadline_timer: None,
-            valid_until_local_ms: i64::MIN,
-        };
+    pub(crate) fn start(cx: &mut Cx<'_>, renew_every_ms: u64, valid_until_local_ms: i64) -> LeaseKeeper {
+        let mut keeper =
+            LeaseKeeper { renew_every_ms, renew_timer: None, deadline_timer: None, valid_until_local_ms: i64::MIN };
         keeper.secured(cx, valid_until_local_ms);
         keeper
     }

@@ -105,9 +105,7 @@ pub(crate) fn build(settings: &StrategySettings) -> Box<dyn Strategy> {
         StrategySettings::Redlock(redlock) => Box::new(redlock::Redlock::new(redlock.clone())),
         StrategySettings::DbLock(db_lock) => Box::new(db_lock::DbLock::new(db_lock.clone())),
         StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
-        StrategySettings::Consensus(lease) => {
-            Box::new(consensus::ConsensusLease::new(lease.clone()))
-        }
+        StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
     }
 }
 
@@ -118,10 +116,5 @@ pub(crate) fn row_statement(
     token: Option<Token>,
     how: crate::event::RowWrite,
 ) -> Sql {
-    Sql::WriteReport {
-        period,
-        run,
-        token,
-        how,
-    }
+    Sql::WriteReport { period, run, token, how }
 }

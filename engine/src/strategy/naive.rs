@@ -29,20 +29,12 @@ impl Strategy for Naive {
         let value = cx.owner();
         let ttl_ms = self.settings.ttl_ms;
         let command = if ttl_ms % 1000 == 0 {
-            RedisCommand::SetNxEx {
-                value,
-                ttl_s: ttl_ms / 1000,
-            }
+            RedisCommand::SetNxEx { value, ttl_s: ttl_ms / 1000 }
         } else {
             RedisCommand::SetNxPx { value, ttl_ms }
         };
         let primary = cx.redis_primary();
-        cx.send(
-            primary,
-            crate::sim::Request::Redis(command),
-            TAG_SET,
-            Some(REDIS_TIMEOUT_MS),
-        );
+        cx.send(primary, crate::sim::Request::Redis(command), TAG_SET, Some(REDIS_TIMEOUT_MS));
     }
 
     fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
@@ -62,12 +54,7 @@ impl Strategy for Naive {
     fn release(&mut self, cx: &mut Cx<'_>) {
         if self.settings.release == NaiveRelease::Del && cx.record().believes {
             let primary = cx.redis_primary();
-            cx.send(
-                primary,
-                crate::sim::Request::Redis(RedisCommand::Del),
-                TAG_DEL,
-                Some(REDIS_TIMEOUT_MS),
-            );
+            cx.send(primary, crate::sim::Request::Redis(RedisCommand::Del), TAG_DEL, Some(REDIS_TIMEOUT_MS));
         }
     }
 

@@ -51,10 +51,7 @@ pub(crate) struct Redlock {
 
 impl Redlock {
     pub(crate) fn new(settings: RedlockSettings) -> Redlock {
-        Redlock {
-            settings,
-            runs: BTreeMap::new(),
-        }
+        Redlock { settings, runs: BTreeMap::new() }
     }
 
     fn quorum(&self) -> usize {
@@ -81,12 +78,7 @@ impl Redlock {
         let value = cx.owner();
         for index in 0..self.settings.nodes {
             let command = RedisCommand::CompareAndDelete { value };
-            cx.send(
-                Sim::redis_node(index),
-                Request::Redis(command),
-                TAG_UNLOCK,
-                Some(NODE_TIMEOUT_MS),
-            );
+            cx.send(Sim::redis_node(index), Request::Redis(command), TAG_UNLOCK, Some(NODE_TIMEOUT_MS));
         }
     }
 
@@ -108,16 +100,8 @@ impl Redlock {
         if attempt.votes.contains(&Vote::Waiting) {
             return;
         }
-        let yes = attempt
-            .votes
-            .iter()
-            .filter(|vote| **vote == Vote::Yes)
-            .count();
-        let no = attempt
-            .votes
-            .iter()
-            .filter(|vote| **vote == Vote::No)
-            .count();
+        let yes = attempt.votes.iter().filter(|vote| **vote == Vote::Yes).count();
+        let no = attempt.votes.iter().filter(|vote| **vote == Vote::No).count();
         let elapsed = now - attempt.start_local_ms;
         let validity = ttl - elapsed - drift;
         let valid_until = now + validity;
@@ -155,10 +139,7 @@ impl Strategy for Redlock {
             keeper: None,
         };
         self.runs.insert(cx.run(), attempt);
-        let command = RedisCommand::SetNxPx {
-            value: cx.owner(),
-            ttl_ms: self.settings.ttl_ms,
-        };
+        let command = RedisCommand::SetNxPx { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
         self.broadcast(cx, command, 0);
     }
 
@@ -169,18 +150,11 @@ impl Strategy for Redlock {
         let Some(attempt) = self.runs.get_mut(&cx.run()) else {
             return;
         };
-        let (index, extending) = if tag >= TAG_EXTEND_BASE {
-            (tag - TAG_EXTEND_BASE, true)
-        } else {
-            (tag, false)
-        };
+        let (index, extending) = if tag >= TAG_EXTEND_BASE { (tag - TAG_EXTEND_BASE, true) } else { (tag, false) };
         if extending != attempt.extending {
             return; // a late reply from an earlier round
         }
-        let Some(vote) = attempt
-            .votes
-            .get_mut(usize::try_from(index).unwrap_or(usize::MAX))
-        else {
+        let Some(vote) = attempt.votes.get_mut(usize::try_from(index).unwrap_or(usize::MAX)) else {
             return;
         };
         *vote = match reply {
@@ -202,10 +176,7 @@ impl Strategy for Redlock {
                 attempt.start_local_ms = now;
                 attempt.extending = true;
                 attempt.votes = vec![Vote::Waiting; nodes];
-                let command = RedisCommand::CompareAndExtend {
-                    value: cx.owner(),
-                    ttl_ms: self.settings.ttl_ms,
-                };
+                let command = RedisCommand::CompareAndExtend { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
                 self.broadcast(cx, command, TAG_EXTEND_BASE);
             }
             lease::TAG_DEADLINE => {

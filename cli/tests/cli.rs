@@ -1,0 +1,121 @@
+//! The `locklab` binary end to end: commands, the report's JSON shape against
+//! the contract, and bad input refused with one message and a non-zero exit.
+
+use std::process::{Command, Output};
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab")).args(args).output().expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("locklab-cli-test-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("temp file");
+    path
+}
+
+#[test]
+fn run_prints_the_wire_and_the_verdict() {
+    let output = locklab(&["run", "pause-after-check", "--strategy", "fencing"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("EVAL \"if set NX PX then return INCR\" 2 job:daily-report job:daily-report:token"));
+    assert!(text.contains("409 rejected ✗ (stale token"));
+    assert!(text.contains("-- verdict: Safe, Ok"));
+    assert!(text.contains("as expected by the scenario"));
+}
+
+#[test]
+fn the_json_report_follows_the_contract() {
+    let output = locklab(&["run", "two-am-saturday", "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    assert_eq!(report["format"], "locklab-report/1");
+    assert_eq!(report["scenario"], "2 am Saturday");
+    assert_eq!(report["seed"], 34);
+    let results = report["results"].as_array().expect("results");
+    let names: Vec<&str> = results.iter().map(|result| result["strategy"].as_str().unwrap_or("")).collect();
+    assert_eq!(names, ["naive", "fencing", "redlock", "db-lock", "unique-insert", "consensus"]);
+    let metric_keys = [
+        "overlap_ms",
+        "stale_writes_accepted",
+        "stale_writes_rejected",
+        "corrupted_reports",
+        "runs_started",
+        "duplicate_runs",
+        "duplicate_side_effects",
+        "missed_periods",
+        "max_report_delay_ms",
+        "db_lock_wait_ms",
+        "pool_exhausted_ms",
+        "background_query_timeouts",
+    ];
+    for result in results {
+        assert!(["safe", "unsafe"].contains(&result["safety"].as_str().unwrap_or("")));
+        assert!(["ok", "late", "missed"].contains(&result["liveness"].as_str().unwrap_or("")));
+        let metrics = result["metrics"].as_object().expect("metrics");
+        for key in metric_keys {
+            assert!(metrics[key].is_u64(), "{key} is a count");
+        }
+        assert_eq!(metrics.len(), metric_keys.len(), "no metric beyond the contract's");
+        for finding in result["findings"].as_array().expect("findings") {
+            assert!(finding["at_ms"].is_u64() && finding["kind"].is_string() && finding["text"].is_string());
+        }
+    }
+    let redlock = &results[2];
+    assert_eq!(redlock["safety"], "unsafe");
+    assert!(redlock["metrics"]["stale_writes_accepted"].as_u64() > Some(0));
+}
+
+#[test]
+fn compare_lists_every_strategy_and_show_round_trips() {
+    let output = locklab(&["compare", "delayed-packet"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    for row in ["naive ", "fencing ", "redlock ", "db-lock ", "unique-insert ", "consensus "] {
+        assert!(text.lines().any(|line| line.starts_with(row)), "missing row {row}");
+    }
+    let shown = locklab(&["show", "delayed-packet"]);
+    let path = temp_file("shown.json", &stdout(&shown));
+    let again = locklab(&["compare", path.to_str().unwrap_or_default()]);
+    assert_eq!(stdout(&again), text, "a shown built-in runs the same from a file");
+    let listed = stdout(&locklab(&["scenarios"]));
+    assert_eq!(listed.lines().next().map(|line| line.starts_with("two-am-saturday")), Some(true));
+}
+
+#[test]
+fn bad_input_is_one_clear_message_and_a_failing_exit() {
+    let negative = temp_file(
+        "negative.json",
+        r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
+    );
+    let typo = temp_file("typo.json", r#"{"format": "locklab/1", "world": {"instance": 3}}"#);
+    let broken = temp_file("broken.json", "{\"format\": ");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["run".into(), negative.display().to_string()], "faults[0].at_ms: invalid value: integer `-5`"),
+        (vec!["run".into(), typo.display().to_string()], "world.instance: unknown field `instance`"),
+        (vec!["run".into(), broken.display().to_string()], "EOF while parsing"),
+        (vec!["run".into(), "/no/such/file.json".into()], "cannot read /no/such/file.json"),
+        (vec!["run".into(), "calm-night".into(), "--strategy".into(), "redlok".into()], "unknown strategy `redlok`"),
+        (vec!["run".into(), "calm-night".into(), "--format".into(), "xml".into()], "unknown format `xml`"),
+        (vec!["show".into(), "nope".into()], "no built-in scenario named `nope`"),
+        (vec!["explode".into()], "unknown command `explode`"),
+        (vec![], "usage:"),
+    ];
+    for (args, expected) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = locklab(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?} must fail");
+        let message = stderr(&output);
+        assert!(message.contains(expected), "{args:?}: {message}");
+        assert!(!message.contains("panicked"), "{args:?} panicked: {message}");
+        assert!(stdout(&output).is_empty(), "{args:?} printed to stdout");
+    }
+}

@@ -1,0 +1,1417 @@
+//! The world at a moment, and the timeline's lanes: pure functions of the
+//! event log, for the browser lab (and anything else that draws a run).
+//!
+//! [`Timeline::build`] reads a log once and derives everything drawn along the
+//! time axis: what each instance believed beside what the lock service
+//! granted, the stretches where two believed at once, process states, Redis
+//! keys per node, the jobs-row lock, every write with its token and verdict,
+//! Slack posts, fault markers and the cost series. [`Timeline::world_at`]
+//! gives the state of every party at a time: it replays the log from the
+//! nearest checkpoint, so scrubbing a three-hour run costs a few hundred
+//! events per frame, not the whole log.
+//!
+//! Where the log is silent the view reconstructs what the engine does, and
+//! says so: a Redis replica's keys are the primary's writes applied
+//! `replication_lag_ms` later (the log records no replication traffic), and a
+//! key's TTL is read against the node's own clock.
+//!
+//! No I/O, no hash maps: same log, same view.
+
+use crate::clock::LocalClock;
+use crate::event::{
+    BackgroundOutcome, ConnectionChange, ConsensusOp, ConsensusReply, DbClient, Event, EventKind, Owner, ProcessState,
+    PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode, RunPhase, Sql, SqlOutcome,
+};
+use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
+use crate::scenario::{Fault, Scenario, StrategyId};
+use std::collections::BTreeMap;
+
+/// Events replayed between two checkpoints of the world.
+const CHECKPOINT_EVERY: u32 = 256;
+/// How many buckets the cost series have.
+pub const SERIES_BUCKETS: u32 = 240;
+/// How long a dropped message stays on screen, in simulated time.
+const DROPPED_VISIBLE_MS: u64 = 400;
+
+/// A stretch of time `[from_ms, to_ms)`; `to_ms` is the run's end while open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+/// An instance's belief, or the lock service's grant, over a stretch of time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockSpan {
+    pub instance: InstanceId,
+    pub run: RunId,
+    pub token: Option<Token>,
+    pub span: Span,
+    /// Index of the event that began it.
+    pub event: u32,
+}
+
+/// What an instance's process was doing over a stretch of time (running is
+/// the default and is not listed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessSpan {
+    pub instance: InstanceId,
+    pub state: ProcessKind,
+    pub span: Span,
+}
+
+/// An instance's process state, without its details.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ProcessKind {
+    Running,
+    Paused,
+    Dead,
+    HostLost,
+}
+
+impl ProcessKind {
+    /// The word people read.
+    pub fn label(self) -> &'static str {
+        match self {
+            ProcessKind::Running => "running",
+            ProcessKind::Paused => "GC pause",
+            ProcessKind::Dead => "dead",
+            ProcessKind::HostLost => "host lost",
+        }
+    }
+}
+
+/// Who held the lock key on one Redis node (or the jobs-row lock, or the
+/// consensus key) over a stretch of time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HolderSpan {
+    pub resource: Resource,
+    pub holder: InstanceId,
+    pub span: Span,
+}
+
+/// A lock-holding resource drawn as a lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Resource {
+    Redis(Party),
+    /// The jobs row's `FOR UPDATE` lock.
+    RowLock,
+    /// The consensus store's lease key.
+    Lease,
+}
+
+/// Where a write went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WriteTarget {
+    /// A storage PUT of one chunk (`own_object`: the run's own object, which
+    /// never conflicts).
+    Storage { chunk: u8, own_object: bool },
+    /// The report row.
+    Row,
+}
+
+/// What became of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteVerdict {
+    Accepted,
+    /// Refused: the resource had seen `highest`.
+    Rejected {
+        highest: Token,
+    },
+    /// The statement did nothing (`ON CONFLICT DO NOTHING` met a row) or failed.
+    NoEffect,
+}
+
+/// One write, with its token and verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteMark {
+    pub at_ms: u64,
+    pub instance: InstanceId,
+    pub run: RunId,
+    pub period: Period,
+    pub target: WriteTarget,
+    pub token: Option<Token>,
+    pub verdict: WriteVerdict,
+    pub event: u32,
+}
+
+impl WriteMark {
+    /// A short label: `✓ 43`, `✗ 42 < 43`, `✓ no token`.
+    pub fn label(&self) -> String {
+        let token = self.token.map_or_else(|| "no token".to_owned(), |token| token.to_string());
+        match self.verdict {
+            WriteVerdict::Accepted => format!("✓ {token}"),
+            WriteVerdict::Rejected { highest } => format!("✗ {token} < {highest}"),
+            WriteVerdict::NoEffect => format!("– {token}"),
+        }
+    }
+
+    /// The sentence: `b's chunk 0 with token 42 rejected: stale token 42 < 43`.
+    pub fn sentence(&self) -> String {
+        let what = match self.target {
+            WriteTarget::Storage { chunk, .. } => format!("chunk {chunk}"),
+            WriteTarget::Row => "report row".to_owned(),
+        };
+        let token = self.token.map_or_else(|| "no token".to_owned(), |token| format!("token {token}"));
+        match self.verdict {
+            WriteVerdict::Accepted => format!("{}'s {what} with {token} accepted", self.instance),
+            WriteVerdict::Rejected { highest } => {
+                let mine = self.token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+                format!("{}'s {what} with {token} rejected: stale token {mine} < {highest}", self.instance)
+            }
+            WriteVerdict::NoEffect => format!("{}'s {what} with {token} had no effect", self.instance),
+        }
+    }
+}
+
+/// A Slack post.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PostMark {
+    pub at_ms: u64,
+    pub instance: InstanceId,
+    pub period: Period,
+    pub event: u32,
+}
+
+/// A fault that struck.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultMark {
+    pub at_ms: u64,
+    pub fault: Fault,
+    pub targets: Vec<Party>,
+    pub event: u32,
+}
+
+/// Cost figures over time, in [`SERIES_BUCKETS`] equal buckets of the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CostSeries {
+    pub bucket_ms: u64,
+    /// Most DB sessions open at once in each bucket (all clients).
+    pub db_connections: Vec<u32>,
+    /// Slowest background query finished in each bucket, in ms (0: none).
+    pub background_latency_ms: Vec<u64>,
+    /// Background queries that failed in each bucket.
+    pub background_failures: Vec<u32>,
+    /// Storage PUTs accepted so far, at each bucket's end.
+    pub puts_total: Vec<u32>,
+    /// Slack posts so far, at each bucket's end.
+    pub posts_total: Vec<u32>,
+}
+
+/// Everything drawn along the time axis, and checkpoints for [`Timeline::world_at`].
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    pub strategy: StrategyId,
+    pub duration_ms: u64,
+    pub instances: u8,
+    /// The Redis nodes the strategy uses, in order (with the replica last).
+    pub redis_nodes: Vec<Party>,
+    pub beliefs: Vec<LockSpan>,
+    pub grants: Vec<LockSpan>,
+    /// Stretches when two or more instances each believed they held the lock.
+    pub overlaps: Vec<Span>,
+    pub processes: Vec<ProcessSpan>,
+    pub holders: Vec<HolderSpan>,
+    pub writes: Vec<WriteMark>,
+    pub posts: Vec<PostMark>,
+    pub faults: Vec<FaultMark>,
+    pub series: CostSeries,
+    /// `at_ms` of every event, for finding the event at a time.
+    times_ms: Vec<u64>,
+    checkpoints: Vec<WorldAt>,
+    replication_lag_ms: u64,
+}
+
+/// A party's clock as the log last reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ClockView {
+    clock: LocalClock,
+}
+
+impl ClockView {
+    fn set(&mut self, at_ms: u64, local_ms: i64, drift_ppm: i64) {
+        let mut clock = LocalClock::default();
+        clock.jump(at_ms, local_ms - clock.local_at(at_ms));
+        clock.set_drift(at_ms, drift_ppm);
+        self.clock = clock;
+    }
+    /// What the clock reads at true time `at_ms`.
+    pub fn local_at(&self, at_ms: u64) -> i64 {
+        self.clock.local_at(at_ms)
+    }
+    /// How far the clock is from true time at `at_ms` (positive: ahead).
+    pub fn offset_ms(&self, at_ms: u64) -> i64 {
+        self.local_at(at_ms) - i64::try_from(at_ms).unwrap_or(i64::MAX)
+    }
+    pub fn drift_ppm(&self) -> i64 {
+        self.clock.drift_ppm()
+    }
+}
+
+/// An instance's process at a moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessView {
+    Running,
+    Paused {
+        until_ms: u64,
+    },
+    /// OOM-killed; `restart_at_ms` when the fault promised a restart.
+    Dead {
+        restart_at_ms: Option<u64>,
+    },
+    HostLost {
+        restart_at_ms: Option<u64>,
+    },
+}
+
+impl ProcessView {
+    pub fn kind(self) -> ProcessKind {
+        match self {
+            ProcessView::Running => ProcessKind::Running,
+            ProcessView::Paused { .. } => ProcessKind::Paused,
+            ProcessView::Dead { .. } => ProcessKind::Dead,
+            ProcessView::HostLost { .. } => ProcessKind::HostLost,
+        }
+    }
+}
+
+/// A run in progress (or the last one) on an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunView {
+    pub run: RunId,
+    pub period: Period,
+    pub phase: RunPhase,
+    /// Storage PUTs this run has had accepted.
+    pub chunks_written: u8,
+}
+
+/// An instance's connection pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PoolView {
+    pub busy: u8,
+    pub open: u8,
+    pub waiting: u16,
+}
+
+/// One instance at a moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceView {
+    pub id: InstanceId,
+    pub process: ProcessView,
+    pub clock: ClockView,
+    /// What it believes: `Some((run, token))` while it thinks it holds the lock.
+    pub belief: Option<(RunId, Option<Token>)>,
+    /// Whether the lock service counts it as the holder.
+    pub granted: Option<(RunId, Option<Token>)>,
+    pub run: Option<RunView>,
+    pub pool: PoolView,
+}
+
+/// The lock key on a Redis node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyView {
+    pub value: Owner,
+    /// Absolute expiry on the clock of the node that set it.
+    pub expires_local_ms: i64,
+}
+
+/// A Redis node at a moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedisNodeView {
+    pub party: Party,
+    pub up: bool,
+    /// The replica before a failover promotes it: it takes no commands.
+    pub standby: bool,
+    pub key: Option<KeyView>,
+    /// `job:daily-report:token`; 0 when absent.
+    pub counter: i64,
+    pub clock: ClockView,
+}
+
+impl RedisNodeView {
+    /// The lock key's remaining TTL by the node's own clock at `at_ms`.
+    pub fn ttl_ms(&self, at_ms: u64) -> Option<i64> {
+        self.key.map(|key| (key.expires_local_ms - self.clock.local_at(at_ms)).max(0))
+    }
+}
+
+/// A lock on the jobs row, held or waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowLockView {
+    pub session: SessionId,
+    pub client: DbClient,
+    pub mode: RowLockMode,
+    pub since_ms: u64,
+}
+
+/// The database at a moment.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct DbView {
+    /// Open sessions by client.
+    pub sessions: BTreeMap<SessionId, DbClient>,
+    pub row_lock_holders: Vec<RowLockView>,
+    /// Waiters in the order they began waiting.
+    pub row_lock_queue: Vec<RowLockView>,
+    /// The report row per period: the run and token it names.
+    pub report_rows: BTreeMap<Period, (RunId, Option<Token>)>,
+    /// The last background query's latency and outcome.
+    pub last_background: Option<(u64, BackgroundOutcome)>,
+    /// Query slowdown in percent (100: normal).
+    pub slow_percent: u32,
+}
+
+impl DbView {
+    /// Sessions open for `client`.
+    pub fn sessions_of(&self, client: DbClient) -> u32 {
+        let count = self.sessions.values().filter(|held| **held == client).count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+    pub fn session_count(&self) -> u32 {
+        u32::try_from(self.sessions.len()).unwrap_or(u32::MAX)
+    }
+}
+
+/// One stored chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkView {
+    pub instance: InstanceId,
+    pub run: RunId,
+    pub token: Option<Token>,
+}
+
+/// Object storage at a moment.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct StorageView {
+    /// The highest token seen per report.
+    pub highest_token: BTreeMap<Period, Token>,
+    /// The shared report's chunks: who wrote each last.
+    pub chunks: BTreeMap<(Period, u8), ChunkView>,
+    pub puts_accepted: u32,
+    pub puts_rejected: u32,
+}
+
+/// The consensus store's lease key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseView {
+    pub value: Owner,
+    pub lease: LeaseId,
+    pub revision: Token,
+    pub ttl_ms: u64,
+    /// True time the lease runs out unless kept alive.
+    pub expires_at_ms: u64,
+}
+
+/// The consensus store at a moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsensusView {
+    pub leader_up: bool,
+    pub key: Option<LeaseView>,
+    pub revision: Option<Token>,
+}
+
+impl Default for ConsensusView {
+    fn default() -> Self {
+        ConsensusView { leader_up: true, key: None, revision: None }
+    }
+}
+
+/// A message on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flight {
+    pub message: MessageId,
+    pub from: Party,
+    pub to: Party,
+    pub sent_ms: u64,
+    /// `None`: dropped by a partition.
+    pub arrive_ms: Option<u64>,
+    /// Carries a request (not a reply).
+    pub request: bool,
+}
+
+impl Flight {
+    /// How far along its way the message is at `at_ms`, 0 to 1.
+    pub fn progress(&self, at_ms: u64) -> f64 {
+        match self.arrive_ms {
+            Some(arrive) if arrive > self.sent_ms => {
+                let done = at_ms.saturating_sub(self.sent_ms) as f64;
+                (done / (arrive - self.sent_ms) as f64).clamp(0.0, 1.0)
+            }
+            Some(_) => 1.0,
+            None => 0.3,
+        }
+    }
+}
+
+/// A replication write waiting to reach the replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PendingReplication {
+    apply_at_ms: u64,
+    incarnation: u32,
+    key: Option<KeyView>,
+    counter: i64,
+}
+
+/// The whole world at a moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldAt {
+    pub at_ms: u64,
+    /// Events applied: the log's first `applied` events are in this state.
+    pub applied: u32,
+    pub instances: Vec<InstanceView>,
+    pub redis: Vec<RedisNodeView>,
+    pub db: DbView,
+    pub storage: StorageView,
+    pub slack_posts: Vec<PostMark>,
+    pub consensus: ConsensusView,
+    pub flights: Vec<Flight>,
+    primary_incarnation: u32,
+    replication: Vec<PendingReplication>,
+    /// Restarts promised by faults, applied when the process event comes.
+    restarts: Vec<(InstanceId, u64)>,
+    db_clock: ClockView,
+    consensus_clock: ClockView,
+}
+
+impl WorldAt {
+    fn new(instances: u8, redis_nodes: &[Party]) -> WorldAt {
+        WorldAt {
+            at_ms: 0,
+            applied: 0,
+            instances: (0..instances)
+                .map(|index| InstanceView {
+                    id: InstanceId(index),
+                    process: ProcessView::Running,
+                    clock: ClockView::default(),
+                    belief: None,
+                    granted: None,
+                    run: None,
+                    pool: PoolView::default(),
+                })
+                .collect(),
+            redis: redis_nodes
+                .iter()
+                .map(|party| RedisNodeView {
+                    party: *party,
+                    up: true,
+                    standby: *party == Party::RedisReplica,
+                    key: None,
+                    counter: 0,
+                    clock: ClockView::default(),
+                })
+                .collect(),
+            db: DbView { slow_percent: 100, ..DbView::default() },
+            storage: StorageView::default(),
+            slack_posts: Vec::new(),
+            consensus: ConsensusView::default(),
+            flights: Vec::new(),
+            primary_incarnation: 0,
+            replication: Vec::new(),
+            restarts: Vec::new(),
+            db_clock: ClockView::default(),
+            consensus_clock: ClockView::default(),
+        }
+    }
+
+    /// The index of the last event applied, if any.
+    pub fn last_event(&self) -> Option<u32> {
+        self.applied.checked_sub(1)
+    }
+
+    pub fn instance(&self, id: InstanceId) -> Option<&InstanceView> {
+        self.instances.get(id.index())
+    }
+
+    fn instance_mut(&mut self, id: InstanceId) -> Option<&mut InstanceView> {
+        self.instances.get_mut(id.index())
+    }
+
+    pub fn redis_node(&self, party: Party) -> Option<&RedisNodeView> {
+        self.redis.iter().find(|node| node.party == party)
+    }
+
+    fn redis_mut(&mut self, party: Party) -> Option<&mut RedisNodeView> {
+        self.redis.iter_mut().find(|node| node.party == party)
+    }
+
+    /// The clock of any party that has one the lab models.
+    pub fn clock_of(&self, party: Party) -> Option<ClockView> {
+        match party {
+            Party::Instance(id) => self.instance(id).map(|view| view.clock),
+            Party::Redis(_) | Party::RedisReplica => self.redis_node(party).map(|node| node.clock),
+            Party::Db => Some(self.db_clock),
+            Party::Consensus => Some(self.consensus_clock),
+            Party::Storage | Party::Slack => None,
+        }
+    }
+
+    /// Instances that believe they hold the lock.
+    pub fn believers(&self) -> Vec<InstanceId> {
+        self.instances.iter().filter(|view| view.belief.is_some()).map(|view| view.id).collect()
+    }
+
+    /// Moves time on to `at_ms`: replication lands, finished flights leave.
+    fn advance(&mut self, at_ms: u64) {
+        self.at_ms = self.at_ms.max(at_ms);
+        let now = self.at_ms;
+        let incarnation = self.primary_incarnation;
+        let (due, later): (Vec<_>, Vec<_>) = self.replication.drain(..).partition(|pending| pending.apply_at_ms <= now);
+        self.replication = later;
+        for pending in due {
+            if pending.incarnation != incarnation {
+                continue; // the primary died before this write reached the replica
+            }
+            if let Some(replica) = self.redis_mut(Party::RedisReplica)
+                && replica.standby
+            {
+                replica.key = pending.key;
+                replica.counter = pending.counter;
+            }
+        }
+        self.flights.retain(|flight| match flight.arrive_ms {
+            Some(arrive) => arrive > now,
+            None => flight.sent_ms + DROPPED_VISIBLE_MS > now,
+        });
+    }
+
+    fn queue_replication(&mut self, node: Party, lag_ms: u64) {
+        if node != Party::Redis(RedisNodeId(0)) {
+            return;
+        }
+        let standby = self.redis_node(Party::RedisReplica).is_some_and(|replica| replica.standby);
+        if !standby {
+            return;
+        }
+        if let Some(primary) = self.redis_node(node).copied() {
+            self.replication.push(PendingReplication {
+                apply_at_ms: self.at_ms + lag_ms,
+                incarnation: self.primary_incarnation,
+                key: primary.key,
+                counter: primary.counter,
+            });
+        }
+    }
+
+    fn apply(&mut self, index: u32, event: &Event, lag_ms: u64) {
+        self.advance(event.at_ms);
+        self.applied = index + 1;
+        let at = event.at_ms;
+        match &event.kind {
+            // The process event that follows says "dead"; the fault says when it comes back.
+            EventKind::Fault {
+                fault:
+                    Fault::OomKill { restart_after_ms: Some(after), .. }
+                    | Fault::HostLoss { restart_after_ms: Some(after), .. },
+                targets,
+            } => {
+                for target in targets {
+                    if let Party::Instance(id) = target {
+                        self.restarts.retain(|(pending, _)| pending != id);
+                        self.restarts.push((*id, at + after));
+                    }
+                }
+            }
+            EventKind::Process { instance, state } => {
+                let restart_at_ms =
+                    self.restarts.iter().find(|(id, _)| id == instance).map(|(_, restart_at)| *restart_at);
+                if matches!(state, ProcessState::Restarted) {
+                    self.restarts.retain(|(id, _)| id != instance);
+                }
+                if let Some(view) = self.instance_mut(*instance) {
+                    view.process = match state {
+                        ProcessState::Running | ProcessState::Restarted => ProcessView::Running,
+                        ProcessState::Paused { until_ms } => ProcessView::Paused { until_ms: *until_ms },
+                        ProcessState::Dead => ProcessView::Dead { restart_at_ms },
+                        ProcessState::HostLost => ProcessView::HostLost { restart_at_ms },
+                        #[allow(unreachable_patterns)]
+                        _ => view.process,
+                    };
+                    if matches!(state, ProcessState::Dead | ProcessState::HostLost) {
+                        // The process's memory is gone: it believes nothing any more.
+                        view.belief = None;
+                    }
+                    if matches!(state, ProcessState::Restarted) {
+                        view.run = None;
+                        view.pool = PoolView::default();
+                    }
+                }
+            }
+            EventKind::Clock { party, local_ms, drift_ppm } => {
+                let mut clock = ClockView::default();
+                clock.set(at, *local_ms, *drift_ppm);
+                match party {
+                    Party::Instance(id) => {
+                        if let Some(view) = self.instance_mut(*id) {
+                            view.clock = clock;
+                        }
+                    }
+                    Party::Redis(_) | Party::RedisReplica => {
+                        if let Some(node) = self.redis_mut(*party) {
+                            node.clock = clock;
+                        }
+                    }
+                    Party::Db => self.db_clock = clock,
+                    Party::Consensus => self.consensus_clock = clock,
+                    Party::Storage | Party::Slack => {}
+                }
+            }
+            EventKind::Sent { message, from, to, what, arrive_at_ms } => self.flights.push(Flight {
+                message: *message,
+                from: *from,
+                to: *to,
+                sent_ms: at,
+                arrive_ms: *arrive_at_ms,
+                request: !matches!(what, crate::event::MessageKind::Reply),
+            }),
+            EventKind::Lost { message, .. } => {
+                self.flights.retain(|flight| flight.message != *message);
+            }
+            EventKind::Run { run, instance, period, phase } => {
+                if let Some(view) = self.instance_mut(*instance) {
+                    let chunks_written = match view.run {
+                        Some(current) if current.run == *run => current.chunks_written,
+                        _ => 0,
+                    };
+                    view.run = Some(RunView { run: *run, period: *period, phase: *phase, chunks_written });
+                }
+            }
+            EventKind::Granted { run, instance, token } => {
+                if let Some(view) = self.instance_mut(*instance) {
+                    view.granted = Some((*run, *token));
+                }
+            }
+            EventKind::Revoked { run, instance, .. } => {
+                if let Some(view) = self.instance_mut(*instance)
+                    && view.granted.is_some_and(|(granted, _)| granted == *run)
+                {
+                    view.granted = None;
+                }
+            }
+            EventKind::Belief { instance, run, holds, token } => {
+                if let Some(view) = self.instance_mut(*instance) {
+                    if *holds {
+                        view.belief = Some((*run, *token));
+                    } else if view.belief.is_some_and(|(believed, _)| believed == *run) {
+                        view.belief = None;
+                    }
+                }
+            }
+            EventKind::Redis { node, command, reply, .. } => {
+                self.redis_command(*node, *command, *reply, at);
+                if command.writes() && !matches!(reply, RedisReply::ConnectionRefused) {
+                    self.queue_replication(*node, lag_ms);
+                }
+            }
+            EventKind::KeyExpired { node, .. } => {
+                if let Some(state) = self.redis_mut(*node) {
+                    state.key = None;
+                }
+                self.queue_replication(*node, lag_ms);
+            }
+            EventKind::KeysLost { .. } => {}
+            EventKind::RedisDown { node } => {
+                if *node == Party::Redis(RedisNodeId(0)) {
+                    self.primary_incarnation += 1;
+                }
+                if let Some(state) = self.redis_mut(*node) {
+                    state.up = false;
+                    state.key = None;
+                    state.counter = 0;
+                }
+            }
+            EventKind::RedisUp { node, promoted } => {
+                if *promoted {
+                    self.replication.clear();
+                }
+                if let Some(state) = self.redis_mut(*node) {
+                    state.up = true;
+                    if *promoted {
+                        state.standby = false;
+                    } else {
+                        state.key = None;
+                        state.counter = 0;
+                    }
+                }
+            }
+            EventKind::Sql { client, outcome: SqlOutcome::Connected(opened), .. } => {
+                self.db.sessions.insert(*opened, *client);
+            }
+            EventKind::Connection { session, client, change } => match change {
+                ConnectionChange::Opened => {
+                    self.db.sessions.insert(*session, *client);
+                }
+                ConnectionChange::Refused => {}
+                ConnectionChange::Closed | ConnectionChange::Terminated(_) => {
+                    self.db.sessions.remove(session);
+                    self.db.row_lock_holders.retain(|held| held.session != *session);
+                    self.db.row_lock_queue.retain(|held| held.session != *session);
+                }
+            },
+            EventKind::RowLock { session, client, mode, change } => {
+                let lock = RowLockView { session: *session, client: *client, mode: *mode, since_ms: at };
+                let same = |held: &RowLockView| held.session == *session && held.mode == *mode;
+                match change {
+                    RowLockChange::Waiting => self.db.row_lock_queue.push(lock),
+                    RowLockChange::Granted => {
+                        self.db.row_lock_queue.retain(|held| !same(held));
+                        self.db.row_lock_holders.push(lock);
+                    }
+                    RowLockChange::Released => self.db.row_lock_holders.retain(|held| !same(held)),
+                    RowLockChange::GaveUp => self.db.row_lock_queue.retain(|held| !same(held)),
+                }
+            }
+            EventKind::Pool { instance, busy, open, waiting } => {
+                if let Some(view) = self.instance_mut(*instance) {
+                    view.pool = PoolView { busy: *busy, open: *open, waiting: *waiting };
+                }
+            }
+            EventKind::Background { latency_ms, outcome, .. } => {
+                self.db.last_background = Some((*latency_ms, *outcome))
+            }
+            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => match outcome {
+                PutOutcome::Accepted => {
+                    self.storage.puts_accepted += 1;
+                    if let Some(token) = token {
+                        let highest = self.storage.highest_token.entry(*period).or_insert(*token);
+                        *highest = (*highest).max(*token);
+                    }
+                    if !*own_object {
+                        self.storage
+                            .chunks
+                            .insert((*period, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
+                    }
+                    if let Some(view) = self.instance_mut(*instance)
+                        && let Some(current) = &mut view.run
+                        && current.run == *run
+                    {
+                        current.chunks_written = current.chunks_written.saturating_add(1);
+                    }
+                }
+                PutOutcome::Rejected(highest) => {
+                    self.storage.puts_rejected += 1;
+                    let seen = self.storage.highest_token.entry(*period).or_insert(*highest);
+                    *seen = (*seen).max(*highest);
+                }
+            },
+            EventKind::Post { instance, period, .. } => {
+                self.slack_posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
+            }
+            EventKind::Consensus { op, reply, .. } => self.consensus_op(*op, *reply, at),
+            EventKind::LeaseExpired { lease, .. } if self.consensus.key.is_some_and(|key| key.lease == *lease) => {
+                self.consensus.key = None;
+            }
+            EventKind::Leader { up } => {
+                self.consensus.leader_up = *up;
+                if *up && let Some(key) = &mut self.consensus.key {
+                    key.expires_at_ms = at + key.ttl_ms;
+                }
+            }
+            EventKind::RowApplied { period, run, token } => {
+                self.db.report_rows.insert(*period, (*run, *token));
+            }
+            EventKind::DbSlow { factor_percent } => self.db.slow_percent = *factor_percent,
+            #[allow(unreachable_patterns)]
+            _ => {}
+        }
+    }
+
+    fn redis_command(&mut self, node: Party, command: RedisCommand, reply: RedisReply, at: u64) {
+        let Some(state) = self.redis_mut(node) else {
+            return;
+        };
+        let local = state.clock.local_at(at);
+        let expiry = |ttl_ms: u64| local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
+        match (command, reply) {
+            (RedisCommand::SetNxEx { value, ttl_s }, RedisReply::Ok) => {
+                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
+            }
+            (RedisCommand::SetNxPx { value, ttl_ms }, RedisReply::Ok) => {
+                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_ms) });
+            }
+            (RedisCommand::Del | RedisCommand::CompareAndDelete { .. }, RedisReply::Integer(1)) => {
+                state.key = None;
+            }
+            (
+                RedisCommand::Pexpire { ttl_ms } | RedisCommand::CompareAndExtend { ttl_ms, .. },
+                RedisReply::Integer(1),
+            ) => {
+                if let Some(key) = &mut state.key {
+                    key.expires_local_ms = expiry(ttl_ms);
+                }
+            }
+            (RedisCommand::Incr, RedisReply::Integer(value)) => state.counter = value,
+            _ => {}
+        }
+    }
+
+    fn consensus_op(&mut self, op: ConsensusOp, reply: ConsensusReply, at: u64) {
+        match (op, reply) {
+            (ConsensusOp::Acquire { value, ttl_ms }, ConsensusReply::Acquired { lease, revision }) => {
+                self.consensus.key = Some(LeaseView { value, lease, revision, ttl_ms, expires_at_ms: at + ttl_ms });
+                self.consensus.revision = Some(self.consensus.revision.map_or(revision, |seen| seen.max(revision)));
+            }
+            (ConsensusOp::KeepAlive { lease }, ConsensusReply::Alive { ttl_ms }) => {
+                if let Some(key) = &mut self.consensus.key
+                    && key.lease == lease
+                {
+                    key.ttl_ms = ttl_ms.max(key.ttl_ms);
+                    key.expires_at_ms = at + ttl_ms;
+                }
+            }
+            (ConsensusOp::Revoke { lease }, ConsensusReply::Revoked)
+                if self.consensus.key.is_some_and(|key| key.lease == lease) =>
+            {
+                self.consensus.key = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Open stretches while building lanes.
+#[derive(Default)]
+struct Open {
+    beliefs: BTreeMap<InstanceId, LockSpan>,
+    grants: BTreeMap<RunId, LockSpan>,
+    processes: BTreeMap<InstanceId, ProcessSpan>,
+    holders: BTreeMap<Resource, HolderSpan>,
+    overlap_from: Option<u64>,
+}
+
+impl Timeline {
+    /// Reads a log once. `scenario` supplies the world (instances, replica,
+    /// lag) and the run's length.
+    pub fn build(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Timeline {
+        let duration_ms = scenario.duration_ms();
+        let redis_nodes = redis_nodes_of(scenario, strategy);
+        let lag_ms = scenario.world.replication_lag_ms;
+        let mut world = WorldAt::new(scenario.world.instances, &redis_nodes);
+        let mut timeline = Timeline {
+            strategy,
+            duration_ms,
+            instances: scenario.world.instances,
+            redis_nodes,
+            beliefs: Vec::new(),
+            grants: Vec::new(),
+            overlaps: Vec::new(),
+            processes: Vec::new(),
+            holders: Vec::new(),
+            writes: Vec::new(),
+            posts: Vec::new(),
+            faults: Vec::new(),
+            series: CostSeries::default(),
+            times_ms: log.iter().map(|event| event.at_ms).collect(),
+            checkpoints: Vec::new(),
+            replication_lag_ms: lag_ms,
+        };
+        let mut open = Open::default();
+        let mut series = SeriesBuilder::new(duration_ms);
+        for (position, event) in log.iter().enumerate() {
+            let index = u32::try_from(position).unwrap_or(u32::MAX);
+            if index % CHECKPOINT_EVERY == 0 {
+                timeline.checkpoints.push(world.clone());
+            }
+            world.apply(index, event, lag_ms);
+            timeline.lanes(&mut open, &world, index, event);
+            series.record(event, &world);
+        }
+        let end = duration_ms.max(timeline.times_ms.last().copied().unwrap_or(0));
+        for (_, mut span) in std::mem::take(&mut open.beliefs) {
+            span.span.to_ms = end;
+            timeline.beliefs.push(span);
+        }
+        for (_, mut span) in std::mem::take(&mut open.grants) {
+            span.span.to_ms = end;
+            timeline.grants.push(span);
+        }
+        for (_, mut span) in std::mem::take(&mut open.processes) {
+            span.span.to_ms = end;
+            timeline.processes.push(span);
+        }
+        for (_, mut span) in std::mem::take(&mut open.holders) {
+            span.span.to_ms = end;
+            timeline.holders.push(span);
+        }
+        if let Some(from_ms) = open.overlap_from {
+            timeline.overlaps.push(Span { from_ms, to_ms: end });
+        }
+        timeline.beliefs.sort_by_key(|span| (span.instance, span.span.from_ms));
+        timeline.grants.sort_by_key(|span| (span.instance, span.span.from_ms));
+        timeline.processes.sort_by_key(|span| (span.instance, span.span.from_ms));
+        timeline.holders.sort_by_key(|span| (span.resource, span.span.from_ms));
+        timeline.series = series.finish();
+        timeline
+    }
+
+    /// Extends the lanes with one event, `world` already updated by it.
+    fn lanes(&mut self, open: &mut Open, world: &WorldAt, index: u32, event: &Event) {
+        let at = event.at_ms;
+        match &event.kind {
+            EventKind::Belief { instance, .. } | EventKind::Process { instance, .. } => {
+                let now = world.instance(*instance).and_then(|view| view.belief);
+                let current = open.beliefs.get(instance).map(|span| (span.run, span.token));
+                if now != current {
+                    if let Some(mut span) = open.beliefs.remove(instance) {
+                        span.span.to_ms = at;
+                        self.beliefs.push(span);
+                    }
+                    if let Some((run, token)) = now {
+                        open.beliefs.insert(
+                            *instance,
+                            LockSpan {
+                                instance: *instance,
+                                run,
+                                token,
+                                span: Span { from_ms: at, to_ms: at },
+                                event: index,
+                            },
+                        );
+                    }
+                }
+                if let EventKind::Process { instance, .. } = &event.kind {
+                    let kind = world.instance(*instance).map_or(ProcessKind::Running, |view| view.process.kind());
+                    let current = open.processes.get(instance).map(|span| span.state);
+                    if current != Some(kind) {
+                        if let Some(mut span) = open.processes.remove(instance) {
+                            span.span.to_ms = at;
+                            self.processes.push(span);
+                        }
+                        if kind != ProcessKind::Running {
+                            open.processes.insert(
+                                *instance,
+                                ProcessSpan { instance: *instance, state: kind, span: Span { from_ms: at, to_ms: at } },
+                            );
+                        }
+                    }
+                }
+                let believers = open.beliefs.len();
+                match (open.overlap_from, believers >= 2) {
+                    (None, true) => open.overlap_from = Some(at),
+                    (Some(from_ms), false) => {
+                        self.overlaps.push(Span { from_ms, to_ms: at });
+                        open.overlap_from = None;
+                    }
+                    _ => {}
+                }
+            }
+            EventKind::Granted { run, instance, token } => {
+                open.grants.insert(
+                    *run,
+                    LockSpan {
+                        instance: *instance,
+                        run: *run,
+                        token: *token,
+                        span: Span { from_ms: at, to_ms: at },
+                        event: index,
+                    },
+                );
+            }
+            EventKind::Revoked { run, .. } => {
+                if let Some(mut span) = open.grants.remove(run) {
+                    span.span.to_ms = at;
+                    self.grants.push(span);
+                }
+            }
+            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => {
+                self.writes.push(WriteMark {
+                    at_ms: at,
+                    instance: *instance,
+                    run: *run,
+                    period: *period,
+                    target: WriteTarget::Storage { chunk: *chunk, own_object: *own_object },
+                    token: *token,
+                    verdict: match outcome {
+                        PutOutcome::Accepted => WriteVerdict::Accepted,
+                        PutOutcome::Rejected(highest) => WriteVerdict::Rejected { highest: *highest },
+                    },
+                    event: index,
+                })
+            }
+            EventKind::Sql {
+                client: DbClient::Instance(instance),
+                run: Some(run),
+                statement: Sql::WriteReport { period, token, .. },
+                outcome,
+                ..
+            } => self.writes.push(WriteMark {
+                at_ms: at,
+                instance: *instance,
+                run: *run,
+                period: *period,
+                target: WriteTarget::Row,
+                token: *token,
+                verdict: match outcome {
+                    SqlOutcome::Rows(rows) if *rows > 0 => WriteVerdict::Accepted,
+                    SqlOutcome::StaleToken { highest } => WriteVerdict::Rejected { highest: *highest },
+                    _ => WriteVerdict::NoEffect,
+                },
+                event: index,
+            }),
+            EventKind::Post { instance, period, .. } => {
+                self.posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
+            }
+            EventKind::Fault { fault, targets } => {
+                self.faults.push(FaultMark { at_ms: at, fault: fault.clone(), targets: targets.clone(), event: index })
+            }
+            _ => {}
+        }
+        self.track_holders(open, world, at);
+    }
+
+    /// Keeps the holder lanes (Redis keys per node, the row lock, the lease) in step.
+    fn track_holders(&mut self, open: &mut Open, world: &WorldAt, at: u64) {
+        let mut now: Vec<(Resource, InstanceId)> = Vec::new();
+        for node in &world.redis {
+            if let (true, Some(key)) = (node.up, node.key) {
+                now.push((Resource::Redis(node.party), key.value.instance));
+            }
+        }
+        if let Some(holder) = world.db.row_lock_holders.iter().find_map(|held| match (held.mode, held.client) {
+            (RowLockMode::Update, DbClient::Instance(id)) => Some(id),
+            _ => None,
+        }) {
+            now.push((Resource::RowLock, holder));
+        }
+        if let Some(key) = world.consensus.key {
+            now.push((Resource::Lease, key.value.instance));
+        }
+        let stale: Vec<Resource> = open
+            .holders
+            .iter()
+            .filter(|(resource, span)| !now.contains(&(**resource, span.holder)))
+            .map(|(resource, _)| *resource)
+            .collect();
+        for resource in stale {
+            if let Some(mut span) = open.holders.remove(&resource) {
+                span.span.to_ms = at;
+                self.holders.push(span);
+            }
+        }
+        for (resource, holder) in now {
+            open.holders.entry(resource).or_insert(HolderSpan {
+                resource,
+                holder,
+                span: Span { from_ms: at, to_ms: at },
+            });
+        }
+    }
+
+    /// How many events happened at or before `at_ms`.
+    pub fn events_until(&self, at_ms: u64) -> u32 {
+        let count = self.times_ms.partition_point(|time| *time <= at_ms);
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    /// The time of the first event after `at_ms`, if any.
+    pub fn next_event_ms(&self, at_ms: u64) -> Option<u64> {
+        let after = self.times_ms.partition_point(|time| *time <= at_ms);
+        self.times_ms.get(after).copied()
+    }
+
+    /// The time of the last event before `at_ms`, if any.
+    pub fn previous_event_ms(&self, at_ms: u64) -> Option<u64> {
+        let before = self.times_ms.partition_point(|time| *time < at_ms);
+        before.checked_sub(1).and_then(|index| self.times_ms.get(index).copied())
+    }
+
+    /// The time of event `index`.
+    pub fn event_ms(&self, index: u32) -> Option<u64> {
+        self.times_ms.get(usize::try_from(index).ok()?).copied()
+    }
+
+    pub fn event_count(&self) -> u32 {
+        u32::try_from(self.times_ms.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The world once every event at or before `at_ms` has happened. `log`
+    /// must be the log the timeline was built from.
+    pub fn world_at(&self, log: &[Event], at_ms: u64) -> WorldAt {
+        let count = self.events_until(at_ms).min(u32::try_from(log.len()).unwrap_or(u32::MAX));
+        let checkpoint = usize::try_from(count / CHECKPOINT_EVERY).unwrap_or(0);
+        let mut world = match self.checkpoints.get(checkpoint).or_else(|| self.checkpoints.last()) {
+            Some(saved) => saved.clone(),
+            None => WorldAt::new(self.instances, &self.redis_nodes),
+        };
+        let from = world.applied;
+        for index in from..count {
+            if let Some(event) = log.get(usize::try_from(index).unwrap_or(usize::MAX)) {
+                world.apply(index, event, self.replication_lag_ms);
+            }
+        }
+        world.advance(at_ms);
+        world
+    }
+
+    /// Spans when `instance` believed it held the lock.
+    pub fn beliefs_of(&self, instance: InstanceId) -> impl Iterator<Item = &LockSpan> {
+        self.beliefs.iter().filter(move |span| span.instance == instance)
+    }
+
+    /// Spans when the lock service counted `instance` as the holder.
+    pub fn grants_of(&self, instance: InstanceId) -> impl Iterator<Item = &LockSpan> {
+        self.grants.iter().filter(move |span| span.instance == instance)
+    }
+}
+
+/// The Redis nodes a strategy talks to.
+pub fn redis_nodes_of(scenario: &Scenario, strategy: StrategyId) -> Vec<Party> {
+    match strategy {
+        StrategyId::Redlock => {
+            let nodes = match scenario.settings_for(strategy) {
+                crate::scenario::StrategySettings::Redlock(settings) => settings.nodes,
+                _ => 5,
+            };
+            (0..nodes).map(|node| Party::Redis(RedisNodeId(node))).collect()
+        }
+        StrategyId::Naive | StrategyId::Fencing => {
+            let mut nodes = vec![Party::Redis(RedisNodeId(0))];
+            if scenario.world.redis_replica {
+                nodes.push(Party::RedisReplica);
+            }
+            nodes
+        }
+        StrategyId::DbLock | StrategyId::UniqueInsert | StrategyId::Consensus => Vec::new(),
+    }
+}
+
+struct SeriesBuilder {
+    bucket_ms: u64,
+    series: CostSeries,
+}
+
+impl SeriesBuilder {
+    fn new(duration_ms: u64) -> SeriesBuilder {
+        let buckets = usize::try_from(SERIES_BUCKETS).unwrap_or(1);
+        SeriesBuilder {
+            bucket_ms: duration_ms.div_ceil(u64::from(SERIES_BUCKETS)).max(1),
+            series: CostSeries {
+                bucket_ms: duration_ms.div_ceil(u64::from(SERIES_BUCKETS)).max(1),
+                db_connections: vec![0; buckets],
+                background_latency_ms: vec![0; buckets],
+                background_failures: vec![0; buckets],
+                puts_total: vec![0; buckets],
+                posts_total: vec![0; buckets],
+            },
+        }
+    }
+
+    fn bucket(&self, at_ms: u64) -> usize {
+        let bucket = (at_ms / self.bucket_ms).min(u64::from(SERIES_BUCKETS - 1));
+        usize::try_from(bucket).unwrap_or(0)
+    }
+
+    fn record(&mut self, event: &Event, world: &WorldAt) {
+        let bucket = self.bucket(event.at_ms);
+        let series = &mut self.series;
+        match &event.kind {
+            EventKind::Connection { .. } | EventKind::Sql { .. } => {
+                let open = world.db.session_count();
+                series.db_connections[bucket] = series.db_connections[bucket].max(open);
+            }
+            EventKind::Background { latency_ms, outcome, .. } => {
+                series.background_latency_ms[bucket] = series.background_latency_ms[bucket].max(*latency_ms);
+                if *outcome != BackgroundOutcome::Ok {
+                    series.background_failures[bucket] += 1;
+                }
+            }
+            EventKind::Put { outcome: PutOutcome::Accepted, .. } => series.puts_total[bucket] += 1,
+            EventKind::Post { .. } => series.posts_total[bucket] += 1,
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> CostSeries {
+        let series = &mut self.series;
+        // Connections stay open between events: carry the level forward into
+        // buckets without events; totals become running sums.
+        let mut level = 0;
+        let mut puts = 0;
+        let mut posts = 0;
+        for bucket in 0..series.db_connections.len() {
+            if series.db_connections[bucket] == 0 {
+                series.db_connections[bucket] = level;
+            }
+            level = series.db_connections[bucket];
+            puts += series.puts_total[bucket];
+            series.puts_total[bucket] = puts;
+            posts += series.posts_total[bucket];
+            series.posts_total[bucket] = posts;
+        }
+        self.series
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate;
+
+    fn scenario(json: &str) -> Scenario {
+        Scenario::from_json(json).expect("test scenario")
+    }
+
+    fn gc_pause_at(at_ms: u64) -> Scenario {
+        scenario(&format!(
+            r#"{{"format": "locklab/1", "seed": 1, "faults": [
+                {{"at_ms": {at_ms}, "kind": "gc_pause", "target": "holder", "duration_ms": 90000}}]}}"#
+        ))
+    }
+
+    /// Replays the whole log without checkpoints: the reference `world_at` must match.
+    fn replay(timeline: &Timeline, log: &[Event], at_ms: u64) -> WorldAt {
+        let mut world = WorldAt::new(timeline.instances, &timeline.redis_nodes);
+        for (position, event) in log.iter().enumerate() {
+            if event.at_ms > at_ms {
+                break;
+            }
+            world.apply(u32::try_from(position).unwrap(), event, timeline.replication_lag_ms);
+        }
+        world.advance(at_ms);
+        world
+    }
+
+    #[test]
+    fn view_from_checkpoints_equals_a_full_replay() {
+        let scenario = gc_pause_at(9_000);
+        for strategy in StrategyId::ALL {
+            let log = simulate(&scenario, strategy);
+            let timeline = Timeline::build(&scenario, strategy, &log);
+            for at_ms in [0, 1, 9_000, 30_050, 99_010, 333_333, 899_999] {
+                assert_eq!(timeline.world_at(&log, at_ms), replay(&timeline, &log, at_ms), "{strategy} at {at_ms}");
+            }
+        }
+    }
+
+    #[test]
+    fn view_shows_the_paused_holder_still_believing_after_its_ttl() {
+        let scenario = gc_pause_at(9_000);
+        let log = simulate(&scenario, StrategyId::Fencing);
+        let timeline = Timeline::build(&scenario, StrategyId::Fencing, &log);
+        let fault = timeline.faults.first().expect("the fault struck");
+        let holder = fault.targets[0].instance().expect("an instance was paused");
+        let world = timeline.world_at(&log, 60_000);
+        let view = world.instance(holder).unwrap();
+        assert_eq!(view.process, ProcessView::Paused { until_ms: 99_000 });
+        assert!(view.belief.is_some(), "a paused holder keeps believing");
+        assert!(view.granted.is_none(), "but Redis no longer counts it");
+        assert!(world.believers().len() >= 2, "another instance took the lock");
+        let key = world.redis[0].key.expect("the newcomer's key");
+        assert_ne!(key.value.instance, holder);
+        let ttl = world.redis[0].ttl_ms(60_000).unwrap();
+        assert!(ttl > 0 && ttl <= 30_000, "TTL counts down from 30 s: {ttl}");
+        assert!(!timeline.overlaps.is_empty(), "the overlap is a lane");
+        let rejected = timeline
+            .writes
+            .iter()
+            .find(|write| matches!(write.verdict, WriteVerdict::Rejected { .. }))
+            .expect("the stale write is rejected");
+        assert_eq!(rejected.instance, holder);
+        let label = rejected.label();
+        assert!(label.starts_with('✗') && label.contains(" < "), "{label}");
+    }
+
+    #[test]
+    fn view_lanes_are_well_formed() {
+        let scenario = gc_pause_at(9_000);
+        for strategy in StrategyId::ALL {
+            let log = simulate(&scenario, strategy);
+            let timeline = Timeline::build(&scenario, strategy, &log);
+            for span in timeline
+                .beliefs
+                .iter()
+                .chain(&timeline.grants)
+                .map(|span| span.span)
+                .chain(timeline.overlaps.iter().copied())
+            {
+                assert!(span.from_ms <= span.to_ms && span.to_ms <= timeline.duration_ms);
+            }
+            for instance in 0..timeline.instances {
+                let spans: Vec<_> = timeline.beliefs_of(InstanceId(instance)).collect();
+                for pair in spans.windows(2) {
+                    assert!(pair[0].span.to_ms <= pair[1].span.from_ms, "{strategy}: beliefs overlap on one lane");
+                }
+            }
+            let overlap: u64 = timeline.overlaps.iter().map(|span| span.to_ms - span.from_ms).sum();
+            let report = crate::report::analyze(&scenario, strategy, &log);
+            assert_eq!(overlap, report.metrics.overlap_ms, "{strategy}: overlap lane = report");
+        }
+    }
+
+    #[test]
+    fn view_cost_series_count_every_put_and_post() {
+        let scenario = gc_pause_at(9_000);
+        for strategy in StrategyId::ALL {
+            let log = simulate(&scenario, strategy);
+            let timeline = Timeline::build(&scenario, strategy, &log);
+            let puts = log
+                .iter()
+                .filter(|event| matches!(event.kind, EventKind::Put { outcome: PutOutcome::Accepted, .. }))
+                .count();
+            let posts = log.iter().filter(|event| matches!(event.kind, EventKind::Post { .. })).count();
+            let series = &timeline.series;
+            assert_eq!(series.puts_total.last().copied(), Some(u32::try_from(puts).unwrap()));
+            assert_eq!(series.posts_total.last().copied(), Some(u32::try_from(posts).unwrap()));
+            assert_eq!(series.db_connections.len(), usize::try_from(SERIES_BUCKETS).unwrap());
+            assert!(series.db_connections.iter().any(|open| *open > 0), "{strategy}: the DB is used");
+        }
+    }
+
+    #[test]
+    fn view_db_lock_shows_holder_and_queue() {
+        let scenario = gc_pause_at(9_000);
+        let log = simulate(&scenario, StrategyId::DbLock);
+        let timeline = Timeline::build(&scenario, StrategyId::DbLock, &log);
+        let world = timeline.world_at(&log, 50_000);
+        let holder = world
+            .db
+            .row_lock_holders
+            .iter()
+            .find(|held| held.mode == RowLockMode::Update)
+            .expect("the paused holder still holds the row lock");
+        assert!(matches!(holder.client, DbClient::Instance(_)));
+        assert!(!world.db.row_lock_queue.is_empty(), "others queue behind it");
+        assert!(timeline.holders.iter().any(|span| span.resource == Resource::RowLock), "the row lock is a lane");
+    }
+
+    #[test]
+    fn view_redlock_has_five_nodes_with_keys() {
+        let scenario = gc_pause_at(9_000);
+        let log = simulate(&scenario, StrategyId::Redlock);
+        let timeline = Timeline::build(&scenario, StrategyId::Redlock, &log);
+        assert_eq!(timeline.redis_nodes.len(), 5);
+        let world = timeline.world_at(&log, 5_000);
+        assert_eq!(world.redis.iter().filter(|node| node.key.is_some()).count(), 5);
+    }
+
+    #[test]
+    fn view_replica_follows_the_primary_and_failover_loses_the_lag() {
+        let scenario = scenario(
+            r#"{"format": "locklab/1", "seed": 3, "world": {"redis_replica": true, "replication_lag_ms": 2000},
+                "faults": [{"at_ms": 60000, "kind": "redis_failover", "target": "redis-1"}]}"#,
+        );
+        let log = simulate(&scenario, StrategyId::Fencing);
+        let timeline = Timeline::build(&scenario, StrategyId::Fencing, &log);
+        assert_eq!(timeline.redis_nodes, vec![Party::Redis(RedisNodeId(0)), Party::RedisReplica]);
+        let before = timeline.world_at(&log, 50_000);
+        let replica = before.redis_node(Party::RedisReplica).unwrap();
+        assert!(replica.standby);
+        assert_eq!(replica.counter, before.redis[0].counter, "the counter has replicated");
+        let after = timeline.world_at(&log, 80_000);
+        let promoted = after.redis_node(Party::RedisReplica).unwrap();
+        assert!(!promoted.standby && promoted.up, "the replica was promoted");
+        assert!(!after.redis_node(Party::Redis(RedisNodeId(0))).unwrap().up);
+    }
+
+    #[test]
+    fn view_prefix_before_an_injected_fault_is_unchanged() {
+        // The lab forks a run by adding a fault at the cursor; what came before must not move.
+        let calm = scenario(r#"{"format": "locklab/1", "seed": 1}"#);
+        let forked = gc_pause_at(9_000);
+        for strategy in StrategyId::ALL {
+            let before = simulate(&calm, strategy);
+            let after = simulate(&forked, strategy);
+            let prefix =
+                |log: &[Event]| -> Vec<Event> { log.iter().filter(|event| event.at_ms < 9_000).cloned().collect() };
+            assert_eq!(prefix(&before), prefix(&after), "{strategy}");
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! locklab's browser lab: the engine, compiled to WebAssembly, behind a Yew
+//! interface that shows a run's world at any moment, its timeline, verdicts,
+//! event log and costs, and lets people break things and watch what happens.
+//!
+//! Layout of the crate, following the house style:
+//! - [`state`]: the one reducer state and its actions; pure, no browser calls;
+//! - [`lab`]: the derived run (log, timeline, report), a pure function of the
+//!   scenario and strategy, recomputed only when they change;
+//! - [`components`]: function components; leaves get data and callbacks as
+//!   props and hold no app state;
+//! - [`effects`]: every side effect (animation frames, keyboard, storage,
+//!   files, media queries) in one module, used by the root component;
+//! - [`panic`]: the error panel shown when the app panics.
+
+pub mod components;
+pub mod effects;
+pub mod format;
+pub mod lab;
+pub mod panic;
+pub mod state;
+
+/// Mounts the lab on the page's `#lab` element (or the body).
+pub fn start() {
+    panic::install_hook();
+    let boot = effects::boot();
+    let host = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("lab"));
+    match host {
+        Some(host) => {
+            yew::Renderer::<components::app::App>::with_root_and_props(
+                host,
+                components::app::AppProps { boot },
+            )
+            .render();
+        }
+        None => {
+            yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot })
+                .render();
+        }
+    }
+}
