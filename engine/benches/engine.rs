@@ -158,11 +158,9 @@ fn heap_hold_32(bencher: Bencher) {
         for seq in 0..32u64 {
             heap.push(Reverse(Entry { at_ms: seq, seq, payload: [0, 1, 2, 3] }));
         }
-        let mut seq = 32u64;
-        for &step_ms in &steps_ms {
+        for (seq, &step_ms) in (32u64..).zip(&steps_ms) {
             let Some(Reverse(entry)) = heap.pop() else { break };
             heap.push(Reverse(Entry { at_ms: entry.at_ms + step_ms % 10_000, seq, payload: entry.payload }));
-            seq += 1;
             black_box(entry);
         }
     });

@@ -6,7 +6,7 @@
 //! clock per party and does not separate wall and monotonic time; the UI says so.
 
 /// How one party's clock reads at every true instant from its last change on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LocalClock {
     base_true_ms: u64,
     base_local_ms: i64,
@@ -14,12 +14,6 @@ pub struct LocalClock {
 }
 
 const PPM: i64 = 1_000_000;
-
-impl Default for LocalClock {
-    fn default() -> Self {
-        LocalClock { base_true_ms: 0, base_local_ms: 0, drift_ppm: 0 }
-    }
-}
 
 impl LocalClock {
     /// What the clock reads at true time `true_ms` (not before its last change).

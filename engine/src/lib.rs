@@ -42,3 +42,16 @@ pub fn run(scenario: &Scenario) -> Report {
         .collect();
     Report::new(scenario, results)
 }
+
+/// A fingerprint of an event log: FNV-1a (64-bit) over its JSON. Equal logs
+/// give equal digests on every platform; the determinism tests compare them
+/// natively and in wasm, and a view can show it so people can compare runs.
+pub fn log_digest(log: &[Event]) -> String {
+    let bytes = serde_json::to_vec(log).unwrap_or_default();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}

@@ -382,13 +382,10 @@ impl Analysis<'_> {
                     self.say(at, index, "stale_write_accepted", text);
                 }
             }
-            EventKind::Sql { client, outcome, .. } => {
-                if let SqlOutcome::StaleToken { highest } = outcome {
-                    self.metrics.stale_writes_rejected += 1;
-                    let text =
-                        format!("the database refused {client}'s report row: the row already has token {highest}");
-                    self.say(at, index, "stale_write_rejected", text);
-                }
+            EventKind::Sql { client, outcome: SqlOutcome::StaleToken { highest }, .. } => {
+                self.metrics.stale_writes_rejected += 1;
+                let text = format!("the database refused {client}'s report row: the row already has token {highest}");
+                self.say(at, index, "stale_write_rejected", text);
             }
             EventKind::RowLock { session, change, client, .. } => match change {
                 RowLockChange::Waiting => {
@@ -429,15 +426,12 @@ impl Analysis<'_> {
                     self.exhausted.remove(instance);
                 }
             }
-            EventKind::Background { outcome, .. } => {
-                if *outcome != BackgroundOutcome::Ok {
-                    self.metrics.background_query_timeouts += 1;
-                    if !self.said_background {
-                        self.said_background = true;
-                        let text = "other services' queries start failing: their foreign-key checks wait behind the jobs row lock"
-                            .to_owned();
-                        self.say(at, index, "background_timeouts", text);
-                    }
+            EventKind::Background { outcome, .. } if *outcome != BackgroundOutcome::Ok => {
+                self.metrics.background_query_timeouts += 1;
+                if !self.said_background {
+                    self.said_background = true;
+                    let text = "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
+                    self.say(at, index, "background_timeouts", text.to_owned());
                 }
             }
             EventKind::KeysLost { node, keys } => {

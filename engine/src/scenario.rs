@@ -542,7 +542,7 @@ impl fmt::Display for Fault {
 pub fn seconds(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         let fraction = format!("{:03}", ms % 1000);

@@ -18,7 +18,7 @@ fn log(json: &str, strategy: StrategyId) -> Vec<Event> {
     locklab_engine::simulate(&scenario(json), strategy)
 }
 
-fn first<'a>(log: &'a [Event], what: impl Fn(&EventKind) -> bool) -> Option<&'a Event> {
+fn first(log: &[Event], what: impl Fn(&EventKind) -> bool) -> Option<&Event> {
     log.iter().find(|event| what(&event.kind))
 }
 
@@ -177,10 +177,11 @@ fn a_paused_process_does_nothing_until_it_resumes() {
     let json = r#"{"format": "locklab/1", "duration_ms": 200000, "world": {"instances": 1}, "strategies": {"fencing": {}},
         "faults": [{"at_ms": 20000, "kind": "gc_pause", "target": "a", "duration_ms": 50000}]}"#;
     let events = log(json, StrategyId::Fencing);
-    let acted = |event: &&Event| match event.kind {
-        EventKind::Sent { from: Party::Instance(InstanceId(0)), .. } => true,
-        EventKind::Run { instance: InstanceId(0), .. } => true,
-        _ => false,
+    let acted = |event: &&Event| {
+        matches!(
+            event.kind,
+            EventKind::Sent { from: Party::Instance(InstanceId(0)), .. } | EventKind::Run { instance: InstanceId(0), .. }
+        )
     };
     let during: Vec<&Event> =
         events.iter().filter(|event| event.at_ms > 20_000 && event.at_ms < 70_000).filter(acted).collect();

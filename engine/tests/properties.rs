@@ -594,12 +594,46 @@ fn a_scenario_survives_its_json() {
             Ok(again) if again == *scenario => Ok(()),
             Ok(again) => Err(Failure::new(
                 None,
-                format!("from_json(to_json(s)) != s; it came back as:\n{}", again.to_json()),
+                format!("from_json(to_json(s)) != s: {}", what_changed(scenario, &again)),
                 scenario,
             )),
             Err(error) => Err(Failure::new(None, format!("from_json refused to_json's output: {error}"), scenario)),
         }
     });
+}
+
+/// What differs between a scenario and its round trip: the JSON lines, or,
+/// when the texts agree, the floats that did not parse back to the same bits.
+fn what_changed(before: &Scenario, after: &Scenario) -> String {
+    let (before_json, after_json) = (before.to_json(), after.to_json());
+    let lines: Vec<String> = before_json
+        .lines()
+        .zip(after_json.lines())
+        .filter(|(old, new)| old != new)
+        .map(|(old, new)| format!("\n    {} → {}", old.trim(), new.trim()))
+        .collect();
+    if !lines.is_empty() || before_json.lines().count() != after_json.lines().count() {
+        return format!("the JSON changed:{}", lines.concat());
+    }
+    let mut floats: Vec<(String, f64, f64)> = Vec::new();
+    for (index, (old, new)) in before.faults.iter().zip(&after.faults).enumerate() {
+        if let (Fault::DbSlow { factor: old, .. }, Fault::DbSlow { factor: new, .. }) = (old, new) {
+            floats.push((format!("faults[{index}].factor"), *old, *new));
+        }
+    }
+    if let (Some(old), Some(new)) = (&before.strategies, &after.strategies)
+        && let (Some(old), Some(new)) = (&old.redlock, &new.redlock)
+    {
+        floats.push(("strategies.redlock.drift_factor".to_owned(), old.drift_factor, new.drift_factor));
+    }
+    let differing: Vec<String> = floats
+        .into_iter()
+        .filter(|(_, old, new)| old.to_bits() != new.to_bits())
+        .map(|(path, old, new)| {
+            format!("\n    {path}: wrote {old:?} ({:#x}), read back {new:?} ({:#x})", old.to_bits(), new.to_bits())
+        })
+        .collect();
+    format!("the JSON text is identical, but a number did not parse back to the same value:{}", differing.concat())
 }
 
 /// The generators cover every fault kind and only valid faults: a generator

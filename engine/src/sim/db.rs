@@ -40,7 +40,6 @@ pub(crate) struct ReportRow {
 #[derive(Clone, Copy, Debug)]
 struct Session {
     client: DbClient,
-    client_party: Option<Party>,
     in_transaction: bool,
     /// A report row written in the open transaction, applied at COMMIT.
     pending_row: Option<(Period, RunId, Option<Token>, RowWrite)>,
@@ -157,8 +156,11 @@ impl Database {
 impl Sim {
     fn statement_ms(&self, base_ms: u64) -> u64 {
         if self.now_ms < self.db.slow_until_ms {
-            // Deterministic everywhere: one IEEE multiplication, truncated.
-            (base_ms as f64 * self.db.slow_factor) as u64
+            // Deterministic everywhere: one IEEE multiplication, truncated;
+            // validation bounds the factor to 1..=1000, so the product fits.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let slowed = (base_ms as f64 * self.db.slow_factor) as u64;
+            slowed
         } else {
             base_ms
         }
@@ -167,6 +169,8 @@ impl Sim {
     pub(crate) fn db_slow(&mut self, factor: f64, duration_ms: u64) {
         self.db.slow_factor = factor;
         self.db.slow_until_ms = self.now_ms + duration_ms;
+        // The factor is validated to 1..=1000, so a hundred times it fits a u32.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let factor_percent = (factor * 100.0) as u32;
         self.record(EventKind::DbSlow { factor_percent });
     }
@@ -194,7 +198,7 @@ impl Sim {
                 self.reply(Party::Db, from, request, Reply::Sql(SqlOutcome::Error(SqlError::TooManyClients)));
                 return;
             }
-            let id = self.open_session(DbClient::Instance(instance), Some(from));
+            let id = self.open_session(DbClient::Instance(instance));
             self.reply(Party::Db, from, request, Reply::Sql(SqlOutcome::Connected(id)));
             return;
         }
@@ -218,12 +222,11 @@ impl Sim {
         self.schedule(at, Action::StatementDone { session, statement });
     }
 
-    fn open_session(&mut self, client: DbClient, client_party: Option<Party>) -> SessionId {
+    fn open_session(&mut self, client: DbClient) -> SessionId {
         let id = SessionId(self.db.next_session);
         self.db.next_session += 1;
         let session = Session {
             client,
-            client_party,
             in_transaction: false,
             pending_row: None,
             lock_run: None,
@@ -507,7 +510,7 @@ impl Sim {
                 return;
             }
             self.db.background_open += 1;
-            let session = self.open_session(DbClient::Background, None);
+            let session = self.open_session(DbClient::Background);
             self.background_start(query, session);
         } else {
             self.db.background_queue.push_back(query);

@@ -22,7 +22,7 @@ use crate::event::{
 };
 use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
 use crate::rng::SimRng;
-use crate::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target, World};
+use crate::scenario::{Fault, Scenario, StrategySettings, Target, World};
 use crate::strategy::{Notice, Strategy};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -207,8 +207,6 @@ pub(crate) struct Storage {
 /// The whole simulated world and its queue.
 pub(crate) struct Sim {
     pub(crate) world: World,
-    pub(crate) strategy_id: StrategyId,
-    pub(crate) settings: StrategySettings,
     pub(crate) duration_ms: u64,
     pub(crate) now_ms: u64,
     seq: u64,
@@ -269,14 +267,11 @@ impl Sim {
 
         let instances = instance_rngs
             .into_iter()
-            .enumerate()
-            .map(|(index, rng)| Instance::new(InstanceId(u8::try_from(index).unwrap_or(0)), rng, world.db_pool_size))
+            .map(|rng| Instance::new(rng, world.db_pool_size))
             .collect();
         let mut db = db::Database::new(world.db_max_connections);
         db.configure(&settings);
         let mut sim = Sim {
-            strategy_id: settings.id(),
-            settings,
             duration_ms: scenario.duration_ms(),
             now_ms: 0,
             seq: 0,
@@ -746,10 +741,6 @@ impl Sim {
         Party::Redis(RedisNodeId(index))
     }
 
-    /// Owner value of a run.
-    pub(crate) fn owner(&self, run: RunId) -> Owner {
-        self.runs[run_index(run)].owner
-    }
 }
 
 /// Position of a run in the run table.
@@ -781,9 +772,6 @@ impl Cx<'_> {
     }
     pub(crate) fn owner(&self) -> Owner {
         self.record().owner
-    }
-    pub(crate) fn period(&self) -> Period {
-        self.record().period
     }
     pub(crate) fn world(&self) -> &World {
         &self.sim.world

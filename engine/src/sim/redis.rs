@@ -138,9 +138,7 @@ impl Sim {
         run: RunId,
         command: RedisCommand,
     ) -> Option<RedisReply> {
-        let Some(state) = self.redis.node(node) else {
-            return None;
-        };
+        let state = self.redis.node(node)?;
         if !state.up || (node == Party::RedisReplica && !self.redis.promoted) {
             let reply = RedisReply::ConnectionRefused;
             self.record(EventKind::Redis { node, client, run, command, reply });

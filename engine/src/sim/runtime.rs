@@ -100,7 +100,6 @@ impl Pool {
 /// One scheduler instance.
 #[derive(Clone, Debug)]
 pub(crate) struct Instance {
-    pub(crate) id: InstanceId,
     pub(crate) process: Process,
     /// Bumped at every death: what belonged to the old process is ignored.
     pub(crate) generation: u32,
@@ -113,9 +112,8 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    pub(crate) fn new(id: InstanceId, rng: SimRng, pool_size: u8) -> Instance {
+    pub(crate) fn new(rng: SimRng, pool_size: u8) -> Instance {
         Instance {
-            id,
             process: Process::Running,
             generation: 0,
             rng,

@@ -28,7 +28,7 @@ impl Strategy for Naive {
     fn acquire(&mut self, cx: &mut Cx<'_>) {
         let value = cx.owner();
         let ttl_ms = self.settings.ttl_ms;
-        let command = if ttl_ms % 1000 == 0 {
+        let command = if ttl_ms.is_multiple_of(1000) {
             RedisCommand::SetNxEx { value, ttl_s: ttl_ms / 1000 }
         } else {
             RedisCommand::SetNxPx { value, ttl_ms }

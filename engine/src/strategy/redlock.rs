@@ -60,7 +60,10 @@ impl Redlock {
 
     /// `drift_factor × TTL + 2 ms`, the page's allowance for clock drift.
     fn drift_ms(&self) -> i64 {
-        (self.settings.ttl_ms as f64 * self.settings.drift_factor) as i64 + 2
+        // The page's arithmetic in floating point, truncated: the same on every platform.
+        #[allow(clippy::cast_possible_truncation)]
+        let drift = (self.settings.ttl_ms as f64 * self.settings.drift_factor) as i64;
+        drift + 2
     }
 
     fn broadcast(&self, cx: &mut Cx<'_>, command: RedisCommand, tag_base: u32) {

@@ -1,0 +1,180 @@
+//! The root: the one reducer state, the side effects, and the page layout.
+
+use crate::components::{
+    charts::CostCharts, compare::CompareView, event_log::EventLog, inject::InjectPanel,
+    notes::Simplifications, picker::StrategyPicker, script::FaultScript, timeline::Timeline,
+    topology::Topology, transport::Transport, verdicts::Verdicts,
+};
+use crate::effects::{self, Boot};
+use crate::state::{Action, LabState, Tone};
+use std::rc::Rc;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct AppProps {
+    pub boot: Rc<Boot>,
+}
+
+#[function_component(App)]
+pub fn app(props: &AppProps) -> Html {
+    let boot = props.boot.clone();
+    let state = use_reducer(move || {
+        let mut state = LabState::new(boot.scenario.clone(), boot.strategy);
+        state.message = boot.message.clone();
+        state.narrow = boot.narrow;
+        state
+    });
+    let dispatch = {
+        let dispatcher = state.dispatcher();
+        use_memo((), move |()| Callback::from(move |action: Action| dispatcher.dispatch(action)))
+    };
+    let dispatch: Callback<Action> = (*dispatch).clone();
+
+    effects::use_persistence(&state);
+    effects::use_playback(&state);
+    effects::use_keyboard(dispatch.clone());
+    effects::use_narrow_screen(dispatch.clone());
+    let crash_test = props.boot.crash_test;
+    use_effect_with((), move |()| {
+        if crash_test {
+            panic!("a deliberate crash, asked for by #crash-test in the address");
+        }
+    });
+
+    let on_file = {
+        let dispatch = dispatch.clone();
+        use_callback((), move |file: web_sys::File, ()| {
+            effects::read_scenario_file(file, dispatch.clone());
+        })
+    };
+    let on_save = {
+        let dispatch = dispatch.clone();
+        let scenario = state.scenario.clone();
+        use_callback(scenario, move |(), scenario| {
+            let message = match effects::save_scenario_file(scenario) {
+                Ok(name) => crate::state::Message {
+                    tone: Tone::Info,
+                    text: format!("Saved the scenario as {name}."),
+                },
+                Err(problem) => crate::state::Message {
+                    tone: Tone::Error,
+                    text: format!("The scenario could not be saved: {problem}."),
+                },
+            };
+            dispatch.emit(Action::Notify(message));
+        })
+    };
+
+    let run = state.run.clone();
+    let message = state.message.as_ref().map(|message| {
+        let (class, role) = match message.tone {
+            Tone::Info => ("message info", "status"),
+            Tone::Error => ("message error", "alert"),
+        };
+        let icon = if message.tone == Tone::Error { "⚠ " } else { "ℹ " };
+        let dismiss = dispatch.reform(|_: MouseEvent| Action::Dismiss);
+        html! {
+            <div class={class} role={role} id="message">
+                <span aria-hidden="true">{icon}</span>
+                <span class="message-text">{ &message.text }</span>
+                <button class="ghost" onclick={dismiss} aria-label="Dismiss the message">{"✕"}</button>
+            </div>
+        }
+    });
+    let compare_toggle = {
+        let on = state.compare.is_some();
+        let onchange = dispatch.reform(move |_: Event| Action::SetCompare(!on));
+        html! {
+            <label class="switch">
+                <input type="checkbox" id="compare-toggle" checked={on} {onchange} />
+                <span>{"Compare all six"}</span>
+            </label>
+        }
+    };
+    let scenario_line = {
+        let name = if state.scenario.name.is_empty() { "Untitled scenario" } else { &state.scenario.name };
+        let faults = state.scenario.faults.len();
+        html! {
+            <p class="scenario-line">
+                <strong>{ name }</strong>
+                { format!(" · seed {} · {} fault{} · {} simulated", state.scenario.seed, faults,
+                    if faults == 1 { "" } else { "s" }, crate::format::duration(run.duration_ms())) }
+                if let Some(description) = &state.scenario.description {
+                    <span class="description">{ format!(" — {description}") }</span>
+                }
+            </p>
+        }
+    };
+
+    let body = match &state.compare {
+        Some(runs) => html! {
+            <main id="main" class="compare-main">
+                <CompareView runs={runs.clone()} cursor_ms={state.cursor_ms}
+                    selected={state.strategy} dispatch={dispatch.clone()} />
+            </main>
+        },
+        None => html! {
+            <main id="main" class="grid">
+                <section class="panel topology-panel" aria-labelledby="topology-title">
+                    <h2 id="topology-title">{"The world at the cursor"}</h2>
+                    <Topology run={run.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} />
+                </section>
+                <section class="panel inject-panel" aria-labelledby="inject-title">
+                    <h2 id="inject-title">{"Break something now"}</h2>
+                    <InjectPanel params={state.inject.clone()} strategy={state.strategy}
+                        cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
+                        instances={state.scenario.world.instances}
+                        replica={state.scenario.world.redis_replica}
+                        dispatch={dispatch.clone()} />
+                </section>
+                <section class="panel timeline-panel" aria-labelledby="timeline-title">
+                    <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
+                    <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+                </section>
+                <section class="panel verdict-panel" aria-labelledby="verdict-title">
+                    <h2 id="verdict-title">{"Verdict"}</h2>
+                    <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+                </section>
+                <section class="panel log-panel" aria-labelledby="log-title">
+                    <h2 id="log-title">{"Event log: what went over the wire"}</h2>
+                    <EventLog run={run.clone()} cursor_ms={state.cursor_ms}
+                        hidden_parties={state.hidden_parties.clone()} hidden_kinds={state.hidden_kinds.clone()}
+                        dispatch={dispatch.clone()} />
+                </section>
+                <section class="panel cost-panel" aria-labelledby="cost-title">
+                    <h2 id="cost-title">{"What it costs"}</h2>
+                    <CostCharts run={run.clone()} cursor_ms={state.cursor_ms} />
+                </section>
+                <section class="panel script-panel" aria-labelledby="script-title">
+                    <h2 id="script-title">{"Fault script"}</h2>
+                    <FaultScript scenario={state.scenario.clone()} cursor_ms={state.cursor_ms}
+                        dispatch={dispatch.clone()} on_file={on_file.clone()} on_save={on_save.clone()} />
+                </section>
+            </main>
+        },
+    };
+
+    html! {
+        <div class="lab" data-ready="true" data-strategy={state.strategy.name()}
+            data-cursor-ms={state.cursor_ms.to_string()} data-playing={state.playing.to_string()}>
+            <a class="skip-link" href="#main">{"Skip to the lab"}</a>
+            <header class="topbar">
+                <div class="brand">
+                    <h1>{"locklab"}</h1>
+                    <p class="tagline">{"Why distributed locks fail: break things and watch."}</p>
+                </div>
+                <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} />
+                { compare_toggle }
+            </header>
+            { scenario_line }
+            { for message }
+            <Transport cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
+                playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
+                clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />
+            { body }
+            <footer class="footer">
+                <Simplifications />
+            </footer>
+        </div>
+    }
+}

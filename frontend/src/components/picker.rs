@@ -1,0 +1,53 @@
+//! The strategy picker: the quiz options A–D by letter and name, the naive
+//! baseline and the consensus lease, as one radio group (keys 1–6).
+
+use crate::lab::PICKER_ORDER;
+use crate::state::Action;
+use locklab_engine::StrategyId;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct PickerProps {
+    pub selected: StrategyId,
+    pub dispatch: Callback<Action>,
+}
+
+#[function_component(StrategyPicker)]
+pub fn strategy_picker(props: &PickerProps) -> Html {
+    let options = PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
+        let strategy = *strategy;
+        let badge = match strategy.quiz_letter() {
+            Some(letter) => letter.to_string(),
+            None if strategy == StrategyId::Naive => "0".to_owned(),
+            None => "∗".to_owned(),
+        };
+        let short = match strategy {
+            StrategyId::Fencing => "Fencing token",
+            StrategyId::Redlock => "Redlock",
+            StrategyId::DbLock => "SELECT FOR UPDATE",
+            StrategyId::UniqueInsert => "Unique key, no lock",
+            StrategyId::Naive => "Naive baseline",
+            StrategyId::Consensus => "Consensus lease",
+        };
+        let onchange = props.dispatch.reform(move |_: Event| Action::SelectStrategy(strategy));
+        let id = format!("strategy-{}", strategy.name());
+        let checked = strategy == props.selected;
+        html! {
+            <label for={id.clone()} class={classes!("choice", checked.then_some("chosen"))}
+                title={format!("{} (key {})", strategy.title(), index + 1)}>
+                <input type="radio" name="strategy" id={id} value={strategy.name()} {checked} {onchange} />
+                <span class="badge" aria-hidden="true">{ badge }</span>
+                <span class="choice-text">
+                    <span class="choice-name">{ short }</span>
+                    <span class="visually-hidden">{ format!(": {}", crate::lab::strategy_label(strategy)) }</span>
+                </span>
+            </label>
+        }
+    });
+    html! {
+        <fieldset class="picker">
+            <legend>{"Strategy "}<span class="hint">{"(keys 1–6)"}</span></legend>
+            <div class="choices">{ for options }</div>
+        </fieldset>
+    }
+}

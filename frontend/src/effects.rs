@@ -1,0 +1,346 @@
+//! Every side effect of the lab, in one place: reading the start-up state,
+//! storing the scenario, the playback loop on animation frames, the keyboard,
+//! the narrow-screen media query, and loading and saving scenario files.
+//! Components call these; the reducer never does.
+
+use crate::lab::PICKER_ORDER;
+use crate::state::{Action, LabState, Message, Tone};
+use locklab_engine::{Scenario, StrategyId, builtin};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use yew::prelude::*;
+
+/// Where the lab keeps the scenario and strategy between visits.
+pub const STORAGE_KEY: &str = "locklab/state";
+/// The media query below which the topology uses its narrow layout.
+pub const NARROW_QUERY: &str = "(max-width: 700px)";
+
+/// What the lab starts with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boot {
+    pub scenario: Scenario,
+    pub strategy: StrategyId,
+    pub message: Option<Message>,
+    /// `#crash-test` in the address: panic after the first render, to show the error panel.
+    pub crash_test: bool,
+    pub narrow: bool,
+}
+
+/// The built-in the lab opens with.
+pub fn default_scenario() -> Scenario {
+    builtin::ALL
+        .first()
+        .and_then(|first| Scenario::from_json(first.text).ok())
+        .unwrap_or_default()
+}
+
+/// Reads the address and the stored state. Bad stored state is reported,
+/// never fatal.
+pub fn boot() -> Rc<Boot> {
+    let window = web_sys::window();
+    let location = window.as_ref().map(web_sys::Window::location);
+    let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
+    let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
+    let storage = window.as_ref().and_then(|window| window.local_storage().ok().flatten());
+    let narrow = window
+        .as_ref()
+        .and_then(|window| window.match_media(NARROW_QUERY).ok().flatten())
+        .is_some_and(|query| query.matches());
+    let mut boot = Boot {
+        scenario: default_scenario(),
+        strategy: StrategyId::Fencing,
+        message: None,
+        crash_test: hash == "#crash-test",
+        narrow,
+    };
+    if search.contains("reset") {
+        if let Some(storage) = &storage {
+            let _ = storage.remove_item(STORAGE_KEY);
+        }
+        if let Some(history) = window.as_ref().and_then(|window| window.history().ok()) {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("./"));
+        }
+        boot.message = Some(Message {
+            tone: Tone::Info,
+            text: "The lab was reset: the stored scenario was cleared.".to_owned(),
+        });
+        return Rc::new(boot);
+    }
+    if let Some(text) = storage.and_then(|storage| storage.get_item(STORAGE_KEY).ok().flatten()) {
+        match restore(&text) {
+            Ok((scenario, strategy)) => {
+                boot.scenario = scenario;
+                boot.strategy = strategy;
+            }
+            Err(problem) => {
+                boot.message = Some(Message {
+                    tone: Tone::Error,
+                    text: format!(
+                        "Your saved lab could not be restored ({problem}); starting from the built-in scenario instead."
+                    ),
+                });
+            }
+        }
+    }
+    Rc::new(boot)
+}
+
+/// Parses stored state: `{"strategy": "fencing", "scenario": {…}}`.
+pub fn restore(text: &str) -> Result<(Scenario, StrategyId), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
+    let strategy_name = value
+        .get("strategy")
+        .and_then(serde_json::Value::as_str)
+        .ok_or("no `strategy`")?;
+    let strategy = StrategyId::parse(strategy_name)
+        .ok_or_else(|| format!("strategy: unknown strategy `{strategy_name}`"))?;
+    let scenario = value.get("scenario").ok_or("no `scenario`")?;
+    let scenario = Scenario::from_json(&scenario.to_string()).map_err(|error| format!("scenario: {error}"))?;
+    Ok((scenario, strategy))
+}
+
+/// What [`restore`] reads.
+pub fn stored_text(scenario: &Scenario, strategy: StrategyId) -> String {
+    let scenario: serde_json::Value =
+        serde_json::from_str(&scenario.to_json()).unwrap_or(serde_json::Value::Null);
+    serde_json::json!({"strategy": strategy.name(), "scenario": scenario}).to_string()
+}
+
+/// Stores the scenario and strategy, and remembers them for a panic report.
+#[hook]
+pub fn use_persistence(state: &UseReducerHandle<LabState>) {
+    let scenario = state.scenario.clone();
+    let strategy = state.strategy;
+    use_effect_with((scenario, strategy), |(scenario, strategy)| {
+        crate::panic::remember(scenario.to_json(), strategy.name());
+        if let Some(storage) = web_sys::window().and_then(|window| window.local_storage().ok().flatten()) {
+            let _ = storage.set_item(STORAGE_KEY, &stored_text(scenario, *strategy));
+        }
+    });
+}
+
+/// Where playback stands between frames.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    real_ms: f64,
+    cursor_ms: u64,
+    speed_ratio: f64,
+    /// The cursor last asked for, and the state's cursor seen at the last frame.
+    sent_ms: u64,
+    seen_ms: u64,
+}
+
+/// What the loop needs from the latest render.
+#[derive(Clone, Copy, Debug, Default)]
+struct Latest {
+    cursor_ms: u64,
+    speed_ratio: f64,
+}
+
+type FrameClosure = Closure<dyn FnMut(f64)>;
+
+/// Plays the run: while `playing`, each animation frame moves the cursor by
+/// the real time elapsed times the speed. A seek or a speed change while
+/// playing re-anchors the loop, so it never jumps back.
+#[hook]
+pub fn use_playback(state: &UseReducerHandle<LabState>) {
+    let latest = use_mut_ref(Latest::default);
+    *latest.borrow_mut() = Latest {
+        cursor_ms: state.cursor_ms,
+        speed_ratio: state.speed_ratio,
+    };
+    let dispatcher = state.dispatcher();
+    use_effect_with(state.playing, move |playing| {
+        let frame: Rc<RefCell<Option<FrameClosure>>> = Rc::new(RefCell::new(None));
+        let handle = Rc::new(Cell::new(0));
+        let window = web_sys::window();
+        if let (true, Some(window)) = (*playing, window.clone()) {
+            let anchor: Rc<Cell<Option<Anchor>>> = Rc::new(Cell::new(None));
+            let next_frame = frame.clone();
+            let next_handle = handle.clone();
+            let loop_window = window.clone();
+            *frame.borrow_mut() = Some(Closure::new(move |now_ms: f64| {
+                let latest = *latest.borrow();
+                let fresh = |cursor_ms| Anchor {
+                    real_ms: now_ms,
+                    cursor_ms,
+                    speed_ratio: latest.speed_ratio,
+                    sent_ms: cursor_ms,
+                    seen_ms: cursor_ms,
+                };
+                let mut current = match anchor.get() {
+                    None => fresh(latest.cursor_ms),
+                    // Somebody else moved the cursor (a seek), or the speed changed.
+                    Some(old)
+                        if (latest.cursor_ms != old.seen_ms && latest.cursor_ms != old.sent_ms)
+                            || latest.speed_ratio != old.speed_ratio =>
+                    {
+                        fresh(latest.cursor_ms)
+                    }
+                    Some(old) => old,
+                };
+                current.seen_ms = latest.cursor_ms;
+                let elapsed_ms = (now_ms - current.real_ms).max(0.0) * current.speed_ratio;
+                // Far inside u64: runs last at most a day of simulated time.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let target = current.cursor_ms + elapsed_ms as u64;
+                if target != current.sent_ms {
+                    current.sent_ms = target;
+                    dispatcher.dispatch(Action::Advance(target));
+                }
+                anchor.set(Some(current));
+                if let Some(callback) = next_frame.borrow().as_ref()
+                    && let Ok(id) = loop_window.request_animation_frame(callback.as_ref().unchecked_ref())
+                {
+                    next_handle.set(id);
+                }
+            }));
+            if let Some(callback) = frame.borrow().as_ref()
+                && let Ok(id) = window.request_animation_frame(callback.as_ref().unchecked_ref())
+            {
+                handle.set(id);
+            }
+        }
+        move || {
+            if let Some(window) = window {
+                let _ = window.cancel_animation_frame(handle.get());
+            }
+            frame.borrow_mut().take();
+        }
+    });
+}
+
+/// Whether a key press belongs to the control that has focus.
+fn belongs_to_control(event: &KeyboardEvent) -> bool {
+    let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
+        return false;
+    };
+    let tag = element.tag_name().to_ascii_lowercase();
+    if matches!(tag.as_str(), "input" | "select" | "textarea") || element.has_attribute("contenteditable") {
+        return true;
+    }
+    let activates = matches!(event.key().as_str(), " " | "Enter");
+    activates && matches!(tag.as_str(), "button" | "a" | "summary")
+}
+
+/// The lab's keys: space plays or pauses, arrows step, shift+arrows scrub,
+/// digits pick a strategy.
+#[hook]
+pub fn use_keyboard(dispatch: Callback<Action>) {
+    use_effect_with((), move |()| {
+        let document = web_sys::window().and_then(|window| window.document());
+        let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |event: KeyboardEvent| {
+            if event.ctrl_key() || event.meta_key() || event.alt_key() || belongs_to_control(&event) {
+                return;
+            }
+            let action = match (event.key().as_str(), event.shift_key()) {
+                (" ", _) => Some(Action::TogglePlay),
+                ("ArrowRight", false) => Some(Action::StepForward),
+                ("ArrowLeft", false) => Some(Action::StepBack),
+                ("ArrowRight", true) => Some(Action::ScrubPercent(1)),
+                ("ArrowLeft", true) => Some(Action::ScrubPercent(-1)),
+                (digit, false) => digit
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|digit| digit.checked_sub(1))
+                    .and_then(|index| PICKER_ORDER.get(index))
+                    .map(|strategy| Action::SelectStrategy(*strategy)),
+                _ => None,
+            };
+            if let Some(action) = action {
+                event.prevent_default();
+                dispatch.emit(action);
+            }
+        });
+        if let Some(document) = &document {
+            let _ = document.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(document) = document {
+                let _ = document
+                    .remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+/// Follows the narrow-screen media query.
+#[hook]
+pub fn use_narrow_screen(dispatch: Callback<Action>) {
+    use_effect_with((), move |()| {
+        let query = web_sys::window().and_then(|window| window.match_media(NARROW_QUERY).ok().flatten());
+        let listener = Closure::<dyn Fn(web_sys::MediaQueryListEvent)>::new(
+            move |event: web_sys::MediaQueryListEvent| dispatch.emit(Action::SetNarrow(event.matches())),
+        );
+        if let Some(query) = &query {
+            let _ = query.add_event_listener_with_callback("change", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(query) = query {
+                let _ = query.remove_event_listener_with_callback("change", listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+/// Reads a scenario file the user chose and hands its text to the reducer.
+pub fn read_scenario_file(file: web_sys::File, dispatch: Callback<Action>) {
+    let name = file.name();
+    wasm_bindgen_futures::spawn_local(async move {
+        match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+            Ok(text) => dispatch.emit(Action::LoadScenario {
+                text: text.as_string().unwrap_or_default(),
+                source: format!("the file {name}"),
+            }),
+            Err(_) => dispatch.emit(Action::Notify(Message {
+                tone: Tone::Error,
+                text: format!("The file {name} could not be read. The current run is unchanged."),
+            })),
+        }
+    });
+}
+
+/// Offers the scenario as a JSON download.
+pub fn save_scenario_file(scenario: &Scenario) -> Result<String, String> {
+    let file_name = file_name_for(scenario);
+    let document = web_sys::window()
+        .and_then(|window| window.document())
+        .ok_or("no document")?;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&scenario.to_json()));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("application/json");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|_| "the browser refused to make the file")?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no object URL")?;
+    let link: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|_| "no link")?
+        .dyn_into()
+        .map_err(|_| "no link")?;
+    link.set_href(&url);
+    link.set_download(&file_name);
+    link.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(file_name)
+}
+
+/// `gc-pause-outlives-the-lease.json` from the scenario's name.
+pub fn file_name_for(scenario: &Scenario) -> String {
+    let mut slug = String::new();
+    for character in scenario.name.chars() {
+        if character.is_ascii_alphanumeric() {
+            slug.push(character.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "locklab-scenario.json".to_owned()
+    } else {
+        format!("{slug}.json")
+    }
+}

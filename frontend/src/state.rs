@@ -1,0 +1,474 @@
+//! The lab's one piece of state and the actions that change it.
+//!
+//! Everything the user can change lives here: the scenario, the strategy, the
+//! cursor, playback, compare mode, log filters, the fault form, messages. The
+//! run is derived from (scenario, strategy) and recomputed by the reducer only
+//! when one of them changes, so the panels are functions of (run, cursor).
+//! The reducer is pure: no browser calls, so it behaves the same in tests.
+
+use crate::lab::{CompareRuns, LabRun, RunRef};
+use locklab_engine::scenario::Target;
+use locklab_engine::{Fault, Scenario, StrategyId};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use yew::Reducible;
+
+/// Playback speeds, as ratios of simulated to real time.
+pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+/// The speed the lab starts at.
+pub const DEFAULT_SPEED_RATIO: f64 = 8.0;
+/// Event kinds the log hides until asked: network chatter and background noise.
+pub const QUIET_KINDS: [&str; 3] = ["sent", "background", "pool"];
+
+/// How a message to the user reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Info,
+    Error,
+}
+
+/// A message shown above the lab until dismissed or replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub tone: Tone,
+    pub text: String,
+}
+
+/// The fault form's parameters: what "inject" uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InjectParams {
+    /// A party name as the format spells it, or `holder`.
+    pub target: String,
+    pub gc_pause_ms: u64,
+    pub restart_after_ms: u64,
+    pub clock_jump_ms: i64,
+    pub partition_ms: u64,
+    pub delay_extra_ms: u64,
+    pub delay_ms: u64,
+    pub redis_down_ms: u64,
+    pub db_slow_factor: f64,
+    pub db_slow_ms: u64,
+}
+
+impl Default for InjectParams {
+    fn default() -> Self {
+        InjectParams {
+            target: "holder".to_owned(),
+            gc_pause_ms: 60_000,
+            restart_after_ms: 20_000,
+            clock_jump_ms: 30_000,
+            partition_ms: 60_000,
+            delay_extra_ms: 5_000,
+            delay_ms: 60_000,
+            redis_down_ms: 5_000,
+            db_slow_factor: 20.0,
+            db_slow_ms: 60_000,
+        }
+    }
+}
+
+/// The faults the inject buttons add.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectKind {
+    OomKill,
+    OomKillRestart,
+    GcPause,
+    HostLoss,
+    HostLossRestart,
+    ClockJump,
+    PartitionFromLock,
+    PartitionFromDb,
+    NetworkDelay,
+    RedisRestart,
+    RedisFailover,
+    LeaderLoss,
+    DbSlow,
+}
+
+/// Where a run's lock lives: what "partition from the lock" cuts.
+pub fn lock_service(strategy: StrategyId) -> &'static str {
+    match strategy {
+        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock => "redis",
+        StrategyId::DbLock | StrategyId::UniqueInsert => "db",
+        StrategyId::Consensus => "consensus",
+    }
+}
+
+/// Everything that can happen to the state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    SelectStrategy(StrategyId),
+    TogglePlay,
+    Pause,
+    /// Move the cursor to a time (a click or drag on the timeline, a finding).
+    Seek(u64),
+    /// Playback moved the cursor on; stops at the end.
+    Advance(u64),
+    StepForward,
+    StepBack,
+    /// Move the cursor by a signed percentage of the run.
+    ScrubPercent(i64),
+    SetSpeed(f64),
+    Reset,
+    SetSeed(u64),
+    SetInject(InjectParams),
+    Inject(InjectKind),
+    /// The fault script as edited; refused as a whole if invalid.
+    SetFaults(Vec<Fault>),
+    /// A scenario document from a file or a built-in; `source` names it in messages.
+    LoadScenario { text: String, source: String },
+    SetCompare(bool),
+    ToggleParty(String),
+    ToggleKind(String),
+    ShowAllEvents,
+    SetNarrow(bool),
+    Dismiss,
+    /// A message from a side effect (a file that could not be read, a save).
+    Notify(Message),
+}
+
+/// The lab's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabState {
+    pub scenario: Rc<Scenario>,
+    pub strategy: StrategyId,
+    pub run: RunRef,
+    /// Present while compare mode is on.
+    pub compare: Option<CompareRuns>,
+    pub cursor_ms: u64,
+    pub playing: bool,
+    pub speed_ratio: f64,
+    pub hidden_parties: Rc<BTreeSet<String>>,
+    pub hidden_kinds: Rc<BTreeSet<String>>,
+    pub inject: InjectParams,
+    pub message: Option<Message>,
+    /// Narrow screen: the topology stacks its columns tighter.
+    pub narrow: bool,
+}
+
+impl LabState {
+    pub fn new(scenario: Scenario, strategy: StrategyId) -> LabState {
+        let scenario = Rc::new(scenario);
+        LabState {
+            run: RunRef(Rc::new(LabRun::compute(scenario.clone(), strategy))),
+            scenario,
+            strategy,
+            compare: None,
+            cursor_ms: 0,
+            playing: false,
+            speed_ratio: DEFAULT_SPEED_RATIO,
+            hidden_parties: Rc::new(BTreeSet::new()),
+            hidden_kinds: Rc::new(QUIET_KINDS.iter().map(|kind| (*kind).to_owned()).collect()),
+            inject: InjectParams::default(),
+            message: None,
+            narrow: false,
+        }
+    }
+
+    pub fn duration_ms(&self) -> u64 {
+        self.run.duration_ms()
+    }
+
+    fn error(mut self, text: String) -> LabState {
+        self.message = Some(Message {
+            tone: Tone::Error,
+            text,
+        });
+        self
+    }
+
+    fn info(mut self, text: String) -> LabState {
+        self.message = Some(Message {
+            tone: Tone::Info,
+            text,
+        });
+        self
+    }
+
+    /// Adopts a new scenario if it is valid; otherwise keeps the current run
+    /// and says what is wrong.
+    fn try_scenario(self, scenario: Scenario, what: &str) -> LabState {
+        if let Err(error) = scenario.validate() {
+            return self.error(format!("{what} was refused: {error}. The current run is unchanged."));
+        }
+        let mut next = self.with_scenario(Rc::new(scenario));
+        next.message = None;
+        next
+    }
+
+    fn with_scenario(mut self, scenario: Rc<Scenario>) -> LabState {
+        self.run = RunRef(Rc::new(LabRun::compute(scenario.clone(), self.strategy)));
+        if self.compare.is_some() {
+            self.compare = Some(CompareRuns::compute(&scenario));
+        }
+        self.scenario = scenario;
+        self.cursor_ms = self.cursor_ms.min(self.duration_ms());
+        self
+    }
+
+    fn inject(self, kind: InjectKind) -> LabState {
+        let at_ms = self.cursor_ms;
+        let params = &self.inject;
+        let Some(target) = parse_target(&params.target) else {
+            return self.error(format!("`{}` is not a party the lab knows", params.target));
+        };
+        let service = || parse_target(lock_service(self.strategy)).unwrap_or(Target::AllRedis);
+        let db = Target::Party(locklab_engine::ids::Party::Db);
+        let faults = match kind {
+            InjectKind::OomKill | InjectKind::OomKillRestart => vec![Fault::OomKill {
+                at_ms,
+                target,
+                restart_after_ms: (kind == InjectKind::OomKillRestart)
+                    .then_some(params.restart_after_ms),
+            }],
+            InjectKind::HostLoss | InjectKind::HostLossRestart => vec![Fault::HostLoss {
+                at_ms,
+                target,
+                restart_after_ms: (kind == InjectKind::HostLossRestart)
+                    .then_some(params.restart_after_ms),
+            }],
+            InjectKind::GcPause => vec![Fault::GcPause {
+                at_ms,
+                target,
+                duration_ms: params.gc_pause_ms,
+            }],
+            InjectKind::ClockJump => vec![Fault::ClockJump {
+                at_ms,
+                target,
+                by_ms: params.clock_jump_ms,
+            }],
+            InjectKind::PartitionFromLock => vec![Fault::Partition {
+                at_ms,
+                between: [target, service()],
+                duration_ms: params.partition_ms,
+                one_way: false,
+            }],
+            InjectKind::PartitionFromDb => vec![Fault::Partition {
+                at_ms,
+                between: [target, db],
+                duration_ms: params.partition_ms,
+                one_way: false,
+            }],
+            // Both directions: requests and their replies are late.
+            InjectKind::NetworkDelay => vec![
+                Fault::NetworkDelay {
+                    at_ms,
+                    from: target,
+                    to: service(),
+                    extra_ms: params.delay_extra_ms,
+                    duration_ms: params.delay_ms,
+                },
+                Fault::NetworkDelay {
+                    at_ms,
+                    from: service(),
+                    to: target,
+                    extra_ms: params.delay_extra_ms,
+                    duration_ms: params.delay_ms,
+                },
+            ],
+            InjectKind::RedisRestart => vec![Fault::RedisRestart {
+                at_ms,
+                target,
+                down_ms: params.redis_down_ms,
+            }],
+            InjectKind::RedisFailover => vec![Fault::RedisFailover { at_ms, target }],
+            InjectKind::LeaderLoss => vec![Fault::ConsensusLeaderLoss { at_ms }],
+            InjectKind::DbSlow => vec![Fault::DbSlow {
+                at_ms,
+                factor: params.db_slow_factor,
+                duration_ms: params.db_slow_ms,
+            }],
+        };
+        let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
+        let mut scenario = (*self.scenario).clone();
+        scenario.faults.extend(faults);
+        let what = format!("Injecting \"{}\"", described.join("; "));
+        let mut next = self.try_scenario(scenario, &what);
+        if next.message.is_none() {
+            next = next.info(format!(
+                "Injected at {}: {}. The run was recomputed from here on; everything before is unchanged.",
+                crate::format::t_label(at_ms),
+                described.join("; ")
+            ));
+        }
+        next
+    }
+
+    fn select_strategy(mut self, strategy: StrategyId) -> LabState {
+        if strategy == self.strategy {
+            return self;
+        }
+        self.strategy = strategy;
+        self.run = match &self.compare {
+            Some(runs) => runs
+                .0
+                .iter()
+                .find(|run| run.strategy == strategy)
+                .cloned()
+                .unwrap_or_else(|| RunRef(Rc::new(LabRun::compute(self.scenario.clone(), strategy)))),
+            None => RunRef(Rc::new(LabRun::compute(self.scenario.clone(), strategy))),
+        };
+        self
+    }
+
+    fn seek(mut self, at_ms: u64) -> LabState {
+        self.cursor_ms = at_ms.min(self.duration_ms());
+        self
+    }
+}
+
+/// Parses a fault target as the format writes it.
+pub fn parse_target(name: &str) -> Option<Target> {
+    match name {
+        "holder" => Some(Target::Holder),
+        "redis" => Some(Target::AllRedis),
+        _ => locklab_engine::ids::Party::parse(name).map(Target::Party),
+    }
+}
+
+fn toggled(set: &BTreeSet<String>, item: String) -> Rc<BTreeSet<String>> {
+    let mut set = set.clone();
+    if !set.remove(&item) {
+        set.insert(item);
+    }
+    Rc::new(set)
+}
+
+impl Reducible for LabState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let state = (*self).clone();
+        let next = match action {
+            Action::SelectStrategy(strategy) => state.select_strategy(strategy),
+            Action::TogglePlay => {
+                let mut state = state;
+                if !state.playing && state.cursor_ms >= state.duration_ms() {
+                    state.cursor_ms = 0; // play again from the start
+                }
+                state.playing = !state.playing;
+                state
+            }
+            Action::Pause => LabState {
+                playing: false,
+                ..state
+            },
+            Action::Seek(at_ms) => state.seek(at_ms),
+            Action::Advance(at_ms) => {
+                if !state.playing {
+                    return self; // a frame that arrived after a pause
+                }
+                let mut state = state.seek(at_ms);
+                if state.cursor_ms >= state.duration_ms() {
+                    state.playing = false;
+                }
+                state
+            }
+            Action::StepForward => {
+                let to = state
+                    .run
+                    .timeline
+                    .next_event_ms(state.cursor_ms)
+                    .unwrap_or(state.duration_ms());
+                LabState {
+                    playing: false,
+                    ..state.seek(to)
+                }
+            }
+            Action::StepBack => {
+                let to = state.run.timeline.previous_event_ms(state.cursor_ms).unwrap_or(0);
+                LabState {
+                    playing: false,
+                    ..state.seek(to)
+                }
+            }
+            Action::ScrubPercent(percent) => {
+                let step = i64::try_from(state.duration_ms() / 100).unwrap_or(i64::MAX / 200);
+                let to = state.cursor_ms.saturating_add_signed(step.saturating_mul(percent));
+                state.seek(to)
+            }
+            Action::SetSpeed(speed_ratio) => {
+                if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
+                    return self;
+                }
+                LabState {
+                    speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]),
+                    ..state
+                }
+            }
+            Action::Reset => LabState {
+                cursor_ms: 0,
+                playing: false,
+                message: None,
+                ..state
+            },
+            Action::SetSeed(seed) => {
+                let mut scenario = (*state.scenario).clone();
+                scenario.seed = seed;
+                state.try_scenario(scenario, "The seed")
+            }
+            Action::SetInject(inject) => LabState { inject, ..state },
+            Action::Inject(kind) => state.inject(kind),
+            Action::SetFaults(faults) => {
+                let mut scenario = (*state.scenario).clone();
+                scenario.faults = faults;
+                state.try_scenario(scenario, "That change to the fault script")
+            }
+            Action::LoadScenario { text, source } => match Scenario::from_json(&text) {
+                Ok(scenario) => {
+                    let name = if scenario.name.is_empty() {
+                        source.clone()
+                    } else {
+                        scenario.name.clone()
+                    };
+                    let mut next = state.try_scenario(scenario, &source);
+                    if next.message.is_none() {
+                        next.cursor_ms = 0;
+                        next.playing = false;
+                        next = next.info(format!("Loaded \"{name}\" from {source}."));
+                    }
+                    next
+                }
+                Err(error) => state.error(format!(
+                    "{source} could not be loaded: {error}. The current run is unchanged."
+                )),
+            },
+            Action::SetCompare(on) => {
+                let mut state = state;
+                state.compare = if on {
+                    Some(CompareRuns::compute(&state.scenario))
+                } else {
+                    None
+                };
+                state
+            }
+            Action::ToggleParty(party) => LabState {
+                hidden_parties: toggled(&state.hidden_parties, party),
+                ..state
+            },
+            Action::ToggleKind(kind) => LabState {
+                hidden_kinds: toggled(&state.hidden_kinds, kind),
+                ..state
+            },
+            Action::ShowAllEvents => LabState {
+                hidden_parties: Rc::new(BTreeSet::new()),
+                hidden_kinds: Rc::new(BTreeSet::new()),
+                ..state
+            },
+            Action::SetNarrow(narrow) => LabState { narrow, ..state },
+            Action::Dismiss => LabState {
+                message: None,
+                ..state
+            },
+            Action::Notify(message) => LabState {
+                message: Some(message),
+                ..state
+            },
+        };
+        if next == *self {
+            self
+        } else {
+            Rc::new(next)
+        }
+    }
+}

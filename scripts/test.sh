@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test of locklab, installing whatever is missing first (see
+# scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
+# engine compiled to wasm reproducing the native event logs byte for byte, and
+# the browser lab's component and end-to-end tests in headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+export PATH="$PWD/.tools/bin:$PWD/node_modules/.bin:$PATH"
+export CARGO_PROFILE_DEV_DEBUG=0 TRUNK_SKIP_VERSION_CHECK=true
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "formatting (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lints (clippy, warnings are errors)"
+cargo clippy -p locklab-engine -p locklab --all-targets -- -D warnings
+
+step "engine and CLI tests (native)"
+cargo test -p locklab-engine -p locklab
+
+step "engine in wasm32: the same event logs, byte for byte"
+# No -q here: cargo passes it to wasm-bindgen-test-runner, which refuses it.
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test -p locklab-engine --target wasm32-unknown-unknown --test wasm_determinism
+
+if [ -f scripts/test-web.sh ]; then
+  step "the lab in the browser (size budget, component and end-to-end tests)"
+  bash scripts/test-web.sh
+fi
+
+step "all tests passed"
