@@ -6,7 +6,7 @@
 use crate::format;
 use crate::lab::RunRef;
 use locklab_engine::event::{BackgroundOutcome, DbClient, RowLockMode, RunPhase};
-use locklab_engine::ids::{InstanceId, Party};
+use locklab_engine::ids::Party;
 use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
 use locklab_engine::{Fault, StrategyId};
 use yew::prelude::*;
@@ -125,6 +125,8 @@ fn instance_lines(view: &InstanceView, at_ms: u64, origin: &str, pool_size: u8) 
                 RunPhase::Finished => "finished".to_owned(),
                 RunPhase::Aborted(_) => "stopped its job".to_owned(),
                 RunPhase::GaveUp => "gave up".to_owned(),
+                #[allow(unreachable_patterns)]
+                _ => format!("{:?}", run.phase),
             };
             format!("{} p{}: {phase}", run.run, run.period.0)
         }
@@ -552,14 +554,4 @@ pub fn topology(props: &TopologyProps) -> Html {
             }
         </div>
     }
-}
-
-/// For tests: the instance whose card reads as paused at the cursor.
-pub fn paused_instances(world: &WorldAt) -> Vec<InstanceId> {
-    world
-        .instances
-        .iter()
-        .filter(|view| matches!(view.process, ProcessView::Paused { .. }))
-        .map(|view| view.id)
-        .collect()
 }

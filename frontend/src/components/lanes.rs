@@ -1,0 +1,418 @@
+//! The timeline's swimlanes, drawn once per run: per instance what it
+//! believed beside what the lock service granted, with process states and the
+//! stretches where two believed at once; per resource who held it; every
+//! write with its token and verdict; Slack posts; fault markers.
+//!
+//! The drawing depends only on the run, so it is its own component and is not
+//! redrawn when the cursor moves; the cursor is a separate layer on top.
+
+use crate::format;
+use crate::lab::RunRef;
+use locklab_engine::ids::InstanceId;
+use locklab_engine::view::{HolderSpan, ProcessKind, Resource, WriteMark, WriteTarget, WriteVerdict};
+use std::collections::BTreeSet;
+use yew::prelude::*;
+
+/// The drawing's geometry; the cursor layer uses the same.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Geometry {
+    pub width: f64,
+    pub height: f64,
+    pub gutter: f64,
+    pub plot: f64,
+    pub duration_ms: u64,
+    compact: bool,
+    font: f64,
+}
+
+impl Geometry {
+    /// The x of a time.
+    pub fn x(&self, at_ms: u64) -> f64 {
+        let share = if self.duration_ms == 0 { 0.0 } else { at_ms as f64 / self.duration_ms as f64 };
+        self.gutter + share.clamp(0.0, 1.0) * self.plot
+    }
+
+    /// The time at a fraction of the drawing's width (a pointer position).
+    pub fn time_at(&self, width_fraction: f64) -> u64 {
+        let x = width_fraction * self.width;
+        let share = ((x - self.gutter) / self.plot).clamp(0.0, 1.0);
+        // Inside the run's length, which is at most a day.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let at = (share * self.duration_ms as f64).round() as u64;
+        at
+    }
+}
+
+/// Rows of the drawing, top to bottom.
+#[derive(Clone, Debug, PartialEq)]
+enum Row {
+    Axis,
+    Faults,
+    Instance(InstanceId),
+    Holder(Resource),
+    Storage,
+    Rows,
+    Slack,
+}
+
+impl Row {
+    fn height(&self, compact: bool) -> f64 {
+        match (self, compact) {
+            (Row::Axis, false) => 22.0,
+            (Row::Axis, true) => 4.0,
+            (Row::Faults, false) => 22.0,
+            (Row::Faults, true) => 14.0,
+            (Row::Instance(_), false) => 42.0,
+            (Row::Instance(_), true) => 24.0,
+            (Row::Holder(Resource::Redis(_)), _) if compact => 9.0,
+            (Row::Holder(_), false) => 18.0,
+            (Row::Holder(_), true) => 10.0,
+            (Row::Storage, false) => 30.0,
+            (Row::Storage, true) => 20.0,
+            (Row::Rows, false) => 24.0,
+            (Row::Rows, true) => 16.0,
+            (Row::Slack, false) => 20.0,
+            (Row::Slack, true) => 14.0,
+        }
+    }
+}
+
+fn rows(run: &RunRef, compact: bool) -> Vec<Row> {
+    let mut rows = vec![Row::Axis, Row::Faults];
+    rows.extend((0..run.timeline.instances).map(|index| Row::Instance(InstanceId(index))));
+    let mut resources: Vec<Resource> = run.timeline.redis_nodes.iter().map(|party| Resource::Redis(*party)).collect();
+    let used: BTreeSet<Resource> = run.timeline.holders.iter().map(|span| span.resource).collect();
+    for resource in used {
+        if !resources.contains(&resource) {
+            resources.push(resource);
+        }
+    }
+    if compact && resources.len() > 1 && run.timeline.redis_nodes.len() > 1 {
+        resources.truncate(run.timeline.redis_nodes.len());
+    }
+    rows.extend(resources.into_iter().map(Row::Holder));
+    rows.push(Row::Storage);
+    rows.push(Row::Rows);
+    rows.push(Row::Slack);
+    rows
+}
+
+/// The geometry for a run.
+pub fn geometry(run: &RunRef, compact: bool, narrow: bool) -> Geometry {
+    let (width, gutter, font) = match (compact, narrow) {
+        (true, _) => (600.0, 58.0, 11.0),
+        (false, true) => (460.0, 66.0, 12.0),
+        (false, false) => (1000.0, 96.0, 11.5),
+    };
+    let height: f64 = rows(run, compact).iter().map(|row| row.height(compact)).sum::<f64>() + 4.0;
+    Geometry {
+        width,
+        height,
+        gutter,
+        plot: width - gutter - 10.0,
+        duration_ms: run.duration_ms(),
+        compact,
+        font,
+    }
+}
+
+/// Tick spacing: the smallest round step that gives at most `most` ticks.
+fn tick_step_ms(duration_ms: u64, most: u64) -> u64 {
+    const STEPS_S: [u64; 14] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
+    STEPS_S
+        .iter()
+        .map(|step| step * 1000)
+        .find(|step| duration_ms / step <= most)
+        .unwrap_or(4 * 3600 * 1000)
+}
+
+fn instance_class(instance: InstanceId) -> &'static str {
+    ["inst-0", "inst-1", "inst-2", "inst-3", "inst-4", "inst-5", "inst-6", "inst-7"]
+        .get(instance.index())
+        .copied()
+        .unwrap_or("inst-0")
+}
+
+fn resource_label(resource: Resource) -> String {
+    match resource {
+        Resource::Redis(party) => format!("{party} key"),
+        Resource::RowLock => "row lock".to_owned(),
+        Resource::Lease => "lease key".to_owned(),
+    }
+}
+
+fn rect(class: Classes, x: f64, y: f64, width: f64, height: f64, title: String) -> Html {
+    html! {
+        <rect {class} x={format!("{x:.1}")} y={format!("{y:.1}")} width={format!("{:.1}", width.max(1.0))} height={format!("{height:.1}")}>
+            <title>{ title }</title>
+        </rect>
+    }
+}
+
+fn label(x: f64, y: f64, class: &'static str, text: String) -> Html {
+    html! { <text x={format!("{x:.1}")} y={format!("{y:.1}")} class={class}>{ text }</text> }
+}
+
+fn write_mark(write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) -> Html {
+    let class = classes!(
+        "write",
+        instance_class(write.instance),
+        match write.verdict {
+            WriteVerdict::Accepted if stale => "stale",
+            WriteVerdict::Accepted => "accepted",
+            WriteVerdict::Rejected { .. } => "rejected",
+            WriteVerdict::NoEffect => "no-effect",
+        },
+        matches!(write.target, WriteTarget::Storage { own_object: true, .. }).then_some("own")
+    );
+    let glyph = match write.verdict {
+        WriteVerdict::Accepted => "✓",
+        WriteVerdict::Rejected { .. } => "✗",
+        WriteVerdict::NoEffect => "–",
+    };
+    let mut title = format!("{}: {}", format::t_label(write.at_ms), write.sentence());
+    if stale {
+        title.push_str(" — a stale write: it landed on a newer run's data");
+    }
+    let text = match (write.verdict, stale, compact) {
+        (WriteVerdict::Rejected { .. }, _, false) => Some(format!("{} {}", write.instance, write.label())),
+        (WriteVerdict::Accepted, true, false) => Some(format!("{} stale {}", write.instance, write.label())),
+        (_, true, true) => Some("stale".to_owned()),
+        _ => None,
+    };
+    html! {
+        <g {class} data-event={write.event.to_string()}>
+            <title>{ title }</title>
+            <text class="glyph" x={format!("{x:.1}")} y={format!("{y:.1}")} text-anchor="middle">{ glyph }</text>
+            if let Some(text) = text {
+                <text class="write-label" x={format!("{:.1}", x + 5.0)} y={format!("{:.1}", y - 9.0)}>{ text }</text>
+            }
+        </g>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct LanesProps {
+    pub run: RunRef,
+    pub compact: bool,
+    pub narrow: bool,
+}
+
+/// The static drawing of a run's lanes.
+#[function_component(Lanes)]
+pub fn lanes(props: &LanesProps) -> Html {
+    let run = &props.run;
+    let geometry = geometry(run, props.compact, props.narrow);
+    let compact = props.compact;
+    let timeline = &run.timeline;
+    let stale_events: BTreeSet<u32> = run
+        .report
+        .findings
+        .iter()
+        .filter(|finding| finding.kind == "stale_write_accepted")
+        .map(|finding| finding.event)
+        .collect();
+    let all_rows = rows(run, compact);
+    let mut parts: Vec<Html> = Vec::new();
+    let mut y = 0.0;
+    let mut instance_top = None;
+    let mut instance_bottom = 0.0;
+    let right = geometry.gutter + geometry.plot;
+    for row in &all_rows {
+        let height = row.height(compact);
+        match row {
+            Row::Axis => {
+                if !compact {
+                    let step = tick_step_ms(geometry.duration_ms, if props.narrow { 5 } else { 10 });
+                    let mut at = 0;
+                    while at <= geometry.duration_ms {
+                        let x = geometry.x(at);
+                        let text = if step >= 60_000 {
+                            format::wall_minute(&run.scenario.clock_origin, i64::try_from(at).unwrap_or(0))
+                        } else {
+                            format::elapsed(at).trim_end_matches(".000").to_owned()
+                        };
+                        parts.push(html! { <line class="tick" x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{:.1}", y + 16.0)} y2={format!("{:.1}", geometry.height)} /> });
+                        parts.push(html! { <text class="axis-label" x={format!("{x:.1}")} y={format!("{:.1}", y + 12.0)} text-anchor="middle">{ text }</text> });
+                        at += step;
+                    }
+                }
+            }
+            Row::Faults => {
+                if !compact {
+                    parts.push(label(4.0, y + 15.0, "lane-label", "faults".to_owned()));
+                }
+                for mark in &timeline.faults {
+                    let x = geometry.x(mark.at_ms);
+                    let title = if mark.targets.is_empty() {
+                        format!("{}: {} — nothing to strike, so it did nothing", format::t_label(mark.at_ms), mark.fault)
+                    } else {
+                        let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
+                        format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
+                    };
+                    parts.push(html! {
+                        <g class="fault-mark" data-event={mark.event.to_string()}>
+                            <title>{ title }</title>
+                            <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{y:.1}")} y2={format!("{:.1}", geometry.height)} />
+                            <text x={format!("{:.1}", x + 2.0)} y={format!("{:.1}", y + height - 6.0)}>
+                                { if compact { "⚡".to_owned() } else { format!("⚡ {}", short_fault(&mark.fault)) } }
+                            </text>
+                        </g>
+                    });
+                }
+            }
+            Row::Instance(instance) => {
+                if instance_top.is_none() {
+                    instance_top = Some(y);
+                }
+                instance_bottom = y + height;
+                let class = instance_class(*instance);
+                let (belief_y, belief_h, grant_y, grant_h) = if compact {
+                    (y + 3.0, 9.0, y + 14.0, 6.0)
+                } else {
+                    (y + 5.0, 15.0, y + 24.0, 11.0)
+                };
+                parts.push(html! { <line class="lane-rule" x1="0" x2={format!("{right:.1}")} y1={format!("{:.1}", y + height)} y2={format!("{:.1}", y + height)} /> });
+                parts.push(label(4.0, belief_y + belief_h - 3.0, "lane-label strong", instance.to_string()));
+                if !compact {
+                    parts.push(label(18.0, belief_y + belief_h - 3.0, "lane-sub", "believes".to_owned()));
+                    parts.push(label(18.0, grant_y + grant_h - 2.0, "lane-sub", "granted".to_owned()));
+                }
+                for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let kind = match span.state {
+                        ProcessKind::Paused => "paused",
+                        ProcessKind::Dead | ProcessKind::HostLost => "dead",
+                        ProcessKind::Running => "running",
+                    };
+                    parts.push(rect(
+                        classes!("process", kind),
+                        x,
+                        y + 1.0,
+                        width,
+                        height - 2.0,
+                        format!("{}: {} from {} to {}", instance, span.state.label(), format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                    ));
+                    if !compact && width > 30.0 {
+                        parts.push(label(x + 3.0, y + height - 3.0, "process-label", span.state.label().to_owned()));
+                    }
+                }
+                for span in timeline.beliefs_of(*instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
+                    parts.push(rect(
+                        classes!("belief", class),
+                        x,
+                        belief_y,
+                        width,
+                        belief_h,
+                        format!("{instance} believes it holds the lock{token} ({}, {} → {})", span.run, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                    ));
+                    if !compact && width > 34.0 {
+                        let text = span.token.map_or_else(|| "holds".to_owned(), |token| format!("tok {token}"));
+                        parts.push(label(x + 3.0, belief_y + belief_h - 4.0, "bar-label", text));
+                    }
+                }
+                for span in timeline.grants_of(*instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    parts.push(rect(
+                        classes!("grant", class),
+                        x,
+                        grant_y,
+                        width,
+                        grant_h,
+                        format!("the lock service counts {instance} as holder ({}, {} → {})", span.run, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                    ));
+                }
+            }
+            Row::Holder(resource) => {
+                parts.push(label(4.0, y + height - 4.0, if compact { "lane-label tiny" } else { "lane-label" }, resource_label(*resource)));
+                for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    parts.push(rect(
+                        classes!("holder", instance_class(span.holder)),
+                        x,
+                        y + 2.0,
+                        width,
+                        height - 4.0,
+                        format!("{} held by {} from {} to {}", resource_label(*resource), span.holder, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                    ));
+                    if !compact && width > 12.0 {
+                        parts.push(label(x + 2.0, y + height - 5.0, "bar-label", span.holder.to_string()));
+                    }
+                }
+            }
+            Row::Storage | Row::Rows => {
+                let storage = *row == Row::Storage;
+                parts.push(label(4.0, y + height - 6.0, "lane-label", if storage { "storage" } else { "db rows" }.to_owned()));
+                for write in timeline.writes.iter().filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage) {
+                    parts.push(write_mark(write, geometry.x(write.at_ms), y + height - 5.0, stale_events.contains(&write.event), compact));
+                }
+            }
+            Row::Slack => {
+                parts.push(label(4.0, y + height - 5.0, "lane-label", "slack".to_owned()));
+                for post in &timeline.posts {
+                    let x = geometry.x(post.at_ms);
+                    parts.push(html! {
+                        <g class={classes!("post", instance_class(post.instance))}>
+                            <title>{ format!("{}: {} posts period {}'s report to Slack", format::t_label(post.at_ms), post.instance, post.period.0) }</title>
+                            <text x={format!("{x:.1}")} y={format!("{:.1}", y + height - 5.0)} text-anchor="middle">{"✉"}</text>
+                        </g>
+                    });
+                }
+            }
+        }
+        y += height;
+    }
+    let overlaps = instance_top.map(|top| {
+        timeline.overlaps.iter().map(move |span| {
+            let x = geometry.x(span.from_ms);
+            let width = geometry.x(span.to_ms) - x;
+            html! {
+                <g class="overlap">
+                    <title>{ format!("{} → {}: two or more instances each believe they hold the lock", format::t_label(span.from_ms), format::t_label(span.to_ms)) }</title>
+                    <rect x={format!("{x:.1}")} y={format!("{top:.1}")} width={format!("{:.1}", width.max(1.5))} height={format!("{:.1}", instance_bottom - top)} />
+                    if !compact && width > 60.0 {
+                        <text x={format!("{:.1}", x + 3.0)} y={format!("{:.1}", top - 3.0)}>{"⚠ two believe they hold it"}</text>
+                    }
+                </g>
+            }
+        }).collect::<Html>()
+    });
+    html! {
+        <svg class={classes!("lanes", compact.then_some("compact"))} viewBox={format!("0 0 {} {:.1}", geometry.width, geometry.height)}
+            style={format!("font-size: {}px", geometry.font)} aria-hidden="true">
+            <defs>
+                <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+                    <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />
+                </pattern>
+            </defs>
+            { for overlaps }
+            { for parts }
+        </svg>
+    }
+}
+
+/// A fault in a few words for the marker.
+pub fn short_fault(fault: &locklab_engine::Fault) -> String {
+    use locklab_engine::Fault as F;
+    match fault {
+        F::OomKill { target, .. } => format!("OOM {target}"),
+        F::HostLoss { target, .. } => format!("host {target} lost"),
+        F::GcPause { target, duration_ms, .. } => format!("GC {target} {}", format::duration(*duration_ms)),
+        F::ClockJump { target, by_ms, .. } => format!("clock {target} {}", format::offset(*by_ms)),
+        F::ClockDrift { target, ppm, .. } => format!("drift {target} {ppm:+}ppm"),
+        F::NetworkDelay { from, to, .. } => format!("delay {from}→{to}"),
+        F::Partition { between, .. } => format!("cut {}↔{}", between[0], between[1]),
+        F::RedisRestart { target, .. } => format!("{target} restart"),
+        F::RedisFailover { target, .. } => format!("{target} failover"),
+        F::ConsensusLeaderLoss { .. } => "leader lost".to_owned(),
+        F::DbSlow { factor, .. } => format!("db {factor}× slow"),
+        #[allow(unreachable_patterns)]
+        _ => fault.kind_name().replace('_', " "),
+    }
+}
