@@ -344,6 +344,7 @@ impl Sim {
     }
 
     fn grant_row(&mut self, session: SessionId, mode: RowLockMode, caller: Option<Caller>) {
+        assert!(self.db.compatible(mode, session), "row lock {mode:?} granted over a conflicting holder");
         self.db.holders.push((session, mode));
         let Some(state) = self.db.sessions.get_mut(&session) else {
             return;

@@ -382,6 +382,9 @@ impl Sim {
         }
         let holders: BTreeSet<RunId> =
             counts.into_iter().filter(|(_, count)| *count >= self.redis.quorum).map(|(run, _)| run).collect();
+        // Each node holds one value and two majorities of the same nodes cannot coexist: by the
+        // service's own truth there is never more than one holder (clients may still believe otherwise).
+        assert!(holders.len() <= 1, "the lock service counts two holders: {holders:?}");
         let before = std::mem::replace(&mut self.redis.holders, holders.clone());
         for run in before.difference(&holders) {
             let record = &mut self.runs[run_index(*run)];

@@ -341,6 +341,7 @@ impl Sim {
 
     fn end_run(&mut self, run: RunId) {
         let record = self.run_record_mut(run);
+        assert!(!record.ended, "{run} ended twice");
         record.ended = true;
         record.stage = Stage::Ended;
         let timers = std::mem::take(&mut record.timers);
@@ -615,6 +616,10 @@ impl Sim {
             }
         }
         let pool = &self.instances[instance.index()].pool;
+        assert!(
+            pool.conns.len() + usize::from(pool.connecting) <= usize::from(pool.size),
+            "{instance}'s pool holds more connections than its size"
+        );
         let room = usize::from(pool.size).saturating_sub(pool.conns.len() + usize::from(pool.connecting));
         let wanted = pool.waiters.len().saturating_sub(usize::from(pool.connecting));
         for _ in 0..room.min(wanted) {
