@@ -1,35 +1,27 @@
-//! The built-in scenarios, shipped as files in `engine/scenarios/` and compiled
-//! in, each with the outcome per strategy it is expected to produce.
+//! The built-in scenarios and quizzes, shipped as files in `engine/scenarios/`
+//! and `engine/quizzes/` and compiled in (the build script lists the folders,
+//! so adding a story is adding a file). Each scenario carries the outcome per
+//! strategy it is expected to produce; each quiz, its answer.
 
-/// A built-in scenario: its short name and its JSON text.
+/// A built-in document: its short name and its JSON text.
 #[derive(Clone, Copy, Debug)]
 pub struct Builtin {
     pub name: &'static str,
     pub text: &'static str,
 }
 
-macro_rules! builtins {
-    ($($name:literal),* $(,)?) => {
-        /// Every built-in, in the order people meet them.
-        pub const ALL: &[Builtin] = &[
-            $(Builtin { name: $name, text: include_str!(concat!("../scenarios/", $name, ".json")) },)*
-        ];
-    };
-}
+/// Every built-in scenario, in the order people meet them.
+pub const ALL: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));
 
-builtins![
-    "two-am-saturday",
-    "pause-after-check",
-    "redis-failover",
-    "redlock-clock-jump",
-    "oom-no-restart",
-    "overrun-del",
-    "long-report",
-    "delayed-packet",
-    "calm-night",
-];
+/// Every built-in quiz, in order.
+pub const QUIZZES: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_quizzes.rs"));
 
-/// A built-in by name.
+/// A built-in scenario by name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     ALL.iter().find(|builtin| builtin.name == name)
+}
+
+/// A built-in quiz by name.
+pub fn find_quiz(name: &str) -> Option<&'static Builtin> {
+    QUIZZES.iter().find(|builtin| builtin.name == name)
 }

@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod clock;
 pub mod event;
 pub mod ids;
+pub mod quiz;
 pub mod report;
 pub mod rng;
 pub mod scenario;

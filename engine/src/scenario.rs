@@ -44,6 +44,9 @@ pub struct Scenario {
     /// The outcome each strategy is expected to reach (an extension).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<StrategyId, Expectation>,
+    /// The quiz card built on this scenario (an extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiz: Option<crate::quiz::Quiz>,
 }
 
 fn default_clock_origin() -> String {
@@ -63,6 +66,7 @@ impl Default for Scenario {
             strategies: None,
             faults: Vec::new(),
             expect: BTreeMap::new(),
+            quiz: None,
         }
     }
 }
@@ -699,6 +703,9 @@ impl Scenario {
         }
         for (index, fault) in self.faults.iter().enumerate() {
             self.validate_fault(&format!("faults[{index}]"), fault, duration)?;
+        }
+        if let Some(quiz) = &self.quiz {
+            quiz.validate()?;
         }
         Ok(())
     }

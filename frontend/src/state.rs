@@ -208,7 +208,7 @@ impl LabState {
 
     fn inject(self, kind: InjectKind) -> LabState {
         let at_ms = self.cursor_ms;
-        let params = &self.inject;
+        let params = self.inject.clone();
         let Some(target) = parse_target(&params.target) else {
             return self.error(format!("`{}` is not a party the lab knows", params.target));
         };
@@ -299,6 +299,11 @@ impl LabState {
             return self;
         }
         self.strategy = strategy;
+        // A Redis node or the consensus store may not exist under the new strategy.
+        let target = self.inject.target.as_str();
+        if target.starts_with("redis") || target == "consensus" {
+            self.inject.target = "holder".to_owned();
+        }
         self.run = match &self.compare {
             Some(runs) => runs
                 .0

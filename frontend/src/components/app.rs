@@ -10,7 +10,7 @@ use crate::state::{Action, LabState, Tone};
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct AppProps {
     pub boot: Rc<Boot>,
 }
@@ -129,7 +129,7 @@ pub fn app(props: &AppProps) -> Html {
                 </section>
                 <section class="panel timeline-panel" aria-labelledby="timeline-title">
                     <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
-                    <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+                    <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
                 </section>
                 <section class="panel verdict-panel" aria-labelledby="verdict-title">
                     <h2 id="verdict-title">{"Verdict"}</h2>

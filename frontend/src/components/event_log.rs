@@ -13,7 +13,7 @@ use yew::prelude::*;
 const ROWS_BEFORE: usize = 10;
 const ROWS_AFTER: usize = 16;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct EventLogProps {
     pub run: RunRef,
     pub cursor_ms: u64,

@@ -191,7 +191,7 @@ fn write_mark(write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) -> 
     }
 }
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct LanesProps {
     pub run: RunRef,
     pub compact: bool,
@@ -385,7 +385,7 @@ pub fn lanes(props: &LanesProps) -> Html {
     });
     html! {
         <svg class={classes!("lanes", compact.then_some("compact"))} viewBox={format!("0 0 {} {:.1}", geometry.width, geometry.height)}
-            style={format!("font-size: {}px", geometry.font)} aria-hidden="true">
+            font-size={geometry.font.to_string()} aria-hidden="true">
             <defs>
                 <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
                     <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />

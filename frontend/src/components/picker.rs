@@ -6,7 +6,7 @@ use crate::state::Action;
 use locklab_engine::StrategyId;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct PickerProps {
     pub selected: StrategyId,
     pub dispatch: Callback<Action>,

@@ -9,7 +9,7 @@ use crate::state::Action;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct TimelineProps {
     pub run: RunRef,
     pub cursor_ms: u64,

@@ -11,7 +11,7 @@ use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
 use locklab_engine::{Fault, StrategyId};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct TopologyProps {
     pub run: RunRef,
     pub cursor_ms: u64,
@@ -527,7 +527,7 @@ pub fn topology(props: &TopologyProps) -> Html {
                 </p>
             }
             <svg viewBox={view_box} class="diagram" role="img" aria-labelledby="topology-summary"
-                style={format!("font-size: {}px", layout.font)} preserveAspectRatio="xMidYMin meet">
+                font-size={layout.font.to_string()} preserveAspectRatio="xMidYMin meet">
                 <line class="bus" x1={bus_x.to_string()} y1="0" x2={bus_x.to_string()} y2={height.to_string()} />
                 { for lb_lines }
                 { for connectors }

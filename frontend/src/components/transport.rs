@@ -5,7 +5,7 @@ use crate::format;
 use crate::state::{Action, Message, SPEEDS, Tone};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct TransportProps {
     pub cursor_ms: u64,
     pub duration_ms: u64,

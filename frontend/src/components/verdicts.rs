@@ -8,7 +8,7 @@ use locklab_engine::report::{Metrics, StrategyReport};
 use locklab_engine::scenario::{Liveness, Safety};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Debug)]
 pub struct VerdictProps {
     pub run: RunRef,
     pub cursor_ms: u64,

@@ -1,0 +1,147 @@
+//! Quiz cards: a scenario plus a story, a question, choices, the answer, an
+//! explanation and references. The question is a predicate over the engine's
+//! report (`asks`), so the right answer is computed, never just asserted: the
+//! test suite runs every quiz and fails when the stated answer differs.
+
+use crate::report::{StrategyReport, analyze};
+use crate::scenario::{Liveness, Safety, Scenario, ScenarioError, StrategyId};
+use serde::{Deserialize, Serialize};
+
+/// The quiz fields a scenario may carry (an extension of `locklab/1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quiz {
+    /// The situation, in the voice of the engineer on call.
+    pub story: String,
+    pub question: String,
+    /// What the question asks of each choice's run.
+    pub asks: Asks,
+    pub choices: Vec<Choice>,
+    /// The ids of the right choices (one or more).
+    pub answer: Vec<String>,
+    pub explanation: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<Reference>,
+}
+
+/// One choice: a strategy under a letter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    /// `A`, `B`, … as shown to the learner.
+    pub id: String,
+    pub strategy: StrategyId,
+    pub text: String,
+}
+
+/// A source to read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub title: String,
+    pub url: String,
+}
+
+/// What a question asks of a strategy's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Asks {
+    /// Safe and every report on time.
+    Survives,
+    /// A stale write was accepted or a report corrupted.
+    Unsafe,
+    /// Some period got no report.
+    Missed,
+    /// Two instances believed they held the lock at once.
+    TwoHolders,
+    /// Slack got the same report more than once.
+    DuplicatePost,
+    /// Other services' queries failed.
+    BackgroundTimeouts,
+    /// The job ran more than once for a period.
+    DuplicateRuns,
+}
+
+impl Asks {
+    /// Whether a run answers yes.
+    pub fn holds(self, report: &StrategyReport) -> bool {
+        let metrics = &report.metrics;
+        match self {
+            Asks::Survives => report.safety == Safety::Safe && report.liveness == Liveness::Ok,
+            Asks::Unsafe => report.safety == Safety::Unsafe,
+            Asks::Missed => report.liveness == Liveness::Missed,
+            Asks::TwoHolders => metrics.overlap_ms > 0,
+            Asks::DuplicatePost => report.findings.iter().any(|finding| finding.kind == "duplicate_post"),
+            Asks::BackgroundTimeouts => metrics.background_query_timeouts > 0,
+            Asks::DuplicateRuns => metrics.duplicate_runs > 0,
+        }
+    }
+
+    /// The predicate in words, for explanations.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Asks::Survives => "keeps the data correct and every report on time",
+            Asks::Unsafe => "lets a stale write through or corrupts a report",
+            Asks::Missed => "leaves a period without its report",
+            Asks::TwoHolders => "lets two instances believe they hold the lock at once",
+            Asks::DuplicatePost => "posts the same report to Slack twice",
+            Asks::BackgroundTimeouts => "makes other services' queries fail",
+            Asks::DuplicateRuns => "runs the job more than once for a period",
+        }
+    }
+}
+
+impl Quiz {
+    /// Checks what the types cannot: choices, ids and the answer fit together.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let refuse = |path: &str, message: String| Err(ScenarioError { path: format!("quiz.{path}"), message });
+        if self.choices.len() < 2 {
+            return refuse("choices", "a quiz needs at least two choices".to_owned());
+        }
+        for (index, choice) in self.choices.iter().enumerate() {
+            if self.choices[..index].iter().any(|earlier| earlier.id == choice.id) {
+                return refuse(&format!("choices[{index}].id"), format!("`{}` is used twice", choice.id));
+            }
+        }
+        if self.answer.is_empty() {
+            return refuse("answer", "name at least one right choice".to_owned());
+        }
+        for (index, id) in self.answer.iter().enumerate() {
+            if !self.choices.iter().any(|choice| &choice.id == id) {
+                return refuse(&format!("answer[{index}]"), format!("`{id}` is not one of the choices"));
+            }
+        }
+        for (index, reference) in self.references.iter().enumerate() {
+            if !reference.url.starts_with("https://") && !reference.url.starts_with("http://") {
+                return refuse(&format!("references[{index}].url"), "must be an http(s) address".to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every choice's strategy through the scenario and returns the ids
+    /// of the choices the engine says are right, with each choice's report.
+    pub fn compute(&self, scenario: &Scenario) -> (Vec<String>, Vec<(String, StrategyReport)>) {
+        let mut right = Vec::new();
+        let mut reports = Vec::new();
+        for choice in &self.choices {
+            let log = crate::simulate(scenario, choice.strategy);
+            let report = analyze(scenario, choice.strategy, &log);
+            if self.asks.holds(&report) {
+                right.push(choice.id.clone());
+            }
+            reports.push((choice.id.clone(), report));
+        }
+        (right, reports)
+    }
+
+    /// Whether a learner's picks are exactly the answer.
+    pub fn is_right(&self, picks: &[String]) -> bool {
+        let mut picks = picks.to_vec();
+        let mut answer = self.answer.clone();
+        picks.sort();
+        picks.dedup();
+        answer.sort();
+        picks == answer
+    }
+}

@@ -1,0 +1,50 @@
+//! Every quiz card runs through the engine, and its stated answer must be the
+//! one the engine computes: an author who writes a wrong answer (or an engine
+//! change that alters an outcome) fails here, with the command to look.
+
+use locklab_engine::{Scenario, builtin};
+
+#[test]
+fn every_quiz_answer_is_what_the_engine_computes() {
+    let mut failures = Vec::new();
+    for builtin in builtin::QUIZZES {
+        let scenario = Scenario::from_json(builtin.text).unwrap_or_else(|error| panic!("quiz {}: {error}", builtin.name));
+        let quiz = scenario.quiz.as_ref().unwrap_or_else(|| panic!("quiz {} has no quiz fields", builtin.name));
+        let (computed, reports) = quiz.compute(&scenario);
+        if !quiz.is_right(&computed) {
+            let outcomes: Vec<String> = reports
+                .iter()
+                .map(|(id, report)| format!("{id}={}: {:?}/{:?}", report.strategy, report.safety, report.liveness))
+                .collect();
+            failures.push(format!(
+                "{}: states {:?}, the engine computes {:?} ({}). Look: cargo run --bin locklab -- compare engine/quizzes/*-{}.json",
+                builtin.name,
+                quiz.answer,
+                computed,
+                outcomes.join(", "),
+                builtin.name
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "quiz answers differ:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn there_are_at_least_ten_quizzes_and_the_seed_story_comes_first() {
+    assert!(builtin::QUIZZES.len() >= 10);
+    assert_eq!(builtin::QUIZZES[0].name, "two-am");
+    let first = Scenario::from_json(builtin::QUIZZES[0].text).expect("valid");
+    let quiz = first.quiz.expect("quiz fields");
+    let letters: Vec<&str> = quiz.choices.iter().map(|choice| choice.id.as_str()).collect();
+    assert_eq!(letters, ["A", "B", "C", "D"], "the seed's question offers A–D");
+}
+
+#[test]
+fn a_quiz_with_an_answer_outside_its_choices_is_refused() {
+    let mut scenario = Scenario::from_json(builtin::QUIZZES[0].text).expect("valid");
+    if let Some(quiz) = scenario.quiz.as_mut() {
+        quiz.answer = vec!["Z".to_owned()];
+    }
+    let error = Scenario::from_json(&scenario.to_json()).expect_err("Z is not a choice");
+    assert_eq!(error.to_string(), "quiz.answer[0]: `Z` is not one of the choices");
+}
