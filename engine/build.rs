@@ -24,7 +24,11 @@ fn main() {
                 Some((number, rest)) if number.chars().all(|c| c.is_ascii_digit()) => rest,
                 _ => stem,
             };
-            let _ = writeln!(code, "    Builtin {{ name: {name:?}, text: include_str!({:?}) }},", path.display().to_string());
+            let _ = writeln!(
+                code,
+                "    Builtin {{ name: {name:?}, text: include_str!({:?}) }},",
+                path.display().to_string()
+            );
         }
         code.push(']');
         std::fs::write(Path::new(&out).join(generated), code).expect("OUT_DIR is writable");

@@ -13,6 +13,7 @@ usage:
   locklab compare FILE|NAME
   locklab scenarios
   locklab show NAME
+  locklab render FILE|NAME --strategy ID --svg OUT
 
 FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
 Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.";
@@ -41,11 +42,13 @@ struct Options {
     strategy: Option<StrategyId>,
     format: Format,
     all_events: bool,
+    svg: Option<String>,
     positional: Vec<String>,
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut options = Options { strategy: None, format: Format::Text, all_events: false, positional: Vec::new() };
+    let mut options =
+        Options { strategy: None, format: Format::Text, all_events: false, svg: None, positional: Vec::new() };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -67,6 +70,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
                 };
             }
             "--all-events" => options.all_events = true,
+            "--svg" => options.svg = Some(rest.next().ok_or("--svg needs an output file")?.clone()),
             flag if flag.starts_with("--") => {
                 return Err(format!("unknown option `{flag}`\n{USAGE}"));
             }
@@ -91,6 +95,16 @@ fn run(args: &[String]) -> Result<String, String> {
             Ok(compare(&scenario))
         }
         "scenarios" => Ok(list_builtins()),
+        "render" => {
+            let scenario = load(one_positional(&options, "render needs a scenario FILE or NAME")?)?;
+            let strategy = options.strategy.ok_or("render needs --strategy ID")?;
+            let out = options.svg.as_deref().ok_or("render needs --svg OUT")?;
+            let log = locklab_engine::simulate(&scenario, strategy);
+            let report = locklab_engine::report::analyze(&scenario, strategy, &log);
+            let svg = locklab_engine::svg::timeline(&scenario, strategy, &log, &report);
+            std::fs::write(out, svg).map_err(|error| format!("cannot write {out}: {error}"))?;
+            Ok(format!("wrote {out}: {} under {strategy}, {:?}\n", scenario.name, report.safety))
+        }
         "show" => {
             let name = one_positional(&options, "show needs a built-in NAME")?;
             let builtin = builtin::find(name)

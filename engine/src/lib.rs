@@ -10,12 +10,14 @@ pub mod builtin;
 pub mod clock;
 pub mod event;
 pub mod ids;
+pub mod link;
 pub mod quiz;
 pub mod report;
 pub mod rng;
 pub mod scenario;
 mod sim;
 mod strategy;
+pub mod svg;
 pub mod view;
 
 pub use event::{Event, EventKind};

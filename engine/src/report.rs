@@ -430,7 +430,8 @@ impl Analysis<'_> {
                 self.metrics.background_query_timeouts += 1;
                 if !self.said_background {
                     self.said_background = true;
-                    let text = "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
+                    let text =
+                        "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
                     self.say(at, index, "background_timeouts", text.to_owned());
                 }
             }

@@ -838,6 +838,10 @@ impl WorldAt {
                     key.expires_local_ms = expiry(ttl_ms);
                 }
             }
+            (RedisCommand::SetNxPxIncr { value, ttl_ms }, RedisReply::Integer(counter)) => {
+                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_ms) });
+                state.counter = counter;
+            }
             (RedisCommand::Incr, RedisReply::Integer(value)) => state.counter = value,
             _ => {}
         }

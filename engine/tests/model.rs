@@ -180,7 +180,8 @@ fn a_paused_process_does_nothing_until_it_resumes() {
     let acted = |event: &&Event| {
         matches!(
             event.kind,
-            EventKind::Sent { from: Party::Instance(InstanceId(0)), .. } | EventKind::Run { instance: InstanceId(0), .. }
+            EventKind::Sent { from: Party::Instance(InstanceId(0)), .. }
+                | EventKind::Run { instance: InstanceId(0), .. }
         )
     };
     let during: Vec<&Event> =

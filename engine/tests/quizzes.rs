@@ -8,7 +8,8 @@ use locklab_engine::{Scenario, builtin};
 fn every_quiz_answer_is_what_the_engine_computes() {
     let mut failures = Vec::new();
     for builtin in builtin::QUIZZES {
-        let scenario = Scenario::from_json(builtin.text).unwrap_or_else(|error| panic!("quiz {}: {error}", builtin.name));
+        let scenario =
+            Scenario::from_json(builtin.text).unwrap_or_else(|error| panic!("quiz {}: {error}", builtin.name));
         let quiz = scenario.quiz.as_ref().unwrap_or_else(|| panic!("quiz {} has no quiz fields", builtin.name));
         let (computed, reports) = quiz.compute(&scenario);
         if !quiz.is_right(&computed) {

@@ -30,10 +30,7 @@ pub struct Boot {
 
 /// The built-in the lab opens with.
 pub fn default_scenario() -> Scenario {
-    builtin::ALL
-        .first()
-        .and_then(|first| Scenario::from_json(first.text).ok())
-        .unwrap_or_default()
+    builtin::ALL.first().and_then(|first| Scenario::from_json(first.text).ok()).unwrap_or_default()
 }
 
 /// Reads the address and the stored state. Bad stored state is reported,
@@ -62,10 +59,8 @@ pub fn boot() -> Rc<Boot> {
         if let Some(history) = window.as_ref().and_then(|window| window.history().ok()) {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("./"));
         }
-        boot.message = Some(Message {
-            tone: Tone::Info,
-            text: "The lab was reset: the stored scenario was cleared.".to_owned(),
-        });
+        boot.message =
+            Some(Message { tone: Tone::Info, text: "The lab was reset: the stored scenario was cleared.".to_owned() });
         return Rc::new(boot);
     }
     if let Some(text) = storage.and_then(|storage| storage.get_item(STORAGE_KEY).ok().flatten()) {
@@ -89,14 +84,10 @@ pub fn boot() -> Rc<Boot> {
 
 /// Parses stored state: `{"strategy": "fencing", "scenario": {…}}`.
 pub fn restore(text: &str) -> Result<(Scenario, StrategyId), String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
-    let strategy_name = value
-        .get("strategy")
-        .and_then(serde_json::Value::as_str)
-        .ok_or("no `strategy`")?;
-    let strategy = StrategyId::parse(strategy_name)
-        .ok_or_else(|| format!("strategy: unknown strategy `{strategy_name}`"))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
+    let strategy_name = value.get("strategy").and_then(serde_json::Value::as_str).ok_or("no `strategy`")?;
+    let strategy =
+        StrategyId::parse(strategy_name).ok_or_else(|| format!("strategy: unknown strategy `{strategy_name}`"))?;
     let scenario = value.get("scenario").ok_or("no `scenario`")?;
     let scenario = Scenario::from_json(&scenario.to_string()).map_err(|error| format!("scenario: {error}"))?;
     Ok((scenario, strategy))
@@ -104,8 +95,7 @@ pub fn restore(text: &str) -> Result<(Scenario, StrategyId), String> {
 
 /// What [`restore`] reads.
 pub fn stored_text(scenario: &Scenario, strategy: StrategyId) -> String {
-    let scenario: serde_json::Value =
-        serde_json::from_str(&scenario.to_json()).unwrap_or(serde_json::Value::Null);
+    let scenario: serde_json::Value = serde_json::from_str(&scenario.to_json()).unwrap_or(serde_json::Value::Null);
     serde_json::json!({"strategy": strategy.name(), "scenario": scenario}).to_string()
 }
 
@@ -148,10 +138,7 @@ type FrameClosure = Closure<dyn FnMut(f64)>;
 #[hook]
 pub fn use_playback(state: &UseReducerHandle<LabState>) {
     let latest = use_mut_ref(Latest::default);
-    *latest.borrow_mut() = Latest {
-        cursor_ms: state.cursor_ms,
-        speed_ratio: state.speed_ratio,
-    };
+    *latest.borrow_mut() = Latest { cursor_ms: state.cursor_ms, speed_ratio: state.speed_ratio };
     let dispatcher = state.dispatcher();
     use_effect_with(state.playing, move |playing| {
         let frame: Rc<RefCell<Option<FrameClosure>>> = Rc::new(RefCell::new(None));
@@ -260,8 +247,7 @@ pub fn use_keyboard(dispatch: Callback<Action>) {
         }
         move || {
             if let Some(document) = document {
-                let _ = document
-                    .remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+                let _ = document.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
             }
         }
     });
@@ -272,9 +258,10 @@ pub fn use_keyboard(dispatch: Callback<Action>) {
 pub fn use_narrow_screen(dispatch: Callback<Action>) {
     use_effect_with((), move |()| {
         let query = web_sys::window().and_then(|window| window.match_media(NARROW_QUERY).ok().flatten());
-        let listener = Closure::<dyn Fn(web_sys::MediaQueryListEvent)>::new(
-            move |event: web_sys::MediaQueryListEvent| dispatch.emit(Action::SetNarrow(event.matches())),
-        );
+        let listener =
+            Closure::<dyn Fn(web_sys::MediaQueryListEvent)>::new(move |event: web_sys::MediaQueryListEvent| {
+                dispatch.emit(Action::SetNarrow(event.matches()))
+            });
         if let Some(query) = &query {
             let _ = query.add_event_listener_with_callback("change", listener.as_ref().unchecked_ref());
         }
@@ -306,20 +293,15 @@ pub fn read_scenario_file(file: web_sys::File, dispatch: Callback<Action>) {
 /// Offers the scenario as a JSON download.
 pub fn save_scenario_file(scenario: &Scenario) -> Result<String, String> {
     let file_name = file_name_for(scenario);
-    let document = web_sys::window()
-        .and_then(|window| window.document())
-        .ok_or("no document")?;
+    let document = web_sys::window().and_then(|window| window.document()).ok_or("no document")?;
     let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&scenario.to_json()));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type("application/json");
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
         .map_err(|_| "the browser refused to make the file")?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no object URL")?;
-    let link: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(|_| "no link")?
-        .dyn_into()
-        .map_err(|_| "no link")?;
+    let link: web_sys::HtmlAnchorElement =
+        document.create_element("a").map_err(|_| "no link")?.dyn_into().map_err(|_| "no link")?;
     link.set_href(&url);
     link.set_download(&file_name);
     link.click();
@@ -338,9 +320,5 @@ pub fn file_name_for(scenario: &Scenario) -> String {
         }
     }
     let slug = slug.trim_end_matches('-');
-    if slug.is_empty() {
-        "locklab-scenario.json".to_owned()
-    } else {
-        format!("{slug}.json")
-    }
+    if slug.is_empty() { "locklab-scenario.json".to_owned() } else { format!("{slug}.json") }
 }

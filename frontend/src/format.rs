@@ -32,12 +32,7 @@ pub fn wall_clock(origin: &str, local_ms: i64) -> String {
     let day_ms = 24 * 3600 * 1000;
     let at = (base_ms + local_ms).rem_euclid(day_ms);
     let (total_s, millis) = (at / 1000, at % 1000);
-    format!(
-        "{:02}:{:02}:{:02}.{millis:03}",
-        total_s / 3600,
-        total_s / 60 % 60,
-        total_s % 60
-    )
+    format!("{:02}:{:02}:{:02}.{millis:03}", total_s / 3600, total_s / 60 % 60, total_s % 60)
 }
 
 /// A wall-clock reading to the minute, for axis ticks: `02:05`.
@@ -52,19 +47,11 @@ pub fn duration(ms: u64) -> String {
         format!("{ms} ms")
     } else if ms < 60_000 {
         let tenths = ms / 100;
-        if tenths % 10 == 0 {
-            format!("{} s", tenths / 10)
-        } else {
-            format!("{}.{} s", tenths / 10, tenths % 10)
-        }
+        if tenths % 10 == 0 { format!("{} s", tenths / 10) } else { format!("{}.{} s", tenths / 10, tenths % 10) }
     } else {
         let seconds = ms / 1000;
         let (minutes, rest) = (seconds / 60, seconds % 60);
-        if rest == 0 {
-            format!("{minutes} min")
-        } else {
-            format!("{minutes} min {rest} s")
-        }
+        if rest == 0 { format!("{minutes} min") } else { format!("{minutes} min {rest} s") }
     }
 }
 
@@ -80,11 +67,7 @@ pub fn offset(ms: i64) -> String {
 /// A countdown that never shows a negative number: `12.3 s`.
 pub fn countdown(ms: i64) -> String {
     let ms = ms.max(0).unsigned_abs();
-    if ms >= 60_000 {
-        duration(ms)
-    } else {
-        format!("{}.{} s", ms / 1000, ms % 1000 / 100)
-    }
+    if ms >= 60_000 { duration(ms) } else { format!("{}.{} s", ms / 1000, ms % 1000 / 100) }
 }
 
 /// Parses a number of seconds typed by a person (`1.5`, `90`) into ms.

@@ -25,14 +25,7 @@ impl LabRun {
         let timeline = Timeline::build(&scenario, strategy, &log);
         let report = report::analyze(&scenario, strategy, &log);
         let digest = digest(&log);
-        LabRun {
-            scenario,
-            strategy,
-            log,
-            timeline,
-            report,
-            digest,
-        }
+        LabRun { scenario, strategy, log, timeline, report, digest }
     }
 
     pub fn duration_ms(&self) -> u64 {

@@ -23,20 +23,15 @@ pub mod state;
 pub fn start() {
     panic::install_hook();
     let boot = effects::boot();
-    let host = web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.get_element_by_id("lab"));
+    let host =
+        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id("lab"));
     match host {
         Some(host) => {
-            yew::Renderer::<components::app::App>::with_root_and_props(
-                host,
-                components::app::AppProps { boot },
-            )
-            .render();
+            yew::Renderer::<components::app::App>::with_root_and_props(host, components::app::AppProps { boot })
+                .render();
         }
         None => {
-            yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot })
-                .render();
+            yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot }).render();
         }
     }
 }

@@ -79,12 +79,10 @@ pub fn show_panel(message: &str, strategy: &str, scenario_json: &str) {
             pre
         }),
         element("p", &format!("Strategy: {}", if strategy.is_empty() { "(none)" } else { strategy })),
-        element("pre", if scenario_json.is_empty() { "(no scenario loaded yet)" } else { scenario_json }).map(
-            |pre| {
-                pre.set_class_name("panic-scenario");
-                pre
-            },
-        ),
+        element("pre", if scenario_json.is_empty() { "(no scenario loaded yet)" } else { scenario_json }).map(|pre| {
+            pre.set_class_name("panic-scenario");
+            pre
+        }),
         element("a", "Reset the lab").map(|link| {
             let _ = link.set_attribute("href", "?reset");
             link.set_class_name("button primary");
@@ -100,9 +98,8 @@ pub fn show_panel(message: &str, strategy: &str, scenario_json: &str) {
         let _ = lab.set_attribute("aria-hidden", "true");
         let _ = lab.set_attribute("inert", "");
     }
-    if let Some(link) = document
-        .get_element_by_id("panic-reset")
-        .and_then(|link| link.dyn_into::<web_sys::HtmlElement>().ok())
+    if let Some(link) =
+        document.get_element_by_id("panic-reset").and_then(|link| link.dyn_into::<web_sys::HtmlElement>().ok())
     {
         let _ = link.focus();
     }

@@ -116,7 +116,10 @@ pub enum Action {
     /// The fault script as edited; refused as a whole if invalid.
     SetFaults(Vec<Fault>),
     /// A scenario document from a file or a built-in; `source` names it in messages.
-    LoadScenario { text: String, source: String },
+    LoadScenario {
+        text: String,
+        source: String,
+    },
     SetCompare(bool),
     ToggleParty(String),
     ToggleKind(String),
@@ -170,18 +173,12 @@ impl LabState {
     }
 
     fn error(mut self, text: String) -> LabState {
-        self.message = Some(Message {
-            tone: Tone::Error,
-            text,
-        });
+        self.message = Some(Message { tone: Tone::Error, text });
         self
     }
 
     fn info(mut self, text: String) -> LabState {
-        self.message = Some(Message {
-            tone: Tone::Info,
-            text,
-        });
+        self.message = Some(Message { tone: Tone::Info, text });
         self
     }
 
@@ -218,25 +215,15 @@ impl LabState {
             InjectKind::OomKill | InjectKind::OomKillRestart => vec![Fault::OomKill {
                 at_ms,
                 target,
-                restart_after_ms: (kind == InjectKind::OomKillRestart)
-                    .then_some(params.restart_after_ms),
+                restart_after_ms: (kind == InjectKind::OomKillRestart).then_some(params.restart_after_ms),
             }],
             InjectKind::HostLoss | InjectKind::HostLossRestart => vec![Fault::HostLoss {
                 at_ms,
                 target,
-                restart_after_ms: (kind == InjectKind::HostLossRestart)
-                    .then_some(params.restart_after_ms),
+                restart_after_ms: (kind == InjectKind::HostLossRestart).then_some(params.restart_after_ms),
             }],
-            InjectKind::GcPause => vec![Fault::GcPause {
-                at_ms,
-                target,
-                duration_ms: params.gc_pause_ms,
-            }],
-            InjectKind::ClockJump => vec![Fault::ClockJump {
-                at_ms,
-                target,
-                by_ms: params.clock_jump_ms,
-            }],
+            InjectKind::GcPause => vec![Fault::GcPause { at_ms, target, duration_ms: params.gc_pause_ms }],
+            InjectKind::ClockJump => vec![Fault::ClockJump { at_ms, target, by_ms: params.clock_jump_ms }],
             InjectKind::PartitionFromLock => vec![Fault::Partition {
                 at_ms,
                 between: [target, service()],
@@ -266,18 +253,12 @@ impl LabState {
                     duration_ms: params.delay_ms,
                 },
             ],
-            InjectKind::RedisRestart => vec![Fault::RedisRestart {
-                at_ms,
-                target,
-                down_ms: params.redis_down_ms,
-            }],
+            InjectKind::RedisRestart => vec![Fault::RedisRestart { at_ms, target, down_ms: params.redis_down_ms }],
             InjectKind::RedisFailover => vec![Fault::RedisFailover { at_ms, target }],
             InjectKind::LeaderLoss => vec![Fault::ConsensusLeaderLoss { at_ms }],
-            InjectKind::DbSlow => vec![Fault::DbSlow {
-                at_ms,
-                factor: params.db_slow_factor,
-                duration_ms: params.db_slow_ms,
-            }],
+            InjectKind::DbSlow => {
+                vec![Fault::DbSlow { at_ms, factor: params.db_slow_factor, duration_ms: params.db_slow_ms }]
+            }
         };
         let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
         let mut scenario = (*self.scenario).clone();
@@ -354,10 +335,7 @@ impl Reducible for LabState {
                 state.playing = !state.playing;
                 state
             }
-            Action::Pause => LabState {
-                playing: false,
-                ..state
-            },
+            Action::Pause => LabState { playing: false, ..state },
             Action::Seek(at_ms) => state.seek(at_ms),
             Action::Advance(at_ms) => {
                 if !state.playing {
@@ -370,22 +348,12 @@ impl Reducible for LabState {
                 state
             }
             Action::StepForward => {
-                let to = state
-                    .run
-                    .timeline
-                    .next_event_ms(state.cursor_ms)
-                    .unwrap_or(state.duration_ms());
-                LabState {
-                    playing: false,
-                    ..state.seek(to)
-                }
+                let to = state.run.timeline.next_event_ms(state.cursor_ms).unwrap_or(state.duration_ms());
+                LabState { playing: false, ..state.seek(to) }
             }
             Action::StepBack => {
                 let to = state.run.timeline.previous_event_ms(state.cursor_ms).unwrap_or(0);
-                LabState {
-                    playing: false,
-                    ..state.seek(to)
-                }
+                LabState { playing: false, ..state.seek(to) }
             }
             Action::ScrubPercent(percent) => {
                 let step = i64::try_from(state.duration_ms() / 100).unwrap_or(i64::MAX / 200);
@@ -396,17 +364,9 @@ impl Reducible for LabState {
                 if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
                     return self;
                 }
-                LabState {
-                    speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]),
-                    ..state
-                }
+                LabState { speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]), ..state }
             }
-            Action::Reset => LabState {
-                cursor_ms: 0,
-                playing: false,
-                message: None,
-                ..state
-            },
+            Action::Reset => LabState { cursor_ms: 0, playing: false, message: None, ..state },
             Action::SetSeed(seed) => {
                 let mut scenario = (*state.scenario).clone();
                 scenario.seed = seed;
@@ -421,11 +381,7 @@ impl Reducible for LabState {
             }
             Action::LoadScenario { text, source } => match Scenario::from_json(&text) {
                 Ok(scenario) => {
-                    let name = if scenario.name.is_empty() {
-                        source.clone()
-                    } else {
-                        scenario.name.clone()
-                    };
+                    let name = if scenario.name.is_empty() { source.clone() } else { scenario.name.clone() };
                     let mut next = state.try_scenario(scenario, &source);
                     if next.message.is_none() {
                         next.cursor_ms = 0;
@@ -434,46 +390,24 @@ impl Reducible for LabState {
                     }
                     next
                 }
-                Err(error) => state.error(format!(
-                    "{source} could not be loaded: {error}. The current run is unchanged."
-                )),
+                Err(error) => {
+                    state.error(format!("{source} could not be loaded: {error}. The current run is unchanged."))
+                }
             },
             Action::SetCompare(on) => {
                 let mut state = state;
-                state.compare = if on {
-                    Some(CompareRuns::compute(&state.scenario))
-                } else {
-                    None
-                };
+                state.compare = if on { Some(CompareRuns::compute(&state.scenario)) } else { None };
                 state
             }
-            Action::ToggleParty(party) => LabState {
-                hidden_parties: toggled(&state.hidden_parties, party),
-                ..state
-            },
-            Action::ToggleKind(kind) => LabState {
-                hidden_kinds: toggled(&state.hidden_kinds, kind),
-                ..state
-            },
-            Action::ShowAllEvents => LabState {
-                hidden_parties: Rc::new(BTreeSet::new()),
-                hidden_kinds: Rc::new(BTreeSet::new()),
-                ..state
-            },
+            Action::ToggleParty(party) => LabState { hidden_parties: toggled(&state.hidden_parties, party), ..state },
+            Action::ToggleKind(kind) => LabState { hidden_kinds: toggled(&state.hidden_kinds, kind), ..state },
+            Action::ShowAllEvents => {
+                LabState { hidden_parties: Rc::new(BTreeSet::new()), hidden_kinds: Rc::new(BTreeSet::new()), ..state }
+            }
             Action::SetNarrow(narrow) => LabState { narrow, ..state },
-            Action::Dismiss => LabState {
-                message: None,
-                ..state
-            },
-            Action::Notify(message) => LabState {
-                message: Some(message),
-                ..state
-            },
+            Action::Dismiss => LabState { message: None, ..state },
+            Action::Notify(message) => LabState { message: Some(message), ..state },
         };
-        if next == *self {
-            self
-        } else {
-            Rc::new(next)
-        }
+        if next == *self { self } else { Rc::new(next) }
     }
 }

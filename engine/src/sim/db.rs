@@ -225,14 +225,8 @@ impl Sim {
     fn open_session(&mut self, client: DbClient) -> SessionId {
         let id = SessionId(self.db.next_session);
         self.db.next_session += 1;
-        let session = Session {
-            client,
-            in_transaction: false,
-            pending_row: None,
-            lock_run: None,
-            busy: false,
-            idle_timer: None,
-        };
+        let session =
+            Session { client, in_transaction: false, pending_row: None, lock_run: None, busy: false, idle_timer: None };
         self.db.sessions.insert(id, session);
         self.record(EventKind::Connection { session: id, client, change: ConnectionChange::Opened });
         id

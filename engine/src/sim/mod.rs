@@ -265,10 +265,7 @@ impl Sim {
         clocks.insert(Party::Db, fresh);
         clocks.insert(Party::Consensus, fresh);
 
-        let instances = instance_rngs
-            .into_iter()
-            .map(|rng| Instance::new(rng, world.db_pool_size))
-            .collect();
+        let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
         let mut db = db::Database::new(world.db_max_connections);
         db.configure(&settings);
         let mut sim = Sim {
@@ -740,7 +737,6 @@ impl Sim {
     pub(crate) fn redis_node(index: u8) -> Party {
         Party::Redis(RedisNodeId(index))
     }
-
 }
 
 /// Position of a run in the run table.

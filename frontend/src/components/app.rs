@@ -1,9 +1,9 @@
 //! The root: the one reducer state, the side effects, and the page layout.
 
 use crate::components::{
-    charts::CostCharts, compare::CompareView, event_log::EventLog, inject::InjectPanel,
-    notes::Simplifications, picker::StrategyPicker, script::FaultScript, timeline::Timeline,
-    topology::Topology, transport::Transport, verdicts::Verdicts,
+    charts::CostCharts, compare::CompareView, event_log::EventLog, inject::InjectPanel, notes::Simplifications,
+    picker::StrategyPicker, script::FaultScript, timeline::Timeline, topology::Topology, transport::Transport,
+    verdicts::Verdicts,
 };
 use crate::effects::{self, Boot};
 use crate::state::{Action, LabState, Tone};
@@ -52,10 +52,7 @@ pub fn app(props: &AppProps) -> Html {
         let scenario = state.scenario.clone();
         use_callback(scenario, move |(), scenario| {
             let message = match effects::save_scenario_file(scenario) {
-                Ok(name) => crate::state::Message {
-                    tone: Tone::Info,
-                    text: format!("Saved the scenario as {name}."),
-                },
+                Ok(name) => crate::state::Message { tone: Tone::Info, text: format!("Saved the scenario as {name}.") },
                 Err(problem) => crate::state::Message {
                     tone: Tone::Error,
                     text: format!("The scenario could not be saved: {problem}."),

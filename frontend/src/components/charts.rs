@@ -79,7 +79,10 @@ fn charts(run: &RunRef) -> Vec<Chart> {
             id: "chart-connections",
             title: "DB connections open",
             caption: "Option C's bill: a session held in a transaction for the whole job, and other services' sessions queueing behind the row lock.",
-            limit: Some((HEIGHT - max_connections * (HEIGHT - TOP) / connection_top, format!("limit {max_connections}"))),
+            limit: Some((
+                HEIGHT - max_connections * (HEIGHT - TOP) / connection_top,
+                format!("limit {max_connections}"),
+            )),
             path: step_path(&connections, connection_top),
             peak: format!("peak {}", count_text(peak(&connections))),
             values: connections,

@@ -19,10 +19,7 @@ pub struct CompareProps {
 }
 
 fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
-    PICKER_ORDER
-        .iter()
-        .filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned())
-        .collect()
+    PICKER_ORDER.iter().filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned()).collect()
 }
 
 #[function_component(CompareView)]

@@ -32,10 +32,7 @@ fn vocabulary(run: &RunRef) -> (Vec<String>, Vec<String>) {
         }
         kinds.insert(event.kind_name());
     }
-    (
-        parties.into_iter().map(|party| party.to_string()).collect(),
-        kinds.into_iter().map(str::to_owned).collect(),
-    )
+    (parties.into_iter().map(|party| party.to_string()).collect(), kinds.into_iter().map(str::to_owned).collect())
 }
 
 /// Indices of the events the filters let through. An event passes when its

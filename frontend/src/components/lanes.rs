@@ -105,25 +105,13 @@ pub fn geometry(run: &RunRef, compact: bool, narrow: bool) -> Geometry {
         (false, false) => (1000.0, 96.0, 11.5),
     };
     let height: f64 = rows(run, compact).iter().map(|row| row.height(compact)).sum::<f64>() + 4.0;
-    Geometry {
-        width,
-        height,
-        gutter,
-        plot: width - gutter - 10.0,
-        duration_ms: run.duration_ms(),
-        compact,
-        font,
-    }
+    Geometry { width, height, gutter, plot: width - gutter - 10.0, duration_ms: run.duration_ms(), compact, font }
 }
 
 /// Tick spacing: the smallest round step that gives at most `most` ticks.
 fn tick_step_ms(duration_ms: u64, most: u64) -> u64 {
     const STEPS_S: [u64; 14] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
-    STEPS_S
-        .iter()
-        .map(|step| step * 1000)
-        .find(|step| duration_ms / step <= most)
-        .unwrap_or(4 * 3600 * 1000)
+    STEPS_S.iter().map(|step| step * 1000).find(|step| duration_ms / step <= most).unwrap_or(4 * 3600 * 1000)
 }
 
 fn instance_class(instance: InstanceId) -> &'static str {
@@ -245,7 +233,11 @@ pub fn lanes(props: &LanesProps) -> Html {
                 for mark in &timeline.faults {
                     let x = geometry.x(mark.at_ms);
                     let title = if mark.targets.is_empty() {
-                        format!("{}: {} — nothing to strike, so it did nothing", format::t_label(mark.at_ms), mark.fault)
+                        format!(
+                            "{}: {} — nothing to strike, so it did nothing",
+                            format::t_label(mark.at_ms),
+                            mark.fault
+                        )
                     } else {
                         let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
                         format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
@@ -267,11 +259,8 @@ pub fn lanes(props: &LanesProps) -> Html {
                 }
                 instance_bottom = y + height;
                 let class = instance_class(*instance);
-                let (belief_y, belief_h, grant_y, grant_h) = if compact {
-                    (y + 3.0, 9.0, y + 14.0, 6.0)
-                } else {
-                    (y + 5.0, 15.0, y + 24.0, 11.0)
-                };
+                let (belief_y, belief_h, grant_y, grant_h) =
+                    if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
                 parts.push(html! { <line class="lane-rule" x1="0" x2={format!("{right:.1}")} y1={format!("{:.1}", y + height)} y2={format!("{:.1}", y + height)} /> });
                 parts.push(label(4.0, belief_y + belief_h - 3.0, "lane-label strong", instance.to_string()));
                 if !compact {
@@ -292,7 +281,13 @@ pub fn lanes(props: &LanesProps) -> Html {
                         y + 1.0,
                         width,
                         height - 2.0,
-                        format!("{}: {} from {} to {}", instance, span.state.label(), format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                        format!(
+                            "{}: {} from {} to {}",
+                            instance,
+                            span.state.label(),
+                            format::t_label(span.span.from_ms),
+                            format::t_label(span.span.to_ms)
+                        ),
                     ));
                     if !compact && width > 30.0 {
                         parts.push(label(x + 3.0, y + height - 3.0, "process-label", span.state.label().to_owned()));
@@ -308,7 +303,12 @@ pub fn lanes(props: &LanesProps) -> Html {
                         belief_y,
                         width,
                         belief_h,
-                        format!("{instance} believes it holds the lock{token} ({}, {} → {})", span.run, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                        format!(
+                            "{instance} believes it holds the lock{token} ({}, {} → {})",
+                            span.run,
+                            format::t_label(span.span.from_ms),
+                            format::t_label(span.span.to_ms)
+                        ),
                     ));
                     if !compact && width > 34.0 {
                         let text = span.token.map_or_else(|| "holds".to_owned(), |token| format!("tok {token}"));
@@ -324,12 +324,22 @@ pub fn lanes(props: &LanesProps) -> Html {
                         grant_y,
                         width,
                         grant_h,
-                        format!("the lock service counts {instance} as holder ({}, {} → {})", span.run, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                        format!(
+                            "the lock service counts {instance} as holder ({}, {} → {})",
+                            span.run,
+                            format::t_label(span.span.from_ms),
+                            format::t_label(span.span.to_ms)
+                        ),
                     ));
                 }
             }
             Row::Holder(resource) => {
-                parts.push(label(4.0, y + height - 4.0, if compact { "lane-label tiny" } else { "lane-label" }, resource_label(*resource)));
+                parts.push(label(
+                    4.0,
+                    y + height - 4.0,
+                    if compact { "lane-label tiny" } else { "lane-label" },
+                    resource_label(*resource),
+                ));
                 for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
                     let x = geometry.x(span.span.from_ms);
                     let width = geometry.x(span.span.to_ms) - x;
@@ -339,7 +349,13 @@ pub fn lanes(props: &LanesProps) -> Html {
                         y + 2.0,
                         width,
                         height - 4.0,
-                        format!("{} held by {} from {} to {}", resource_label(*resource), span.holder, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms)),
+                        format!(
+                            "{} held by {} from {} to {}",
+                            resource_label(*resource),
+                            span.holder,
+                            format::t_label(span.span.from_ms),
+                            format::t_label(span.span.to_ms)
+                        ),
                     ));
                     if !compact && width > 12.0 {
                         parts.push(label(x + 2.0, y + height - 5.0, "bar-label", span.holder.to_string()));
@@ -348,9 +364,24 @@ pub fn lanes(props: &LanesProps) -> Html {
             }
             Row::Storage | Row::Rows => {
                 let storage = *row == Row::Storage;
-                parts.push(label(4.0, y + height - 6.0, "lane-label", if storage { "storage" } else { "db rows" }.to_owned()));
-                for write in timeline.writes.iter().filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage) {
-                    parts.push(write_mark(write, geometry.x(write.at_ms), y + height - 5.0, stale_events.contains(&write.event), compact));
+                parts.push(label(
+                    4.0,
+                    y + height - 6.0,
+                    "lane-label",
+                    if storage { "storage" } else { "db rows" }.to_owned(),
+                ));
+                for write in timeline
+                    .writes
+                    .iter()
+                    .filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage)
+                {
+                    parts.push(write_mark(
+                        write,
+                        geometry.x(write.at_ms),
+                        y + height - 5.0,
+                        stale_events.contains(&write.event),
+                        compact,
+                    ));
                 }
             }
             Row::Slack => {

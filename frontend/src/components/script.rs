@@ -86,8 +86,12 @@ pub fn template(kind: &str, at_ms: u64) -> Option<Fault> {
         "host_loss" => Fault::HostLoss { at_ms, target: holder, restart_after_ms: None },
         "clock_jump" => Fault::ClockJump { at_ms, target: holder, by_ms: 30_000 },
         "clock_drift" => Fault::ClockDrift { at_ms, target: holder, ppm: 10_000 },
-        "network_delay" => Fault::NetworkDelay { at_ms, from: holder, to: Target::AllRedis, extra_ms: 5_000, duration_ms: 60_000 },
-        "partition" => Fault::Partition { at_ms, between: [holder, Target::AllRedis], duration_ms: 60_000, one_way: false },
+        "network_delay" => {
+            Fault::NetworkDelay { at_ms, from: holder, to: Target::AllRedis, extra_ms: 5_000, duration_ms: 60_000 }
+        }
+        "partition" => {
+            Fault::Partition { at_ms, between: [holder, Target::AllRedis], duration_ms: 60_000, one_way: false }
+        }
         "redis_restart" => Fault::RedisRestart { at_ms, target: redis_1, down_ms: 5_000 },
         "redis_failover" => Fault::RedisFailover { at_ms, target: redis_1 },
         "consensus_leader_loss" => Fault::ConsensusLeaderLoss { at_ms },
@@ -129,17 +133,21 @@ pub fn with_field(fault: &Fault, name: &str, field_type: FieldTypeName, text: &s
             if text.is_empty() && field_type.0 == FieldType::OptionalMs {
                 None
             } else {
-                Some(Value::from(text.parse::<u64>().map_err(|_| {
-                    format!("`{text}` is not a whole number of milliseconds")
-                })?))
+                Some(Value::from(
+                    text.parse::<u64>().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))?,
+                ))
             }
         }
-        FieldType::SignedMs | FieldType::Ppm => Some(Value::from(
-            text.parse::<i64>().map_err(|_| format!("`{text}` is not a whole number"))?,
-        )),
+        FieldType::SignedMs | FieldType::Ppm => {
+            Some(Value::from(text.parse::<i64>().map_err(|_| format!("`{text}` is not a whole number"))?))
+        }
         FieldType::Factor => {
             let factor: f64 = text.parse().map_err(|_| format!("`{text}` is not a number"))?;
-            Some(serde_json::Number::from_f64(factor).map(Value::Number).ok_or_else(|| format!("`{text}` is not a finite number"))?)
+            Some(
+                serde_json::Number::from_f64(factor)
+                    .map(Value::Number)
+                    .ok_or_else(|| format!("`{text}` is not a finite number"))?,
+            )
         }
         FieldType::Party => Some(Value::from(text)),
         FieldType::Bool => Some(Value::from(text == "true")),
@@ -187,10 +195,7 @@ fn input_value(event: &Event) -> String {
         }
         return input.value();
     }
-    target
-        .dyn_ref::<web_sys::HtmlSelectElement>()
-        .map(web_sys::HtmlSelectElement::value)
-        .unwrap_or_default()
+    target.dyn_ref::<web_sys::HtmlSelectElement>().map(web_sys::HtmlSelectElement::value).unwrap_or_default()
 }
 
 #[function_component(FaultScript)]
@@ -330,14 +335,10 @@ pub fn fault_script(props: &ScriptProps) -> Html {
     let on_builtin = dispatch.reform(|event: Event| {
         let name = input_value(&event);
         match builtin::find(&name) {
-            Some(found) => Action::LoadScenario {
-                text: found.text.to_owned(),
-                source: format!("the built-in {name}"),
-            },
-            None => Action::Notify(Message {
-                tone: Tone::Error,
-                text: format!("There is no built-in named `{name}`."),
-            }),
+            Some(found) => Action::LoadScenario { text: found.text.to_owned(), source: format!("the built-in {name}") },
+            None => {
+                Action::Notify(Message { tone: Tone::Error, text: format!("There is no built-in named `{name}`.") })
+            }
         }
     });
     let on_file = {

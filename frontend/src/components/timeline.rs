@@ -48,9 +48,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let on_down = {
         let seek = seek.clone();
         Callback::from(move |event: PointerEvent| {
-            if let Some(element) = event
-                .current_target()
-                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            if let Some(element) = event.current_target().and_then(|target| target.dyn_into::<web_sys::Element>().ok())
             {
                 let _ = element.set_pointer_capture(event.pointer_id());
                 if let Some(element) = element.dyn_ref::<web_sys::HtmlElement>() {
@@ -69,11 +67,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let x = geometry.x(props.cursor_ms);
     let label_x = if x > geometry.width - 90.0 { x - 4.0 } else { x + 4.0 };
     let anchor = if x > geometry.width - 90.0 { "end" } else { "start" };
-    let value_text = format!(
-        "{} of {}",
-        format::t_label(props.cursor_ms),
-        format::elapsed(run.duration_ms())
-    );
+    let value_text = format!("{} of {}", format::t_label(props.cursor_ms), format::elapsed(run.duration_ms()));
     let name = props.label.clone().unwrap_or_else(|| AttrValue::from("Time cursor"));
     html! {
         <div class={classes!("timeline", props.compact.then_some("compact"))}

@@ -32,23 +32,9 @@ struct Layout {
 impl Layout {
     fn new(narrow: bool) -> Layout {
         if narrow {
-            Layout {
-                width: 360.0,
-                column: 158.0,
-                line: 14.0,
-                pad: 6.0,
-                gap: 8.0,
-                font: 10.5,
-            }
+            Layout { width: 360.0, column: 158.0, line: 14.0, pad: 6.0, gap: 8.0, font: 10.5 }
         } else {
-            Layout {
-                width: 720.0,
-                column: 296.0,
-                line: 17.0,
-                pad: 8.0,
-                gap: 10.0,
-                font: 13.0,
-            }
+            Layout { width: 720.0, column: 296.0, line: 17.0, pad: 8.0, gap: 10.0, font: 13.0 }
         }
     }
     fn bus_x(&self) -> f64 {
@@ -75,23 +61,37 @@ fn card_height(layout: Layout, lines: usize) -> f64 {
     f64::from(count) * layout.line + 2.0 * layout.pad
 }
 
-fn instance_lines(view: &InstanceView, at_ms: u64, origin: &str, pool_size: u8) -> (String, &'static str, Vec<(String, &'static str)>) {
+fn instance_lines(
+    view: &InstanceView,
+    at_ms: u64,
+    origin: &str,
+    pool_size: u8,
+) -> (String, &'static str, Vec<(String, &'static str)>) {
     let (state, tone) = match view.process {
         ProcessView::Running => ("● running".to_owned(), "running"),
         ProcessView::Paused { until_ms } => (
-            format!("⏸ GC pause, {} left", format::countdown(i64::try_from(until_ms.saturating_sub(at_ms)).unwrap_or(0))),
+            format!(
+                "⏸ GC pause, {} left",
+                format::countdown(i64::try_from(until_ms.saturating_sub(at_ms)).unwrap_or(0))
+            ),
             "paused",
         ),
         ProcessView::Dead { restart_at_ms } => (
             match restart_at_ms {
-                Some(at) => format!("✕ dead, restarting in {}", format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))),
+                Some(at) => format!(
+                    "✕ dead, restarting in {}",
+                    format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))
+                ),
                 None => "✕ dead (OOM-killed)".to_owned(),
             },
             "dead",
         ),
         ProcessView::HostLost { restart_at_ms } => (
             match restart_at_ms {
-                Some(at) => format!("⚠ host lost, back in {}", format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))),
+                Some(at) => format!(
+                    "⚠ host lost, back in {}",
+                    format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))
+                ),
                 None => "⚠ host lost".to_owned(),
             },
             "dead",
@@ -132,11 +132,12 @@ fn instance_lines(view: &InstanceView, at_ms: u64, origin: &str, pool_size: u8) 
         }
         None => "no run yet".to_owned(),
     };
-    let pool = format!("pool {}/{} busy{}", view.pool.busy, pool_size, if view.pool.waiting > 0 {
-        format!(", {} waiting", view.pool.waiting)
-    } else {
-        String::new()
-    });
+    let pool = format!(
+        "pool {}/{} busy{}",
+        view.pool.busy,
+        pool_size,
+        if view.pool.waiting > 0 { format!(", {} waiting", view.pool.waiting) } else { String::new() }
+    );
     (title, tone, vec![(clock, "clock"), belief, truth, (run, "run"), (pool, "pool")])
 }
 
@@ -156,7 +157,12 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     for node in &world.redis {
         let mut lines = Vec::new();
         let key = match (node.key, node.ttl_ms(at_ms)) {
-            (Some(key), Some(ttl)) => format!("{} = {} · TTL {}", if redlock { "key" } else { "job:daily-report" }, key.value, format::countdown(ttl)),
+            (Some(key), Some(ttl)) => format!(
+                "{} = {} · TTL {}",
+                if redlock { "key" } else { "job:daily-report" },
+                key.value,
+                format::countdown(ttl)
+            ),
             _ => format!("{} (no key)", if redlock { "key" } else { "job:daily-report" }),
         };
         lines.push((key, "key"));
@@ -253,32 +259,20 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     }
     if let Some((latency, outcome)) = db.last_background {
         let mark = if outcome == BackgroundOutcome::Ok { "" } else { " ✕ failed" };
-        db_lines.push((format!("other services' query: {}{mark}", format::duration(latency)), if mark.is_empty() { "note" } else { "wrong" }));
+        db_lines.push((
+            format!("other services' query: {}{mark}", format::duration(latency)),
+            if mark.is_empty() { "note" } else { "wrong" },
+        ));
     }
-    let mut db_title = format!(
-        "db · {} of {} connections",
-        db.session_count(),
-        scenario.world.db_max_connections
-    );
+    let mut db_title = format!("db · {} of {} connections", db.session_count(), scenario.world.db_max_connections);
     if db.slow_percent != 100 {
         db_title.push_str(&format!(" · {}× slow", f64::from(db.slow_percent) / 100.0));
     }
-    cards.push(Card {
-        party: Some(Party::Db),
-        title: db_title,
-        tone: "up",
-        lines: db_lines,
-        y: 0.0,
-        height: 0.0,
-    });
+    cards.push(Card { party: Some(Party::Db), title: db_title, tone: "up", lines: db_lines, y: 0.0, height: 0.0 });
     let storage = &world.storage;
     let checks = scenario.world.storage_checks_tokens;
     let mut storage_lines = vec![(
-        if checks {
-            "checks tokens: refuses lower ones".to_owned()
-        } else {
-            "does not check tokens".to_owned()
-        },
+        if checks { "checks tokens: refuses lower ones".to_owned() } else { "does not check tokens".to_owned() },
         if checks { "note" } else { "wrong" },
     )];
     match storage.highest_token.iter().next_back() {
@@ -306,7 +300,12 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
         .iter()
         .rev()
         .take(2)
-        .map(|post| (format!("✉ {}: “report p{} is ready” ({})", post.instance, post.period.0, format::t_label(post.at_ms)), "key"))
+        .map(|post| {
+            (
+                format!("✉ {}: “report p{} is ready” ({})", post.instance, post.period.0, format::t_label(post.at_ms)),
+                "key",
+            )
+        })
         .collect();
     if slack_lines.is_empty() {
         slack_lines.push(("no posts yet".to_owned(), "note"));
@@ -314,7 +313,11 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     slack_lines.push(("cannot check a token".to_owned(), "note"));
     cards.push(Card {
         party: Some(Party::Slack),
-        title: format!("slack · {} post{}", world.slack_posts.len(), if world.slack_posts.len() == 1 { "" } else { "s" }),
+        title: format!(
+            "slack · {} post{}",
+            world.slack_posts.len(),
+            if world.slack_posts.len() == 1 { "" } else { "s" }
+        ),
         tone: "up",
         lines: slack_lines,
         y: 0.0,
@@ -362,23 +365,13 @@ fn anchor(party: Party, left: &[Card], right: &[Card], layout: Layout) -> Option
     if let Some(card) = left.iter().find(|card| card.party == Some(party)) {
         return Some((layout.column, card.y + card.height / 2.0));
     }
-    right
-        .iter()
-        .find(|card| card.party == Some(party))
-        .map(|card| (layout.right_x(), card.y + card.height / 2.0))
+    right.iter().find(|card| card.party == Some(party)).map(|card| (layout.right_x(), card.y + card.height / 2.0))
 }
 
 /// A point along the path from one card to another through the bus.
 fn along(from: (f64, f64), to: (f64, f64), bus_x: f64, progress: f64) -> (f64, f64) {
-    let legs = [
-        (from, (bus_x, from.1)),
-        ((bus_x, from.1), (bus_x, to.1)),
-        ((bus_x, to.1), to),
-    ];
-    let lengths: Vec<f64> = legs
-        .iter()
-        .map(|(a, b)| ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt())
-        .collect();
+    let legs = [(from, (bus_x, from.1)), ((bus_x, from.1), (bus_x, to.1)), ((bus_x, to.1), to)];
+    let lengths: Vec<f64> = legs.iter().map(|(a, b)| ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt()).collect();
     let total: f64 = lengths.iter().sum();
     let mut left = progress * total;
     for ((a, b), length) in legs.iter().zip(&lengths) {
@@ -396,7 +389,8 @@ fn instance_index(party: Party) -> Option<u8> {
 }
 
 fn draw_flight(flight: &Flight, at_ms: u64, left: &[Card], right: &[Card], layout: Layout) -> Html {
-    let (Some(from), Some(to)) = (anchor(flight.from, left, right, layout), anchor(flight.to, left, right, layout)) else {
+    let (Some(from), Some(to)) = (anchor(flight.from, left, right, layout), anchor(flight.to, left, right, layout))
+    else {
         return Html::default();
     };
     let owner = instance_index(flight.from).or(instance_index(flight.to)).unwrap_or(0);
@@ -463,14 +457,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     }];
     for view in &world.instances {
         let (title, tone, lines) = instance_lines(view, props.cursor_ms, origin, pool_size);
-        left.push(Card {
-            party: Some(Party::Instance(view.id)),
-            title,
-            tone,
-            lines,
-            y: 0.0,
-            height: 0.0,
-        });
+        left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
     }
     let mut right = service_cards(&world, run, layout);
     let left_bottom = stack(&mut left, layout, 0.0);
@@ -480,15 +467,20 @@ pub fn topology(props: &TopologyProps) -> Html {
     let network = network_now(run, props.cursor_ms);
     let cut: Vec<Party> = network.iter().flat_map(|(_, parties)| parties.iter().copied()).collect();
 
-    let connectors = left.iter().skip(1).map(|card| (card, layout.column, true)).chain(right.iter().map(|card| (card, layout.right_x(), false))).map(|(card, x, is_left)| {
-        let y = card.y + card.height / 2.0;
-        let disturbed = card.party.is_some_and(|party| cut.contains(&party));
-        let (x1, x2) = if is_left { (x, bus_x) } else { (bus_x, x) };
-        html! {
-            <line class={classes!("wire", disturbed.then_some("cut"))} x1={x1.to_string()} y1={y.to_string()}
-                x2={x2.to_string()} y2={y.to_string()} />
-        }
-    });
+    let connectors = left
+        .iter()
+        .skip(1)
+        .map(|card| (card, layout.column, true))
+        .chain(right.iter().map(|card| (card, layout.right_x(), false)))
+        .map(|(card, x, is_left)| {
+            let y = card.y + card.height / 2.0;
+            let disturbed = card.party.is_some_and(|party| cut.contains(&party));
+            let (x1, x2) = if is_left { (x, bus_x) } else { (bus_x, x) };
+            html! {
+                <line class={classes!("wire", disturbed.then_some("cut"))} x1={x1.to_string()} y1={y.to_string()}
+                    x2={x2.to_string()} y2={y.to_string()} />
+            }
+        });
     let lb_lines = left.iter().skip(1).map(|card| {
         let y = card.y + card.height / 2.0;
         html! { <path class="lb-wire" d={format!("M 4 {} V {y} H 0", left[0].y + left[0].height)} /> }
@@ -506,7 +498,11 @@ pub fn topology(props: &TopologyProps) -> Html {
                     Some((_, None)) => "believes it holds the lock".to_owned(),
                     None => "does not believe it holds the lock".to_owned(),
                 };
-                let truth = if view.granted.is_some() { "the lock service counts it as holder" } else { "the lock service does not count it" };
+                let truth = if view.granted.is_some() {
+                    "the lock service counts it as holder"
+                } else {
+                    "the lock service does not count it"
+                };
                 format!("{} is {}, {belief}; {truth}", view.id, view.process.kind().label())
             })
             .collect();

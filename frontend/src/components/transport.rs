@@ -28,10 +28,8 @@ pub fn transport(props: &TransportProps) -> Html {
     let on_play = dispatch.reform(|_: MouseEvent| Action::TogglePlay);
     let on_forward = dispatch.reform(|_: MouseEvent| Action::StepForward);
     let on_speed = dispatch.reform(|event: Event| {
-        let value = event
-            .target_dyn_into::<web_sys::HtmlSelectElement>()
-            .map(|select| select.value())
-            .unwrap_or_default();
+        let value =
+            event.target_dyn_into::<web_sys::HtmlSelectElement>().map(|select| select.value()).unwrap_or_default();
         Action::SetSpeed(value.parse().unwrap_or(1.0))
     });
     let on_seed = dispatch.reform(|event: Event| {
@@ -57,10 +55,7 @@ pub fn transport(props: &TransportProps) -> Html {
         }
     });
     let (play_icon, play_label) = if props.playing { ("❚❚", "Pause") } else { ("▶", "Play") };
-    let wall = format::wall_clock(
-        &props.clock_origin,
-        i64::try_from(props.cursor_ms).unwrap_or(i64::MAX / 2),
-    );
+    let wall = format::wall_clock(&props.clock_origin, i64::try_from(props.cursor_ms).unwrap_or(i64::MAX / 2));
     html! {
         <div class="transport" role="toolbar" aria-label="Playback">
             <button id="reset" onclick={on_reset} title="Back to the start, paused">

@@ -27,7 +27,9 @@ pub fn liveness_badge(liveness: Liveness) -> Html {
     match liveness {
         Liveness::Ok => html! { <span class="badge-verdict good" data-liveness="ok">{"✓ on time"}</span> },
         Liveness::Late => html! { <span class="badge-verdict warn" data-liveness="late">{"⚠ late"}</span> },
-        Liveness::Missed => html! { <span class="badge-verdict bad" data-liveness="missed">{"✗ missed a period"}</span> },
+        Liveness::Missed => {
+            html! { <span class="badge-verdict bad" data-liveness="missed">{"✗ missed a period"}</span> }
+        }
     }
 }
 
