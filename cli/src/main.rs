@@ -14,6 +14,9 @@ usage:
   locklab scenarios
   locklab show NAME
   locklab render FILE|NAME --strategy ID --svg OUT
+  locklab explore --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
+                  [--goal unsafe|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
+                  [--format text|json]
 
 FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
 Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.";
@@ -43,12 +46,19 @@ struct Options {
     format: Format,
     all_events: bool,
     svg: Option<String>,
+    explore: Vec<(String, String)>,
     positional: Vec<String>,
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut options =
-        Options { strategy: None, format: Format::Text, all_events: false, svg: None, positional: Vec::new() };
+    let mut options = Options {
+        strategy: None,
+        format: Format::Text,
+        all_events: false,
+        svg: None,
+        explore: Vec::new(),
+        positional: Vec::new(),
+    };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -71,6 +81,10 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             }
             "--all-events" => options.all_events = true,
             "--svg" => options.svg = Some(rest.next().ok_or("--svg needs an output file")?.clone()),
+            "--faults" | "--max-faults" | "--runs" | "--seed" | "--goal" | "--window" => {
+                let value = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
+                options.explore.push((arg.clone(), value.clone()));
+            }
             flag if flag.starts_with("--") => {
                 return Err(format!("unknown option `{flag}`\n{USAGE}"));
             }
@@ -95,6 +109,7 @@ fn run(args: &[String]) -> Result<String, String> {
             Ok(compare(&scenario))
         }
         "scenarios" => Ok(list_builtins()),
+        "explore" => explore(&options),
         "render" => {
             let scenario = load(one_positional(&options, "render needs a scenario FILE or NAME")?)?;
             let strategy = options.strategy.ok_or("render needs --strategy ID")?;
@@ -251,4 +266,64 @@ fn list_builtins() -> String {
         text.push_str(&format!("{:<22} {title}\n", builtin.name));
     }
     text
+}
+
+fn explore(options: &Options) -> Result<String, String> {
+    use locklab_engine::explore::{ExploreOptions, Explorer, Goal};
+    if !options.positional.is_empty() {
+        return Err(format!("explore takes no scenario file (got `{}`)", options.positional[0]));
+    }
+    let strategy = options.strategy.ok_or("explore needs --strategy ID")?;
+    let goal = options
+        .explore
+        .iter()
+        .find(|(flag, _)| flag == "--goal")
+        .map(|(_, value)| {
+            Goal::parse(value).ok_or_else(|| {
+                format!("unknown goal `{value}`; expected unsafe, late, wasteful, stale_write or two_holders")
+            })
+        })
+        .transpose()?
+        .unwrap_or(Goal::Unsafe);
+    let mut search = ExploreOptions::new(strategy, goal);
+    let number = |flag: &str, value: &str| -> Result<u64, String> {
+        value.parse::<u64>().map_err(|_| format!("{flag} needs a whole number, got `{value}`"))
+    };
+    for (flag, value) in &options.explore {
+        match flag.as_str() {
+            "--faults" => {
+                search.kinds =
+                    value.split(',').map(|kind| kind.trim().to_owned()).filter(|kind| !kind.is_empty()).collect()
+            }
+            "--max-faults" => {
+                search.max_faults =
+                    u8::try_from(number(flag, value)?).map_err(|_| format!("--max-faults {value} is too large"))?;
+            }
+            "--runs" => {
+                search.runs = u32::try_from(number(flag, value)?).map_err(|_| format!("--runs {value} is too large"))?
+            }
+            "--seed" => search.seed = number(flag, value)?,
+            "--window" => {
+                let (start, end) =
+                    value.split_once("..").ok_or_else(|| format!("--window needs START_MS..END_MS, got `{value}`"))?;
+                search.window_ms = (number(flag, start)?, number(flag, end)?);
+            }
+            _ => {}
+        }
+    }
+    search.validate()?;
+    let result = Explorer::new(search).run();
+    if options.format == Format::Json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&result).map_err(|error| error.to_string())?));
+    }
+    let Some(scenario) = &result.scenario else {
+        return Ok(format!("no counterexample for {strategy} in {} schedules\n", result.runs));
+    };
+    Ok(format!(
+        "found after {} schedules: {}\n{}\n\n{}\nSave it and rerun: locklab run FILE --strategy {strategy}\n",
+        result.runs,
+        scenario.name,
+        scenario.description.as_deref().unwrap_or_default(),
+        scenario.to_json()
+    ))
 }

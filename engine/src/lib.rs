@@ -9,6 +9,7 @@
 pub mod builtin;
 pub mod clock;
 pub mod event;
+pub mod explore;
 pub mod ids;
 pub mod link;
 pub mod quiz;

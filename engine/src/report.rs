@@ -3,8 +3,10 @@
 //!
 //! A run's *epoch* is its place in the order in which the lock service granted
 //! runs the lock (its own truth, not the client's belief), or, under
-//! unique-insert, the order in which runs started. A write is *stale* when the
-//! object already holds a write from a later epoch.
+//! unique-insert, the order in which runs started. A run that gives the lock
+//! back and takes it again gets a new epoch: a write belongs to its run's latest
+//! grant. A write is *stale* when the object already holds a write from a later
+//! epoch.
 
 use crate::event::{
     AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason, RowLockChange,
@@ -105,7 +107,10 @@ struct Analysis<'a> {
     strategy: StrategyId,
     metrics: Metrics,
     findings: Vec<Finding>,
+    /// Each run's current epoch: the rank of its latest grant.
     epochs: BTreeMap<RunId, u32>,
+    /// The run of each epoch, by rank.
+    epoch_runs: Vec<RunId>,
     run_instance: BTreeMap<RunId, InstanceId>,
     run_period: BTreeMap<RunId, Period>,
     latest_epoch: BTreeMap<Object, u32>,
@@ -123,6 +128,8 @@ struct Analysis<'a> {
     said_pool: bool,
     /// Runs that started work and have not ended, with their period.
     working: BTreeMap<RunId, Period>,
+    /// Runs that gave up on their report row (client timeout): it may still land.
+    gave_up_on_row: BTreeSet<RunId>,
 }
 
 /// Computes the report of one strategy from its log.
@@ -132,7 +139,8 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         strategy,
         metrics: Metrics::default(),
         findings: Vec::new(),
-        epochs: epochs(strategy, log),
+        epochs: BTreeMap::new(),
+        epoch_runs: Vec::new(),
         run_instance: BTreeMap::new(),
         run_period: BTreeMap::new(),
         latest_epoch: BTreeMap::new(),
@@ -149,27 +157,13 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         said_background: false,
         said_pool: false,
         working: BTreeMap::new(),
+        gave_up_on_row: BTreeSet::new(),
     };
     for (index, event) in log.iter().enumerate() {
         analysis.advance(event.at_ms);
         analysis.event(u32::try_from(index).unwrap_or(u32::MAX), event);
     }
     analysis.finish()
-}
-
-/// Epoch order of runs: by the lock service's grant, or (unique-insert) by start.
-fn epochs(strategy: StrategyId, log: &[Event]) -> BTreeMap<RunId, u32> {
-    let mut order = BTreeMap::new();
-    for event in log {
-        let run = match event.kind {
-            EventKind::Granted { run, .. } if strategy != StrategyId::UniqueInsert => run,
-            EventKind::Run { run, phase: RunPhase::Started, .. } if strategy == StrategyId::UniqueInsert => run,
-            _ => continue,
-        };
-        let next = u32::try_from(order.len()).unwrap_or(u32::MAX);
-        order.entry(run).or_insert(next);
-    }
-    order
 }
 
 impl Analysis<'_> {
@@ -209,11 +203,25 @@ impl Analysis<'_> {
     }
 
     fn run_of_epoch(&self, epoch: u32) -> Option<RunId> {
-        self.epochs.iter().find(|(_, value)| **value == epoch).map(|(run, _)| *run)
+        self.epoch_runs.get(usize::try_from(epoch).ok()?).copied()
+    }
+
+    /// A new epoch begins for `run`: the lock service granted it the lock (or, without a lock, it started).
+    fn begin_epoch(&mut self, run: RunId) {
+        let epoch = u32::try_from(self.epoch_runs.len()).unwrap_or(u32::MAX);
+        self.epoch_runs.push(run);
+        self.epochs.insert(run, epoch);
     }
 
     fn event(&mut self, index: u32, event: &Event) {
         let at = event.at_ms;
+        match event.kind {
+            EventKind::Granted { run, .. } if self.strategy != StrategyId::UniqueInsert => self.begin_epoch(run),
+            EventKind::Run { run, phase: RunPhase::Started, .. } if self.strategy == StrategyId::UniqueInsert => {
+                self.begin_epoch(run);
+            }
+            _ => {}
+        }
         match &event.kind {
             EventKind::Fault { fault, targets } => {
                 let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
@@ -262,6 +270,9 @@ impl Analysis<'_> {
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
                         self.working.remove(run);
+                        if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
+                            self.gave_up_on_row.insert(*run);
+                        }
                         if let RunPhase::Aborted(reason) = phase
                             && *reason != AbortReason::ProcessDied
                         {
@@ -371,6 +382,15 @@ impl Analysis<'_> {
             }
             EventKind::RowApplied { period, run, token } => {
                 self.report_done_ms.entry(*period).or_insert(at);
+                if self.gave_up_on_row.contains(run) {
+                    let text = format!(
+                        "{}'s report row for period {} lands after {} gave up on it: an in-doubt commit; another run may already be redoing the report",
+                        self.who(*run),
+                        period.0,
+                        self.who(*run)
+                    );
+                    self.say(at, index, "in_doubt_commit", text);
+                }
                 if let Some(later) = self.applied(Object::Row(*period), *run) {
                     self.metrics.stale_writes_accepted += 1;
                     let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();

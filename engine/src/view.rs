@@ -24,7 +24,79 @@ use crate::event::{
 };
 use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
 use crate::scenario::{Fault, Scenario, StrategyId};
-use std::collections::BTreeMap;
+
+/// A small map kept as a vector sorted by key. The view's maps hold a
+/// handful of entries each, and a vector costs the browser build far less
+/// code than a `BTreeMap` per key and value type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VecMap<K, V> {
+    entries: Vec<(K, V)>,
+}
+
+impl<K, V> Default for VecMap<K, V> {
+    fn default() -> Self {
+        VecMap { entries: Vec::new() }
+    }
+}
+
+impl<K: Ord + Copy, V> VecMap<K, V> {
+    fn position(&self, key: &K) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(probe, _)| probe.cmp(key))
+    }
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.position(key).ok().map(|index| &self.entries[index].1)
+    }
+    pub fn contains_key(&self, key: &K) -> bool {
+        self.position(key).is_ok()
+    }
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        match self.position(&key) {
+            Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, value)),
+            Err(index) => {
+                self.entries.insert(index, (key, value));
+                None
+            }
+        }
+    }
+    /// The value at `key`, inserted first if absent.
+    pub fn get_or_insert(&mut self, key: K, value: V) -> &mut V {
+        let index = match self.position(&key) {
+            Ok(index) => index,
+            Err(index) => {
+                self.entries.insert(index, (key, value));
+                index
+            }
+        };
+        &mut self.entries[index].1
+    }
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.position(key).ok().map(|index| self.entries.remove(index).1)
+    }
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+        self.entries.retain(|(key, value)| keep(key, value));
+    }
+    /// Entries in key order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> {
+        self.entries.iter().map(|(key, value)| (key, value))
+    }
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> {
+        self.entries.iter().map(|(_, value)| value)
+    }
+    /// The entry with the greatest key.
+    pub fn last(&self) -> Option<(&K, &V)> {
+        self.entries.last().map(|(key, value)| (key, value))
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    /// Removes and returns every entry, in key order.
+    pub fn take(&mut self) -> Vec<(K, V)> {
+        std::mem::take(&mut self.entries)
+    }
+}
 
 /// Events replayed between two checkpoints of the world.
 const CHECKPOINT_EVERY: u32 = 256;
@@ -348,12 +420,12 @@ pub struct RowLockView {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct DbView {
     /// Open sessions by client.
-    pub sessions: BTreeMap<SessionId, DbClient>,
+    pub sessions: VecMap<SessionId, DbClient>,
     pub row_lock_holders: Vec<RowLockView>,
     /// Waiters in the order they began waiting.
     pub row_lock_queue: Vec<RowLockView>,
     /// The report row per period: the run and token it names.
-    pub report_rows: BTreeMap<Period, (RunId, Option<Token>)>,
+    pub report_rows: VecMap<Period, (RunId, Option<Token>)>,
     /// The last background query's latency and outcome.
     pub last_background: Option<(u64, BackgroundOutcome)>,
     /// Query slowdown in percent (100: normal).
@@ -383,9 +455,9 @@ pub struct ChunkView {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct StorageView {
     /// The highest token seen per report.
-    pub highest_token: BTreeMap<Period, Token>,
+    pub highest_token: VecMap<Period, Token>,
     /// The shared report's chunks: who wrote each last.
-    pub chunks: BTreeMap<(Period, u8), ChunkView>,
+    pub chunks: VecMap<(Period, u8), ChunkView>,
     pub puts_accepted: u32,
     pub puts_rejected: u32,
 }
@@ -771,7 +843,7 @@ impl WorldAt {
                 PutOutcome::Accepted => {
                     self.storage.puts_accepted += 1;
                     if let Some(token) = token {
-                        let highest = self.storage.highest_token.entry(*period).or_insert(*token);
+                        let highest = self.storage.highest_token.get_or_insert(*period, *token);
                         *highest = (*highest).max(*token);
                     }
                     if !*own_object {
@@ -788,7 +860,7 @@ impl WorldAt {
                 }
                 PutOutcome::Rejected(highest) => {
                     self.storage.puts_rejected += 1;
-                    let seen = self.storage.highest_token.entry(*period).or_insert(*highest);
+                    let seen = self.storage.highest_token.get_or_insert(*period, *highest);
                     *seen = (*seen).max(*highest);
                 }
             },
@@ -874,10 +946,10 @@ impl WorldAt {
 /// Open stretches while building lanes.
 #[derive(Default)]
 struct Open {
-    beliefs: BTreeMap<InstanceId, LockSpan>,
-    grants: BTreeMap<RunId, LockSpan>,
-    processes: BTreeMap<InstanceId, ProcessSpan>,
-    holders: BTreeMap<Resource, HolderSpan>,
+    beliefs: VecMap<InstanceId, LockSpan>,
+    grants: VecMap<RunId, LockSpan>,
+    processes: VecMap<InstanceId, ProcessSpan>,
+    holders: VecMap<Resource, HolderSpan>,
     overlap_from: Option<u64>,
 }
 
@@ -919,19 +991,19 @@ impl Timeline {
             series.record(event, &world);
         }
         let end = duration_ms.max(timeline.times_ms.last().copied().unwrap_or(0));
-        for (_, mut span) in std::mem::take(&mut open.beliefs) {
+        for (_, mut span) in open.beliefs.take() {
             span.span.to_ms = end;
             timeline.beliefs.push(span);
         }
-        for (_, mut span) in std::mem::take(&mut open.grants) {
+        for (_, mut span) in open.grants.take() {
             span.span.to_ms = end;
             timeline.grants.push(span);
         }
-        for (_, mut span) in std::mem::take(&mut open.processes) {
+        for (_, mut span) in open.processes.take() {
             span.span.to_ms = end;
             timeline.processes.push(span);
         }
-        for (_, mut span) in std::mem::take(&mut open.holders) {
+        for (_, mut span) in open.holders.take() {
             span.span.to_ms = end;
             timeline.holders.push(span);
         }
@@ -1091,11 +1163,8 @@ impl Timeline {
             }
         }
         for (resource, holder) in now {
-            open.holders.entry(resource).or_insert(HolderSpan {
-                resource,
-                holder,
-                span: Span { from_ms: at, to_ms: at },
-            });
+            open.holders
+                .get_or_insert(resource, HolderSpan { resource, holder, span: Span { from_ms: at, to_ms: at } });
         }
     }
 

@@ -12,8 +12,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use yew::prelude::*;
 
-/// Where the lab keeps the scenario and strategy between visits.
-pub const STORAGE_KEY: &str = "locklab/state";
+/// Where the lab keeps the scenario between visits.
+pub const SCENARIO_KEY: &str = "locklab/scenario";
+/// Where the lab keeps the strategy between visits.
+pub const STRATEGY_KEY: &str = "locklab/strategy";
 /// The media query below which the topology uses its narrow layout.
 pub const NARROW_QUERY: &str = "(max-width: 700px)";
 
@@ -54,7 +56,8 @@ pub fn boot() -> Rc<Boot> {
     };
     if search.contains("reset") {
         if let Some(storage) = &storage {
-            let _ = storage.remove_item(STORAGE_KEY);
+            let _ = storage.remove_item(SCENARIO_KEY);
+            let _ = storage.remove_item(STRATEGY_KEY);
         }
         if let Some(history) = window.as_ref().and_then(|window| window.history().ok()) {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("./"));
@@ -63,8 +66,13 @@ pub fn boot() -> Rc<Boot> {
             Some(Message { tone: Tone::Info, text: "The lab was reset: the stored scenario was cleared.".to_owned() });
         return Rc::new(boot);
     }
-    if let Some(text) = storage.and_then(|storage| storage.get_item(STORAGE_KEY).ok().flatten()) {
-        match restore(&text) {
+    let stored = storage.and_then(|storage| {
+        let scenario = storage.get_item(SCENARIO_KEY).ok().flatten()?;
+        let strategy = storage.get_item(STRATEGY_KEY).ok().flatten().unwrap_or_else(|| "fencing".to_owned());
+        Some((strategy, scenario))
+    });
+    if let Some((strategy, scenario)) = stored {
+        match restore(&strategy, &scenario) {
             Ok((scenario, strategy)) => {
                 boot.scenario = scenario;
                 boot.strategy = strategy;
@@ -82,21 +90,12 @@ pub fn boot() -> Rc<Boot> {
     Rc::new(boot)
 }
 
-/// Parses stored state: `{"strategy": "fencing", "scenario": {…}}`.
-pub fn restore(text: &str) -> Result<(Scenario, StrategyId), String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
-    let strategy_name = value.get("strategy").and_then(serde_json::Value::as_str).ok_or("no `strategy`")?;
-    let strategy =
-        StrategyId::parse(strategy_name).ok_or_else(|| format!("strategy: unknown strategy `{strategy_name}`"))?;
-    let scenario = value.get("scenario").ok_or("no `scenario`")?;
-    let scenario = Scenario::from_json(&scenario.to_string()).map_err(|error| format!("scenario: {error}"))?;
+/// Parses stored state: a strategy name and a scenario document.
+pub fn restore(strategy_text: &str, scenario_text: &str) -> Result<(Scenario, StrategyId), String> {
+    let strategy = StrategyId::parse(strategy_text.trim())
+        .ok_or_else(|| format!("strategy: unknown strategy `{strategy_text}`"))?;
+    let scenario = Scenario::from_json(scenario_text).map_err(|error| format!("scenario: {error}"))?;
     Ok((scenario, strategy))
-}
-
-/// What [`restore`] reads.
-pub fn stored_text(scenario: &Scenario, strategy: StrategyId) -> String {
-    let scenario: serde_json::Value = serde_json::from_str(&scenario.to_json()).unwrap_or(serde_json::Value::Null);
-    serde_json::json!({"strategy": strategy.name(), "scenario": scenario}).to_string()
 }
 
 /// Stores the scenario and strategy, and remembers them for a panic report.
@@ -105,10 +104,12 @@ pub fn use_persistence(state: &UseReducerHandle<LabState>) {
     let scenario = state.scenario.clone();
     let strategy = state.strategy;
     use_effect_with((scenario, strategy), |(scenario, strategy)| {
-        crate::panic::remember(scenario.to_json(), strategy.name());
+        let json = scenario.to_json();
         if let Some(storage) = web_sys::window().and_then(|window| window.local_storage().ok().flatten()) {
-            let _ = storage.set_item(STORAGE_KEY, &stored_text(scenario, *strategy));
+            let _ = storage.set_item(SCENARIO_KEY, &json);
+            let _ = storage.set_item(STRATEGY_KEY, strategy.name());
         }
+        crate::panic::remember(json, strategy.name());
     });
 }
 

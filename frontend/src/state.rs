@@ -9,7 +9,6 @@
 use crate::lab::{CompareRuns, LabRun, RunRef};
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, StrategyId};
-use std::collections::BTreeSet;
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -18,7 +17,7 @@ pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 /// The speed the lab starts at.
 pub const DEFAULT_SPEED_RATIO: f64 = 8.0;
 /// Event kinds the log hides until asked: network chatter and background noise.
-pub const QUIET_KINDS: [&str; 3] = ["sent", "background", "pool"];
+pub const QUIET_KINDS: [&str; 3] = ["background", "pool", "sent"];
 
 /// How a message to the user reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,8 +140,8 @@ pub struct LabState {
     pub cursor_ms: u64,
     pub playing: bool,
     pub speed_ratio: f64,
-    pub hidden_parties: Rc<BTreeSet<String>>,
-    pub hidden_kinds: Rc<BTreeSet<String>>,
+    pub hidden_parties: Rc<Vec<String>>,
+    pub hidden_kinds: Rc<Vec<String>>,
     pub inject: InjectParams,
     pub message: Option<Message>,
     /// Narrow screen: the topology stacks its columns tighter.
@@ -160,7 +159,7 @@ impl LabState {
             cursor_ms: 0,
             playing: false,
             speed_ratio: DEFAULT_SPEED_RATIO,
-            hidden_parties: Rc::new(BTreeSet::new()),
+            hidden_parties: Rc::new(Vec::new()),
             hidden_kinds: Rc::new(QUIET_KINDS.iter().map(|kind| (*kind).to_owned()).collect()),
             inject: InjectParams::default(),
             message: None,
@@ -312,10 +311,14 @@ pub fn parse_target(name: &str) -> Option<Target> {
     }
 }
 
-fn toggled(set: &BTreeSet<String>, item: String) -> Rc<BTreeSet<String>> {
-    let mut set = set.clone();
-    if !set.remove(&item) {
-        set.insert(item);
+/// The sorted set with `item` added, or removed if it was there.
+fn toggled(set: &[String], item: String) -> Rc<Vec<String>> {
+    let mut set = set.to_vec();
+    match set.binary_search(&item) {
+        Ok(index) => {
+            set.remove(index);
+        }
+        Err(index) => set.insert(index, item),
     }
     Rc::new(set)
 }
@@ -402,7 +405,7 @@ impl Reducible for LabState {
             Action::ToggleParty(party) => LabState { hidden_parties: toggled(&state.hidden_parties, party), ..state },
             Action::ToggleKind(kind) => LabState { hidden_kinds: toggled(&state.hidden_kinds, kind), ..state },
             Action::ShowAllEvents => {
-                LabState { hidden_parties: Rc::new(BTreeSet::new()), hidden_kinds: Rc::new(BTreeSet::new()), ..state }
+                LabState { hidden_parties: Rc::new(Vec::new()), hidden_kinds: Rc::new(Vec::new()), ..state }
             }
             Action::SetNarrow(narrow) => LabState { narrow, ..state },
             Action::Dismiss => LabState { message: None, ..state },

@@ -5,7 +5,6 @@
 use crate::format;
 use crate::lab::RunRef;
 use crate::state::Action;
-use std::collections::BTreeSet;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -17,36 +16,48 @@ const ROWS_AFTER: usize = 16;
 pub struct EventLogProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    pub hidden_parties: Rc<BTreeSet<String>>,
-    pub hidden_kinds: Rc<BTreeSet<String>>,
+    pub hidden_parties: Rc<Vec<String>>,
+    pub hidden_kinds: Rc<Vec<String>>,
     pub dispatch: Callback<Action>,
 }
 
 /// The parties and kinds that occur in a log, in a stable order.
 fn vocabulary(run: &RunRef) -> (Vec<String>, Vec<String>) {
-    let mut parties = BTreeSet::new();
-    let mut kinds = BTreeSet::new();
+    let mut parties = Vec::new();
+    let mut kinds = Vec::new();
     for event in &run.log {
         for party in event.parties() {
-            parties.insert(party);
+            if !parties.contains(&party) {
+                parties.push(party);
+            }
         }
-        kinds.insert(event.kind_name());
+        let kind = event.kind_name();
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
     }
+    parties.sort();
+    kinds.sort_unstable();
     (parties.into_iter().map(|party| party.to_string()).collect(), kinds.into_iter().map(str::to_owned).collect())
+}
+
+fn is_hidden(set: &[String], name: &str) -> bool {
+    set.iter().any(|item| item == name)
 }
 
 /// Indices of the events the filters let through. An event passes when its
 /// kind is shown and at least one of its parties is (or it names none).
-fn visible(run: &RunRef, hidden_parties: &BTreeSet<String>, hidden_kinds: &BTreeSet<String>) -> Vec<u32> {
+fn visible(run: &RunRef, hidden_parties: &[String], hidden_kinds: &[String]) -> Vec<u32> {
     run.log
         .iter()
         .enumerate()
-        .filter(|(_, event)| !hidden_kinds.contains(event.kind_name()))
+        .filter(|(_, event)| !is_hidden(hidden_kinds, event.kind_name()))
         .filter(|(_, event)| {
+            if hidden_parties.is_empty() {
+                return true;
+            }
             let parties = event.parties();
-            hidden_parties.is_empty()
-                || parties.is_empty()
-                || parties.iter().any(|party| !hidden_parties.contains(&party.to_string()))
+            parties.is_empty() || parties.iter().any(|party| !is_hidden(hidden_parties, &party.to_string()))
         })
         .map(|(index, _)| u32::try_from(index).unwrap_or(u32::MAX))
         .collect()
@@ -88,7 +99,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
     });
     let (parties, kinds) = &*vocabulary;
     let party_buttons = parties.iter().map(|party| {
-        let hidden = props.hidden_parties.contains(party);
+        let hidden = is_hidden(&props.hidden_parties, party);
         let name = party.clone();
         let onclick = props.dispatch.reform(move |_: MouseEvent| Action::ToggleParty(name.clone()));
         html! {
@@ -99,7 +110,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
         }
     });
     let kind_boxes = kinds.iter().map(|kind| {
-        let hidden = props.hidden_kinds.contains(kind);
+        let hidden = is_hidden(&props.hidden_kinds, kind);
         let name = kind.clone();
         let onchange = props.dispatch.reform(move |_: Event| Action::ToggleKind(name.clone()));
         html! {
@@ -109,7 +120,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
             </label>
         }
     });
-    let hidden_kind_count = kinds.iter().filter(|kind| props.hidden_kinds.contains(*kind)).count();
+    let hidden_kind_count = kinds.iter().filter(|kind| is_hidden(&props.hidden_kinds, kind)).count();
     let on_all = props.dispatch.reform(|_: MouseEvent| Action::ShowAllEvents);
     html! {
         <div class="event-log">

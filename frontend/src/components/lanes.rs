@@ -10,7 +10,6 @@ use crate::format;
 use crate::lab::RunRef;
 use locklab_engine::ids::InstanceId;
 use locklab_engine::view::{HolderSpan, ProcessKind, Resource, WriteMark, WriteTarget, WriteVerdict};
-use std::collections::BTreeSet;
 use yew::prelude::*;
 
 /// The drawing's geometry; the cursor layer uses the same.
@@ -81,7 +80,9 @@ fn rows(run: &RunRef, compact: bool) -> Vec<Row> {
     let mut rows = vec![Row::Axis, Row::Faults];
     rows.extend((0..run.timeline.instances).map(|index| Row::Instance(InstanceId(index))));
     let mut resources: Vec<Resource> = run.timeline.redis_nodes.iter().map(|party| Resource::Redis(*party)).collect();
-    let used: BTreeSet<Resource> = run.timeline.holders.iter().map(|span| span.resource).collect();
+    let mut used: Vec<Resource> = run.timeline.holders.iter().map(|span| span.resource).collect();
+    used.sort();
+    used.dedup();
     for resource in used {
         if !resources.contains(&resource) {
             resources.push(resource);
@@ -193,7 +194,7 @@ pub fn lanes(props: &LanesProps) -> Html {
     let geometry = geometry(run, props.compact, props.narrow);
     let compact = props.compact;
     let timeline = &run.timeline;
-    let stale_events: BTreeSet<u32> = run
+    let stale_events: Vec<u32> = run
         .report
         .findings
         .iter()

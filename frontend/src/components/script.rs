@@ -9,7 +9,6 @@ use crate::format;
 use crate::state::{Action, Message, Tone};
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, builtin};
-use serde_json::{Map, Value};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -100,78 +99,125 @@ pub fn template(kind: &str, at_ms: u64) -> Option<Fault> {
     })
 }
 
-fn as_object(fault: &Fault) -> Map<String, Value> {
-    match serde_json::to_value(fault) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
-}
-
 /// The text a field's input shows.
-fn field_text(map: &Map<String, Value>, name: &str) -> String {
-    let value = match name.strip_prefix("between[") {
-        Some(rest) => {
-            let index: usize = rest.trim_end_matches(']').parse().unwrap_or(0);
-            map.get("between").and_then(|between| between.get(index)).cloned()
+fn field_text(fault: &Fault, name: &str) -> String {
+    use Fault as F;
+    match (fault, name) {
+        (
+            F::GcPause { target, .. }
+            | F::OomKill { target, .. }
+            | F::HostLoss { target, .. }
+            | F::ClockJump { target, .. }
+            | F::ClockDrift { target, .. }
+            | F::RedisRestart { target, .. }
+            | F::RedisFailover { target, .. },
+            "target",
+        ) => target.to_string(),
+        (
+            F::GcPause { duration_ms, .. }
+            | F::NetworkDelay { duration_ms, .. }
+            | F::Partition { duration_ms, .. }
+            | F::DbSlow { duration_ms, .. },
+            "duration_ms",
+        ) => duration_ms.to_string(),
+        (F::OomKill { restart_after_ms, .. } | F::HostLoss { restart_after_ms, .. }, "restart_after_ms") => {
+            restart_after_ms.map(|after| after.to_string()).unwrap_or_default()
         }
-        None => map.get(name).cloned(),
-    };
-    match value {
-        Some(Value::String(text)) => text,
-        Some(Value::Number(number)) => number.to_string(),
-        Some(Value::Bool(flag)) => flag.to_string(),
+        (F::ClockJump { by_ms, .. }, "by_ms") => by_ms.to_string(),
+        (F::ClockDrift { ppm, .. }, "ppm") => ppm.to_string(),
+        (F::NetworkDelay { from, .. }, "from") => from.to_string(),
+        (F::NetworkDelay { to, .. }, "to") => to.to_string(),
+        (F::NetworkDelay { extra_ms, .. }, "extra_ms") => extra_ms.to_string(),
+        (F::Partition { between, .. }, "between[0]") => between[0].to_string(),
+        (F::Partition { between, .. }, "between[1]") => between[1].to_string(),
+        (F::Partition { one_way, .. }, "one_way") => one_way.to_string(),
+        (F::RedisRestart { down_ms, .. }, "down_ms") => down_ms.to_string(),
+        (F::DbSlow { factor, .. }, "factor") => factor.to_string(),
         _ => String::new(),
     }
 }
 
-/// A fault with one field changed, or what is wrong with the text.
-pub fn with_field(fault: &Fault, name: &str, field_type: FieldTypeName, text: &str) -> Result<Fault, String> {
-    let mut map = as_object(fault);
-    let text = text.trim();
-    let value = match field_type.0 {
-        FieldType::Ms | FieldType::OptionalMs => {
-            if text.is_empty() && field_type.0 == FieldType::OptionalMs {
-                None
-            } else {
-                Some(Value::from(
-                    text.parse::<u64>().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))?,
-                ))
-            }
-        }
-        FieldType::SignedMs | FieldType::Ppm => {
-            Some(Value::from(text.parse::<i64>().map_err(|_| format!("`{text}` is not a whole number"))?))
-        }
-        FieldType::Factor => {
-            let factor: f64 = text.parse().map_err(|_| format!("`{text}` is not a number"))?;
-            Some(
-                serde_json::Number::from_f64(factor)
-                    .map(Value::Number)
-                    .ok_or_else(|| format!("`{text}` is not a finite number"))?,
-            )
-        }
-        FieldType::Party => Some(Value::from(text)),
-        FieldType::Bool => Some(Value::from(text == "true")),
-    };
-    match (name.strip_prefix("between["), value) {
-        (Some(rest), Some(value)) => {
-            let index: usize = rest.trim_end_matches(']').parse().unwrap_or(0);
-            if let Some(slot) = map.get_mut("between").and_then(|between| between.get_mut(index)) {
-                *slot = value;
-            }
-        }
-        (None, Some(value)) => {
-            map.insert(name.to_owned(), value);
-        }
-        (_, None) => {
-            map.remove(name);
-        }
-    }
-    serde_json::from_value(Value::Object(map)).map_err(|error| error.to_string())
+fn parse_ms(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))
 }
 
-/// A field's type, public for tests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FieldTypeName(FieldType);
+fn parse_party(text: &str) -> Result<Target, String> {
+    crate::state::parse_target(text).ok_or_else(|| format!("unknown party `{text}`"))
+}
+
+/// The fault's time, to change it.
+fn at_ms_mut(fault: &mut Fault) -> &mut u64 {
+    use Fault as F;
+    match fault {
+        F::OomKill { at_ms, .. }
+        | F::HostLoss { at_ms, .. }
+        | F::GcPause { at_ms, .. }
+        | F::ClockJump { at_ms, .. }
+        | F::ClockDrift { at_ms, .. }
+        | F::NetworkDelay { at_ms, .. }
+        | F::Partition { at_ms, .. }
+        | F::RedisRestart { at_ms, .. }
+        | F::RedisFailover { at_ms, .. }
+        | F::ConsensusLeaderLoss { at_ms }
+        | F::DbSlow { at_ms, .. } => at_ms,
+    }
+}
+
+/// A fault with one field changed, or what is wrong with the text. Ranges
+/// are checked afterwards, by the scenario's own validation.
+pub fn with_field(fault: &Fault, name: &str, text: &str) -> Result<Fault, String> {
+    use Fault as F;
+    let mut fault = fault.clone();
+    let text = text.trim();
+    if name == "at_ms" {
+        *at_ms_mut(&mut fault) = parse_ms(text)?;
+        return Ok(fault);
+    }
+    match (&mut fault, name) {
+        (
+            F::GcPause { target, .. }
+            | F::OomKill { target, .. }
+            | F::HostLoss { target, .. }
+            | F::ClockJump { target, .. }
+            | F::ClockDrift { target, .. }
+            | F::RedisRestart { target, .. }
+            | F::RedisFailover { target, .. },
+            "target",
+        ) => *target = parse_party(text)?,
+        (
+            F::GcPause { duration_ms, .. }
+            | F::NetworkDelay { duration_ms, .. }
+            | F::Partition { duration_ms, .. }
+            | F::DbSlow { duration_ms, .. },
+            "duration_ms",
+        ) => *duration_ms = parse_ms(text)?,
+        (F::OomKill { restart_after_ms, .. } | F::HostLoss { restart_after_ms, .. }, "restart_after_ms") => {
+            *restart_after_ms = if text.is_empty() { None } else { Some(parse_ms(text)?) };
+        }
+        (F::ClockJump { by_ms, .. }, "by_ms") => {
+            *by_ms = text.parse().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))?;
+        }
+        (F::ClockDrift { ppm, .. }, "ppm") => {
+            *ppm = text.parse().map_err(|_| format!("`{text}` is not a whole number"))?;
+        }
+        (F::NetworkDelay { from, .. }, "from") => *from = parse_party(text)?,
+        (F::NetworkDelay { to, .. }, "to") => *to = parse_party(text)?,
+        (F::NetworkDelay { extra_ms, .. }, "extra_ms") => *extra_ms = parse_ms(text)?,
+        (F::Partition { between, .. }, "between[0]") => between[0] = parse_party(text)?,
+        (F::Partition { between, .. }, "between[1]") => between[1] = parse_party(text)?,
+        (F::Partition { one_way, .. }, "one_way") => *one_way = text == "true",
+        (F::RedisRestart { down_ms, .. }, "down_ms") => *down_ms = parse_ms(text)?,
+        (F::DbSlow { factor, .. }, "factor") => {
+            let value: f64 = text.parse().map_err(|_| format!("`{text}` is not a number"))?;
+            if !value.is_finite() {
+                return Err(format!("`{text}` is not a finite number"));
+            }
+            *factor = value;
+        }
+        _ => return Err(format!("a {} fault has no field `{name}`", fault.kind_name())),
+    }
+    Ok(fault)
+}
 
 /// The parties a target select offers.
 fn party_choices(instances: u8) -> Vec<String> {
@@ -210,26 +256,18 @@ pub fn fault_script(props: &ScriptProps) -> Html {
         })
     };
     let rows = faults.iter().enumerate().map(|(index, fault)| {
-        let map = as_object(fault);
         let kind = fault.kind_name();
         let on_at = {
             let faults = faults.clone();
             dispatch.reform(move |event: Event| {
                 let text = input_value(&event);
-                match text.trim().parse::<u64>() {
-                    Ok(at_ms) => {
+                match with_field(&faults[index], "at_ms", &text) {
+                    Ok(fault) => {
                         let mut next = faults.clone();
-                        let mut map = as_object(&next[index]);
-                        map.insert("at_ms".to_owned(), Value::from(at_ms));
-                        match serde_json::from_value(Value::Object(map)) {
-                            Ok(fault) => {
-                                next[index] = fault;
-                                Action::SetFaults(next)
-                            }
-                            Err(error) => refuse(index, "at_ms", error.to_string()),
-                        }
+                        next[index] = fault;
+                        Action::SetFaults(next)
                     }
-                    Err(_) => refuse(index, "at_ms", format!("`{text}` is not a whole number of milliseconds")),
+                    Err(problem) => refuse(index, "at_ms", problem),
                 }
             })
         };
@@ -258,13 +296,13 @@ pub fn fault_script(props: &ScriptProps) -> Html {
         let fields = fields_of(kind).iter().map(|(name, field_type)| {
             let name = *name;
             let field_type = *field_type;
-            let text = field_text(&map, name);
+            let text = field_text(fault, name);
             let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
             let onchange = {
                 let faults = faults.clone();
                 dispatch.reform(move |event: Event| {
                     let text = input_value(&event);
-                    match with_field(&faults[index], name, FieldTypeName(field_type), &text) {
+                    match with_field(&faults[index], name, &text) {
                         Ok(fault) => {
                             let mut next = faults.clone();
                             next[index] = fault;

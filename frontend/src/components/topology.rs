@@ -282,7 +282,8 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     if let Some(((period, _), _)) = storage.chunks.iter().next_back() {
         let writers: Vec<String> = storage
             .chunks
-            .range((*period, 0)..=(*period, u8::MAX))
+            .iter()
+            .filter(|((chunk_period, _), _)| chunk_period == period)
             .map(|(_, chunk)| chunk.instance.to_string())
             .collect();
         storage_lines.push((format!("report p{} chunks by: {}", period.0, writers.join(" ")), "key"));

@@ -1,0 +1,498 @@
+//! The counterexample explorer: draws fault schedules from a seed, runs each
+//! through the engine, stops at the first whose verdict meets the goal
+//! (unsafe, or on request late or wasteful), and shrinks it to the smallest
+//! schedule that still does — fewer faults, shorter pauses and delays, earlier
+//! times, smaller clock jumps — and tells its story from the findings.
+//!
+//! It is incremental (`Explorer::step` runs a bounded number of schedules), so
+//! a browser worker can run it in slices, report progress and be cancelled.
+//! The same options always give the same search.
+
+use crate::ids::{InstanceId, Party, RedisNodeId};
+use crate::report::{StrategyReport, analyze};
+use crate::rng::SimRng;
+use crate::scenario::{Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target};
+use serde::Serialize;
+
+/// The fault kinds, by their scenario names.
+pub const FAULT_KINDS: [&str; 11] = [
+    "oom_kill",
+    "host_loss",
+    "gc_pause",
+    "clock_jump",
+    "clock_drift",
+    "network_delay",
+    "partition",
+    "redis_restart",
+    "redis_failover",
+    "consensus_leader_loss",
+    "db_slow",
+];
+
+/// What the search looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Goal {
+    /// A stale write accepted or a report corrupted.
+    Unsafe,
+    /// A report late or missing.
+    Late,
+    /// Work or resources wasted: duplicate side effects, pool starvation, other services failing.
+    Wasteful,
+    /// Narrower than unsafe: a write applied over a newer epoch's (what a fencing token is for).
+    StaleWrite,
+    /// Mutual exclusion lost: two instances believed they held the lock at once.
+    TwoHolders,
+}
+
+impl Goal {
+    pub fn parse(name: &str) -> Option<Goal> {
+        match name {
+            "unsafe" => Some(Goal::Unsafe),
+            "late" => Some(Goal::Late),
+            "wasteful" => Some(Goal::Wasteful),
+            "stale_write" => Some(Goal::StaleWrite),
+            "two_holders" => Some(Goal::TwoHolders),
+            _ => None,
+        }
+    }
+
+    /// Whether a run meets the goal.
+    pub fn met_by(self, report: &StrategyReport) -> bool {
+        let metrics = &report.metrics;
+        match self {
+            Goal::Unsafe => report.safety == Safety::Unsafe,
+            Goal::Late => report.liveness != Liveness::Ok,
+            Goal::Wasteful => {
+                metrics.duplicate_side_effects > 0
+                    || metrics.pool_exhausted_ms > 0
+                    || metrics.background_query_timeouts > 0
+            }
+            Goal::StaleWrite => metrics.stale_writes_accepted > 0,
+            Goal::TwoHolders => metrics.overlap_ms > 0,
+        }
+    }
+}
+
+/// What to search.
+#[derive(Clone, Debug)]
+pub struct ExploreOptions {
+    pub strategy: StrategyId,
+    /// Allowed fault kinds (names from [`FAULT_KINDS`]).
+    pub kinds: Vec<String>,
+    pub max_faults: u8,
+    /// Faults strike in `window_ms.0 .. window_ms.1`.
+    pub window_ms: (u64, u64),
+    /// How many schedules to try at most.
+    pub runs: u32,
+    pub seed: u64,
+    pub goal: Goal,
+    /// The world searched in (its faults are ignored).
+    pub base: Scenario,
+}
+
+impl ExploreOptions {
+    /// The default search for a strategy: the seed's world over one cron
+    /// period; other services' traffic only when looking for waste (it costs
+    /// time and matters only there).
+    pub fn new(strategy: StrategyId, goal: Goal) -> ExploreOptions {
+        let mut base = Scenario { name: "Explorer".to_owned(), duration_ms: Some(300_000), ..Scenario::default() };
+        if goal != Goal::Wasteful {
+            base.world.background_queries_per_s = 0;
+        }
+        ExploreOptions {
+            strategy,
+            kinds: FAULT_KINDS.iter().map(|kind| (*kind).to_owned()).collect(),
+            max_faults: 3,
+            window_ms: (0, 200_000),
+            runs: 10_000,
+            seed: 0,
+            goal,
+            base,
+        }
+    }
+
+    /// Checks the options; the message names what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.kinds.is_empty() {
+            return Err("--faults needs at least one fault kind".to_owned());
+        }
+        for kind in &self.kinds {
+            if !FAULT_KINDS.contains(&kind.as_str()) {
+                return Err(format!("unknown fault kind `{kind}`; expected one of {}", FAULT_KINDS.join(", ")));
+            }
+        }
+        if !(1..=8).contains(&self.max_faults) {
+            return Err(format!("--max-faults {} is out of range: expected 1 to 8", self.max_faults));
+        }
+        if self.runs == 0 || self.runs > 10_000_000 {
+            return Err(format!("--runs {} is out of range: expected 1 to 10000000", self.runs));
+        }
+        let duration = self.base.duration_ms();
+        if self.window_ms.0 >= self.window_ms.1 || self.window_ms.1 > duration {
+            return Err(format!(
+                "the window {}..{} ms must be non-empty and inside the run ({duration} ms)",
+                self.window_ms.0, self.window_ms.1
+            ));
+        }
+        self.base.validate().map_err(|error| error.to_string())
+    }
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exploration {
+    pub found: bool,
+    /// Schedules run in the search (shrinking not counted).
+    pub runs: u32,
+    pub strategy: StrategyId,
+    /// The minimal counterexample, as an ordinary scenario (absent when nothing was found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<Scenario>,
+}
+
+/// A search in progress.
+#[derive(Debug)]
+pub struct Explorer {
+    options: ExploreOptions,
+    rng: SimRng,
+    runs: u32,
+    done: Option<Exploration>,
+}
+
+impl Explorer {
+    pub fn new(options: ExploreOptions) -> Explorer {
+        let mut base = options.base.clone();
+        base.faults.clear();
+        base.expect.clear();
+        base.quiz = None;
+        base.strategies = Some(only(options.strategy, &options.base));
+        let rng = SimRng::from_seed(options.seed);
+        Explorer { options: ExploreOptions { base, ..options }, rng, runs: 0, done: None }
+    }
+
+    /// Schedules run so far.
+    pub fn runs(&self) -> u32 {
+        self.runs
+    }
+
+    /// The run budget.
+    pub fn budget(&self) -> u32 {
+        self.options.runs
+    }
+
+    /// Runs up to `slice` more schedules; returns the result once the search is over.
+    pub fn step(&mut self, slice: u32) -> Option<&Exploration> {
+        if self.done.is_some() {
+            return self.done.as_ref();
+        }
+        for _ in 0..slice {
+            if self.runs >= self.options.runs {
+                self.done = Some(Exploration {
+                    found: false,
+                    runs: self.runs,
+                    strategy: self.options.strategy,
+                    scenario: None,
+                });
+                break;
+            }
+            self.runs += 1;
+            let candidate = self.draw();
+            if self.fails(&candidate) {
+                let minimal = self.shrink(candidate);
+                let scenario = self.present(minimal);
+                self.done = Some(Exploration {
+                    found: true,
+                    runs: self.runs,
+                    strategy: self.options.strategy,
+                    scenario: Some(scenario),
+                });
+                break;
+            }
+        }
+        self.done.as_ref()
+    }
+
+    /// Runs the whole search.
+    pub fn run(mut self) -> Exploration {
+        loop {
+            if let Some(done) = self.step(1_000) {
+                return done.clone();
+            }
+        }
+    }
+
+    fn report(&self, faults: &[Fault]) -> StrategyReport {
+        let mut scenario = self.options.base.clone();
+        scenario.faults = faults.to_vec();
+        let log = crate::simulate(&scenario, self.options.strategy);
+        analyze(&scenario, self.options.strategy, &log)
+    }
+
+    fn fails(&self, faults: &[Fault]) -> bool {
+        self.options.goal.met_by(&self.report(faults))
+    }
+
+    fn draw(&mut self) -> Vec<Fault> {
+        let count = 1 + self.rng.below(u64::from(self.options.max_faults));
+        let mut faults: Vec<Fault> = (0..count).map(|_| self.draw_fault()).collect();
+        faults.sort_by_key(Fault::at_ms);
+        faults
+    }
+
+    fn draw_fault(&mut self) -> Fault {
+        let kinds = &self.options.kinds;
+        let kind = kinds[usize::try_from(self.rng.below(kinds.len() as u64)).unwrap_or(0)].clone();
+        let (start, end) = self.options.window_ms;
+        let at_ms = self.rng.between(start, end - 1);
+        let rng = &mut self.rng;
+        let seconds = |rng: &mut SimRng, low: u64, high: u64| rng.between(low, high) * 1000;
+        let redis_nodes = match &self.options.base.settings_for(self.options.strategy) {
+            StrategySettings::Redlock(redlock) => redlock.nodes,
+            _ => 1,
+        };
+        let redis_node = |rng: &mut SimRng| {
+            Target::Party(Party::Redis(RedisNodeId(u8::try_from(rng.below(u64::from(redis_nodes))).unwrap_or(0))))
+        };
+        let instances = self.options.base.world.instances;
+        let victim = |rng: &mut SimRng| {
+            if rng.below(4) == 0 {
+                Target::Party(Party::Instance(InstanceId(u8::try_from(rng.below(u64::from(instances))).unwrap_or(0))))
+            } else {
+                Target::Holder
+            }
+        };
+        let resource = |rng: &mut SimRng| match rng.below(5) {
+            0 => Target::Party(Party::Storage),
+            1 => Target::Party(Party::Db),
+            2 => Target::AllRedis,
+            3 => Target::Party(Party::Consensus),
+            _ => Target::Party(Party::Redis(RedisNodeId(0))),
+        };
+        match kind.as_str() {
+            "oom_kill" | "host_loss" => {
+                let target = victim(rng);
+                let restart_after_ms = (rng.below(2) == 0).then(|| seconds(rng, 0, 60));
+                if kind == "oom_kill" {
+                    Fault::OomKill { at_ms, target, restart_after_ms }
+                } else {
+                    Fault::HostLoss { at_ms, target, restart_after_ms }
+                }
+            }
+            "gc_pause" => Fault::GcPause { at_ms, target: victim(rng), duration_ms: seconds(rng, 1, 120) },
+            "clock_jump" => {
+                let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
+                let magnitude = i64::try_from(seconds(rng, 1, 120)).unwrap_or(1000);
+                let by_ms = if rng.below(2) == 0 { magnitude } else { -magnitude };
+                Fault::ClockJump { at_ms, target, by_ms }
+            }
+            "clock_drift" => {
+                let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
+                let magnitude = i64::try_from(rng.between(1_000, 200_000)).unwrap_or(1_000);
+                Fault::ClockDrift { at_ms, target, ppm: if rng.below(2) == 0 { magnitude } else { -magnitude } }
+            }
+            "network_delay" => {
+                let (from, to) =
+                    if rng.below(2) == 0 { (victim(rng), resource(rng)) } else { (resource(rng), victim(rng)) };
+                Fault::NetworkDelay {
+                    at_ms,
+                    from,
+                    to,
+                    extra_ms: seconds(rng, 1, 120),
+                    duration_ms: seconds(rng, 1, 30),
+                }
+            }
+            "partition" => Fault::Partition {
+                at_ms,
+                between: [victim(rng), resource(rng)],
+                duration_ms: seconds(rng, 1, 120),
+                one_way: rng.below(2) == 0,
+            },
+            "redis_restart" => Fault::RedisRestart { at_ms, target: redis_node(rng), down_ms: seconds(rng, 0, 30) },
+            "redis_failover" => Fault::RedisFailover { at_ms, target: redis_node(rng) },
+            "consensus_leader_loss" => Fault::ConsensusLeaderLoss { at_ms },
+            _ => Fault::DbSlow {
+                at_ms,
+                factor: f64::from(u32::try_from(rng.between(2, 50)).unwrap_or(2)),
+                duration_ms: seconds(rng, 1, 120),
+            },
+        }
+    }
+
+    /// Greedy shrinking to a fixed point: each accepted step makes the schedule smaller.
+    fn shrink(&self, mut faults: Vec<Fault>) -> Vec<Fault> {
+        loop {
+            let mut smaller = None;
+            // Fewer faults first.
+            for index in 0..faults.len() {
+                if faults.len() > 1 {
+                    let mut candidate = faults.clone();
+                    candidate.remove(index);
+                    if self.fails(&candidate) {
+                        smaller = Some(candidate);
+                        break;
+                    }
+                }
+            }
+            // Then smaller faults, one field at a time.
+            if smaller.is_none() {
+                'search: for index in 0..faults.len() {
+                    for reduced in reductions(&faults[index], self.options.window_ms.0) {
+                        let mut candidate = faults.clone();
+                        candidate[index] = reduced;
+                        if self.fails(&candidate) {
+                            smaller = Some(candidate);
+                            break 'search;
+                        }
+                    }
+                }
+            }
+            match smaller {
+                Some(candidate) => faults = candidate,
+                None => return faults,
+            }
+        }
+    }
+
+    /// The counterexample as an ordinary scenario with a story made from its findings.
+    fn present(&self, faults: Vec<Fault>) -> Scenario {
+        let mut scenario = self.options.base.clone();
+        scenario.faults = faults;
+        let report = self.report(&scenario.faults);
+        let what = match self.options.goal {
+            Goal::Unsafe => "breaks",
+            Goal::Late => "delays",
+            Goal::Wasteful => "wastes work under",
+            Goal::StaleWrite => "gets a stale write past",
+            Goal::TwoHolders => "gives two holders to",
+        };
+        scenario.name = format!("Counterexample: {} {what} {}", describe(&scenario.faults), self.options.strategy);
+        let sentences: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|finding| finding.kind != "fault")
+            .take(6)
+            .map(|finding| {
+                format!("At {}, {}.", crate::svg::clock_label(&scenario.clock_origin, finding.at_ms), finding.text)
+            })
+            .collect();
+        scenario.description = Some(format!(
+            "Found by locklab's explorer (seed {}, after {} schedules) and shrunk to the smallest schedule that still {} {}. {}",
+            self.options.seed,
+            self.runs,
+            what,
+            self.options.strategy,
+            sentences.join(" ")
+        ));
+        scenario
+    }
+}
+
+/// A strategies block holding just this strategy, with the base's settings for it.
+fn only(strategy: StrategyId, base: &Scenario) -> Strategies {
+    let mut strategies = Strategies::default();
+    match base.settings_for(strategy) {
+        StrategySettings::Naive(settings) => strategies.naive = Some(settings),
+        StrategySettings::Fencing(settings) => strategies.fencing = Some(settings),
+        StrategySettings::Redlock(settings) => strategies.redlock = Some(settings),
+        StrategySettings::DbLock(settings) => strategies.db_lock = Some(settings),
+        StrategySettings::UniqueInsert => strategies.unique_insert = Some(crate::scenario::UniqueInsertSettings {}),
+        StrategySettings::Consensus(settings) => strategies.consensus = Some(settings),
+    }
+    strategies
+}
+
+/// Smaller versions of a fault, most aggressive first.
+fn reductions(fault: &Fault, window_start_ms: u64) -> Vec<Fault> {
+    let earlier = |at_ms: u64| -> Vec<u64> {
+        let mut times = Vec::new();
+        if at_ms > window_start_ms {
+            times.push(window_start_ms + (at_ms - window_start_ms) / 2);
+            if at_ms >= window_start_ms + 1000 {
+                times.push(at_ms - 1000);
+            }
+        }
+        times
+    };
+    let halve = |value: u64, floor: u64| -> Vec<u64> {
+        let mut values = Vec::new();
+        if value / 2 >= floor && value / 2 < value {
+            values.push(value / 2);
+        }
+        if value >= floor + 1000 {
+            values.push(value - 1000);
+        }
+        values
+    };
+    let moved =
+        |make: &dyn Fn(u64) -> Fault, at_ms: u64| -> Vec<Fault> { earlier(at_ms).into_iter().map(make).collect() };
+    let mut out = Vec::new();
+    match fault.clone() {
+        Fault::GcPause { at_ms, target, duration_ms } => {
+            for duration in halve(duration_ms, 1) {
+                out.push(Fault::GcPause { at_ms, target, duration_ms: duration });
+            }
+            out.extend(moved(&|at| Fault::GcPause { at_ms: at, target, duration_ms }, at_ms));
+        }
+        Fault::ClockJump { at_ms, target, by_ms } => {
+            for magnitude in halve(by_ms.unsigned_abs(), 1) {
+                let magnitude = i64::try_from(magnitude).unwrap_or(1);
+                out.push(Fault::ClockJump { at_ms, target, by_ms: if by_ms < 0 { -magnitude } else { magnitude } });
+            }
+            out.extend(moved(&|at| Fault::ClockJump { at_ms: at, target, by_ms }, at_ms));
+        }
+        Fault::ClockDrift { at_ms, target, ppm } => {
+            for magnitude in halve(ppm.unsigned_abs(), 1) {
+                let magnitude = i64::try_from(magnitude).unwrap_or(1);
+                out.push(Fault::ClockDrift { at_ms, target, ppm: if ppm < 0 { -magnitude } else { magnitude } });
+            }
+            out.extend(moved(&|at| Fault::ClockDrift { at_ms: at, target, ppm }, at_ms));
+        }
+        Fault::NetworkDelay { at_ms, from, to, extra_ms, duration_ms } => {
+            for extra in halve(extra_ms, 1) {
+                out.push(Fault::NetworkDelay { at_ms, from, to, extra_ms: extra, duration_ms });
+            }
+            for duration in halve(duration_ms, 1) {
+                out.push(Fault::NetworkDelay { at_ms, from, to, extra_ms, duration_ms: duration });
+            }
+            out.extend(moved(&|at| Fault::NetworkDelay { at_ms: at, from, to, extra_ms, duration_ms }, at_ms));
+        }
+        Fault::Partition { at_ms, between, duration_ms, one_way } => {
+            for duration in halve(duration_ms, 1) {
+                out.push(Fault::Partition { at_ms, between, duration_ms: duration, one_way });
+            }
+            out.extend(moved(&|at| Fault::Partition { at_ms: at, between, duration_ms, one_way }, at_ms));
+        }
+        Fault::OomKill { at_ms, target, restart_after_ms } => {
+            out.extend(moved(&|at| Fault::OomKill { at_ms: at, target, restart_after_ms }, at_ms));
+        }
+        Fault::HostLoss { at_ms, target, restart_after_ms } => {
+            out.extend(moved(&|at| Fault::HostLoss { at_ms: at, target, restart_after_ms }, at_ms));
+        }
+        Fault::RedisRestart { at_ms, target, down_ms } => {
+            for down in halve(down_ms, 0) {
+                out.push(Fault::RedisRestart { at_ms, target, down_ms: down });
+            }
+            out.extend(moved(&|at| Fault::RedisRestart { at_ms: at, target, down_ms }, at_ms));
+        }
+        Fault::RedisFailover { at_ms, target } => {
+            out.extend(moved(&|at| Fault::RedisFailover { at_ms: at, target }, at_ms))
+        }
+        Fault::ConsensusLeaderLoss { at_ms } => {
+            out.extend(moved(&|at| Fault::ConsensusLeaderLoss { at_ms: at }, at_ms))
+        }
+        Fault::DbSlow { at_ms, factor, duration_ms } => {
+            for duration in halve(duration_ms, 1) {
+                out.push(Fault::DbSlow { at_ms, factor, duration_ms: duration });
+            }
+            out.extend(moved(&|at| Fault::DbSlow { at_ms: at, factor, duration_ms }, at_ms));
+        }
+    }
+    out
+}
+
+/// A schedule in a few words: "a 31 s GC pause on the holder".
+fn describe(faults: &[Fault]) -> String {
+    let parts: Vec<String> = faults.iter().map(ToString::to_string).collect();
+    parts.join(" + ")
+}
