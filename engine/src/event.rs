@@ -468,6 +468,8 @@ pub enum AbortReason {
     RenewalFailed,
     /// A resource refused a write with a stale token.
     WriteRejected,
+    /// A storage write got no answer in time.
+    WriteFailed,
     /// The database session was gone when the job needed it.
     SessionLost,
     /// The process died.
@@ -905,6 +907,7 @@ pub fn abort_text(reason: AbortReason) -> &'static str {
     match reason {
         AbortReason::RenewalFailed => "its lease renewal failed",
         AbortReason::WriteRejected => "a write was rejected with a stale token",
+        AbortReason::WriteFailed => "a storage write got no answer",
         AbortReason::SessionLost => "its database session was gone",
         AbortReason::ProcessDied => "the process died",
         AbortReason::RowWriteFailed => "the report row could not be written",

@@ -130,6 +130,9 @@ struct Analysis<'a> {
     working: BTreeMap<RunId, Period>,
     /// Runs that gave up on their report row (client timeout): it may still land.
     gave_up_on_row: BTreeSet<RunId>,
+    /// Runs that started work, and those of them that stopped before finishing.
+    run_started: BTreeSet<RunId>,
+    stopped: BTreeSet<RunId>,
 }
 
 /// Computes the report of one strategy from its log.
@@ -158,6 +161,8 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         said_pool: false,
         working: BTreeMap::new(),
         gave_up_on_row: BTreeSet::new(),
+        run_started: BTreeSet::new(),
+        stopped: BTreeSet::new(),
     };
     for (index, event) in log.iter().enumerate() {
         analysis.advance(event.at_ms);
@@ -267,11 +272,15 @@ impl Analysis<'_> {
                             self.say(at, index, "rerun", text);
                         }
                         self.working.insert(*run, *period);
+                        self.run_started.insert(*run);
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
                         self.working.remove(run);
                         if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
                             self.gave_up_on_row.insert(*run);
+                        }
+                        if matches!(phase, RunPhase::Aborted(_)) && self.run_started.contains(run) {
+                            self.stopped.insert(*run);
                         }
                         if let RunPhase::Aborted(reason) = phase
                             && *reason != AbortReason::ProcessDied
@@ -481,6 +490,17 @@ impl Analysis<'_> {
                 let names: Vec<String> = runs.iter().map(|run| self.who(*run)).collect();
                 let text = format!("period {}'s stored report mixes chunks from {}", period.0, names.join(" and "));
                 self.say(duration, u32::MAX, "corrupted_report", text);
+                // Say so when a writer stopped halfway: then no stale write is needed to mix the report.
+                let stopped: Vec<String> =
+                    runs.iter().filter(|run| self.stopped.contains(run)).map(|run| self.who(*run)).collect();
+                if !stopped.is_empty() {
+                    let text = format!(
+                        "{} stopped halfway through rewriting period {}'s report after another run had completed it: each write was fenced, the report as a whole is not atomic",
+                        stopped.join(" and "),
+                        period.0
+                    );
+                    self.say(duration, u32::MAX, "partial_rewrite", text);
+                }
             }
         }
         let chunks = u32::from(self.scenario.world.report_chunks);

@@ -18,6 +18,7 @@ pub mod format;
 pub mod lab;
 pub mod panic;
 pub mod state;
+pub mod svg;
 
 /// Mounts the lab on the page's `#lab` element (or the body).
 pub fn start() {

@@ -12,6 +12,12 @@
 //!
 //! Simplification (said in the UI): a report row written inside a transaction
 //! is checked against the committed rows when written and applied at COMMIT.
+//!
+//! Other services' queries take a fast path while nobody holds or waits for
+//! `FOR UPDATE`: their `FOR KEY SHARE` is then only "held until t + 20 ms" (one
+//! number that a `FOR UPDATE` must wait out) and they leave no event. Queries
+//! that meet the row lock are simulated one by one and logged. The outcome is
+//! the same; the cost of a calm night's thousands of queries is not.
 
 use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
@@ -102,6 +108,12 @@ pub(crate) struct Database {
     slow_factor: f64,
     background_free: Vec<SessionId>,
     background_open: u8,
+    /// Until when fast-path queries hold `FOR KEY SHARE` on the jobs row.
+    key_share_until_ms: u64,
+    /// Fast-path queries in flight: when each ends, and its session.
+    quick_queries: VecDeque<(u64, SessionId)>,
+    /// A scheduled re-check of the lock queue for when the fast path's share ends.
+    recheck_at_ms: Option<u64>,
     background_queue: VecDeque<u32>,
     background: BTreeMap<u32, BackgroundQuery>,
     next_query: u32,
@@ -125,6 +137,9 @@ impl Database {
             slow_factor: 1.0,
             background_free: Vec::new(),
             background_open: 0,
+            key_share_until_ms: 0,
+            quick_queries: VecDeque::new(),
+            recheck_at_ms: None,
             background_queue: VecDeque::new(),
             background: BTreeMap::new(),
             next_query: 0,
@@ -141,10 +156,20 @@ impl Database {
         }
     }
 
-    fn compatible(&self, mode: RowLockMode, session: SessionId) -> bool {
+    /// Whether `session` may take `mode` now, next to the holders and the fast path's share.
+    fn compatible(&self, mode: RowLockMode, session: SessionId, now_ms: u64) -> bool {
+        if mode == RowLockMode::Update && self.key_share_until_ms > now_ms {
+            return false;
+        }
         self.holders.iter().all(|(holder, held)| {
             *holder == session || (*held == RowLockMode::KeyShare && mode == RowLockMode::KeyShare)
         })
+    }
+
+    /// Whether a `FOR UPDATE` is held or queued: the fast path is closed then.
+    fn update_in_play(&self) -> bool {
+        self.holders.iter().any(|(_, mode)| *mode == RowLockMode::Update)
+            || self.queue.iter().any(|waiter| waiter.mode == RowLockMode::Update)
     }
 
     /// The sessions in use: the server's connection count.
@@ -249,7 +274,7 @@ impl Sim {
                 if let Some(state) = self.db.sessions.get_mut(&session) {
                     state.in_transaction = true;
                 }
-                if self.db.queue.is_empty() && self.db.compatible(RowLockMode::Update, session) {
+                if self.db.queue.is_empty() && self.db.compatible(RowLockMode::Update, session, self.now_ms) {
                     self.grant_row(session, RowLockMode::Update, Some(caller));
                     self.finish_statement(caller, session, sql, SqlOutcome::Rows(1), 0);
                     return;
@@ -338,7 +363,7 @@ impl Sim {
     }
 
     fn grant_row(&mut self, session: SessionId, mode: RowLockMode, caller: Option<Caller>) {
-        assert!(self.db.compatible(mode, session), "row lock {mode:?} granted over a conflicting holder");
+        assert!(self.db.compatible(mode, session, self.now_ms), "row lock {mode:?} granted over a conflicting holder");
         self.db.holders.push((session, mode));
         let Some(state) = self.db.sessions.get_mut(&session) else {
             return;
@@ -400,7 +425,11 @@ impl Sim {
     /// Grants the queue's head while it fits with the holders.
     fn grant_waiters(&mut self) {
         while let Some(waiter) = self.db.queue.front().copied() {
-            if !self.db.compatible(waiter.mode, waiter.session) {
+            if !self.db.compatible(waiter.mode, waiter.session, self.now_ms) {
+                // Blocked only by the fast path's share: look again when it ends.
+                if self.db.holders.is_empty() && self.db.key_share_until_ms > self.now_ms {
+                    self.schedule_recheck(self.db.key_share_until_ms);
+                }
                 break;
             }
             self.db.queue.pop_front();
@@ -487,9 +516,50 @@ impl Sim {
         self.rng_background.between(mean / 2, mean + mean / 2).max(1)
     }
 
+    fn schedule_recheck(&mut self, at_ms: u64) {
+        if self.db.recheck_at_ms.is_none_or(|scheduled| scheduled > at_ms || scheduled < self.now_ms) {
+            self.db.recheck_at_ms = Some(at_ms);
+            self.schedule(at_ms, Action::RowRecheck);
+        }
+    }
+
+    pub(crate) fn row_recheck(&mut self) {
+        if self.db.recheck_at_ms == Some(self.now_ms) {
+            self.db.recheck_at_ms = None;
+        }
+        self.grant_waiters();
+    }
+
     pub(crate) fn background_arrival(&mut self) {
         let gap = self.background_gap_ms();
         self.schedule(self.now_ms + gap, Action::BackgroundArrival);
+        // Sessions of fast-path queries that have ended go back to the other services' pool.
+        while let Some((end, session)) = self.db.quick_queries.front().copied() {
+            if end > self.now_ms {
+                break;
+            }
+            self.db.quick_queries.pop_front();
+            self.background_session_free(session);
+        }
+        if !self.db.update_in_play() && self.db.background_queue.is_empty() {
+            let session = match self.db.background_free.pop() {
+                Some(session) => Some(session),
+                None if self.db.background_open < BACKGROUND_POOL_SIZE
+                    && self.db.connections() < usize::from(self.db.max_connections) =>
+                {
+                    self.db.background_open += 1;
+                    Some(self.open_session(DbClient::Background))
+                }
+                None => None,
+            };
+            if let Some(session) = session {
+                let end = self.now_ms + self.statement_ms(BACKGROUND_QUERY_MS);
+                self.db.key_share_until_ms = self.db.key_share_until_ms.max(end);
+                self.db.quick_queries.push_back((end, session));
+                self.db.next_query += 1;
+                return;
+            }
+        }
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
@@ -514,7 +584,7 @@ impl Sim {
 
     /// The query's foreign-key check takes `FOR KEY SHARE` on the jobs row.
     fn background_start(&mut self, query: u32, session: SessionId) {
-        if self.db.queue.is_empty() && self.db.compatible(RowLockMode::KeyShare, session) {
+        if self.db.queue.is_empty() && self.db.compatible(RowLockMode::KeyShare, session, self.now_ms) {
             self.db.holders.push((session, RowLockMode::KeyShare));
             self.background_run(query, session);
             return;

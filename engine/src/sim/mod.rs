@@ -131,19 +131,43 @@ pub(crate) struct TimerId(u64);
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Action {
     Fault(u32),
-    Timer { id: TimerId, epoch: u32 },
+    Timer {
+        id: TimerId,
+        epoch: u32,
+    },
     Deliver(MessageId),
-    Resume { instance: InstanceId, generation: u32 },
-    Restart { instance: InstanceId },
-    RedisUp { node: Party },
+    Resume {
+        instance: InstanceId,
+        generation: u32,
+    },
+    Restart {
+        instance: InstanceId,
+    },
+    RedisUp {
+        node: Party,
+    },
     Promote,
     LeaderUp,
-    StatementDone { session: SessionId, statement: u32 },
-    Replicate { op: redis::ReplicationOp, incarnation: u32 },
+    StatementDone {
+        session: SessionId,
+        statement: u32,
+    },
+    Replicate {
+        op: redis::ReplicationOp,
+        incarnation: u32,
+    },
     BackgroundArrival,
-    BackgroundGiveUp { query: u32 },
-    BackgroundDone { query: u32 },
-    KeepaliveExpiry { session: SessionId },
+    BackgroundGiveUp {
+        query: u32,
+    },
+    BackgroundDone {
+        query: u32,
+    },
+    KeepaliveExpiry {
+        session: SessionId,
+    },
+    /// The fast path's `FOR KEY SHARE` has ended: the row lock's queue may move.
+    RowRecheck,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -340,6 +364,7 @@ impl Sim {
             Action::BackgroundGiveUp { query } => self.background_give_up(query),
             Action::BackgroundDone { query } => self.background_done(query),
             Action::KeepaliveExpiry { session } => self.keepalive_expiry(session),
+            Action::RowRecheck => self.row_recheck(),
         }
     }
 

@@ -162,6 +162,8 @@ pub(crate) struct RunRecord {
     pub(crate) believes: bool,
     pub(crate) started: bool,
     pub(crate) ended: bool,
+    /// Chunk uploads sent and not yet answered.
+    chunks_in_flight: u8,
     timers: Vec<TimerId>,
 }
 
@@ -250,6 +252,7 @@ impl Sim {
             believes: false,
             started: false,
             ended: false,
+            chunks_in_flight: 0,
             timers: Vec::new(),
         });
         self.log_run(run, RunPhase::Trying);
@@ -435,7 +438,28 @@ impl Sim {
         }
         let (instance, period) = (record.instance, record.period);
         let body = Request::Put { period, chunk, own_object: strategy.own_objects(), token: strategy.token(run) };
+        self.run_record_mut(run).chunks_in_flight += 1;
         self.send_request(instance, Party::Storage, run, body, Purpose::Chunk, Some(STORAGE_TIMEOUT_MS));
+    }
+
+    /// A chunk's PUT was answered (or timed out). The job awaits every upload:
+    /// a refused or unanswered one fails the run, and the job only ends once all are stored.
+    fn chunk_answered(&mut self, run: RunId, body: Reply, strategy: &mut dyn Strategy) {
+        let record = self.run_record_mut(run);
+        record.chunks_in_flight = record.chunks_in_flight.saturating_sub(1);
+        if record.ended {
+            return;
+        }
+        match body {
+            Reply::Put(PutOutcome::Accepted) => {
+                let record = self.run_record(run);
+                if record.stage == Stage::Finishing && record.chunks_in_flight == 0 {
+                    self.post_report(run);
+                }
+            }
+            Reply::Put(PutOutcome::Rejected(_)) => self.abort(run, AbortReason::WriteRejected, strategy),
+            _ => self.abort(run, AbortReason::WriteFailed, strategy),
+        }
     }
 
     fn end_job(&mut self, run: RunId) {
@@ -444,6 +468,14 @@ impl Sim {
             return;
         }
         record.stage = Stage::Finishing;
+        if record.chunks_in_flight == 0 {
+            self.post_report(run);
+        }
+    }
+
+    /// Every chunk is stored: announce the report on Slack (the row comes last).
+    fn post_report(&mut self, run: RunId) {
+        let record = self.run_record(run);
         let (instance, period) = (record.instance, record.period);
         self.send_request(
             instance,
@@ -519,11 +551,7 @@ impl Sim {
         let run = pending.run;
         match pending.purpose {
             Purpose::Strategy { tag } => strategy.on_reply(&mut self.cx(run), tag, body),
-            Purpose::Chunk => {
-                if matches!(body, Reply::Put(PutOutcome::Rejected(_))) {
-                    self.abort(run, AbortReason::WriteRejected, strategy);
-                }
-            }
+            Purpose::Chunk => self.chunk_answered(run, body, strategy),
             Purpose::Post => self.write_row(run, strategy),
             Purpose::Row => self.row_written(run, body, strategy),
             Purpose::Exists { after_acquire } => self.report_checked(run, after_acquire, body, strategy),

@@ -4,7 +4,7 @@
 
 use crate::format;
 use crate::lab::RunRef;
-use std::rc::Rc;
+use crate::svg::{Num, Svg};
 use yew::prelude::*;
 
 const WIDTH: f64 = 300.0;
@@ -32,6 +32,28 @@ struct Chart {
     marks: Vec<u32>,
 }
 
+impl Chart {
+    /// The chart without its cursor, as SVG markup.
+    fn markup(&self) -> AttrValue {
+        let mut svg = Svg::new();
+        svg.raw(format_args!(
+            "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" aria-hidden=\"true\"><path class=\"area\" d=\"{}\"/>",
+            self.path
+        ));
+        if let Some((y, text)) = &self.limit {
+            svg.line("limit", 0.0, *y, WIDTH, *y);
+            svg.text(WIDTH - 2.0, (y - 2.0).max(8.0), "limit-label", Some("end"), text);
+        }
+        let count = self.values.len().max(1) as f64;
+        for bucket in &self.marks {
+            let x = (f64::from(*bucket) + 0.5) / count * WIDTH;
+            svg.text(x, HEIGHT - 1.0, "fail-mark", Some("middle"), "✗");
+        }
+        svg.raw(format_args!("</svg>"));
+        AttrValue::from(svg.finish())
+    }
+}
+
 fn step_path(values: &[f64], top_value: f64) -> String {
     let count = values.len().max(1) as f64;
     let scale = if top_value > 0.0 { (HEIGHT - TOP) / top_value } else { 0.0 };
@@ -40,14 +62,17 @@ fn step_path(values: &[f64], top_value: f64) -> String {
         let x0 = index as f64 / count * WIDTH;
         let x1 = (index + 1) as f64 / count * WIDTH;
         let y = HEIGHT - value * scale;
-        path.push_str(&format!(" L {x0:.1} {y:.1} L {x1:.1} {y:.1}"));
+        path.push_str(&format!(" L {} {} L {} {}", Num(x0), Num(y), Num(x1), Num(y)));
     }
     path.push_str(&format!(" L {WIDTH} {HEIGHT} Z"));
     path
 }
 
 fn count_text(value: f64) -> String {
-    format!("{value:.0}")
+    // Counts are whole numbers kept as f64 for the chart's scale.
+    #[allow(clippy::cast_possible_truncation)]
+    let whole = value.round() as i64;
+    whole.to_string()
 }
 
 fn latency_text(value: f64) -> String {
@@ -127,36 +152,27 @@ fn charts(run: &RunRef) -> Vec<Chart> {
 
 #[function_component(CostCharts)]
 pub fn cost_charts(props: &ChartProps) -> Html {
-    let charts: Rc<Vec<Chart>> = use_memo(props.run.clone(), |run| charts(run));
+    let charts = use_memo(props.run.clone(), |run| {
+        charts(run).into_iter().map(|chart| (chart.markup(), chart)).collect::<Vec<_>>()
+    });
     let series = &props.run.timeline.series;
     let duration = props.run.duration_ms().max(1);
     let x = props.cursor_ms.min(duration) as f64 / duration as f64 * WIDTH;
     let bucket = usize::try_from(props.cursor_ms / series.bucket_ms.max(1)).unwrap_or(0);
-    let figures = charts.iter().map(|chart| {
-        let now = chart
-            .values
-            .get(bucket.min(chart.values.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or(0.0);
-        let count = chart.values.len().max(1) as f64;
+    let figures = charts.iter().map(|(markup, chart)| {
+        let now = chart.values.get(bucket.min(chart.values.len().saturating_sub(1))).copied().unwrap_or(0.0);
         html! {
             <figure class="chart" id={chart.id}>
                 <figcaption>
                     <span class="chart-title">{ chart.title }</span>
                     <span class="chart-now">{ format!("at cursor {} · {}", (chart.unit)(now), chart.peak) }</span>
                 </figcaption>
-                <svg viewBox={format!("0 0 {WIDTH} {HEIGHT}")} aria-hidden="true">
-                    <path class="area" d={chart.path.clone()} />
-                    if let Some((y, text)) = &chart.limit {
-                        <line class="limit" x1="0" x2={WIDTH.to_string()} y1={format!("{y:.1}")} y2={format!("{y:.1}")} />
-                        <text class="limit-label" x={(WIDTH - 2.0).to_string()} y={format!("{:.1}", (y - 2.0).max(8.0))} text-anchor="end">{ text.clone() }</text>
-                    }
-                    { for chart.marks.iter().map(|bucket| {
-                        let mark_x = (f64::from(*bucket) + 0.5) / count * WIDTH;
-                        html! { <text class="fail-mark" x={format!("{mark_x:.1}")} y={(HEIGHT - 1.0).to_string()} text-anchor="middle">{"✗"}</text> }
-                    }) }
-                    <line class="cursor" x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1="0" y2={HEIGHT.to_string()} />
-                </svg>
+                <div class="chart-plot">
+                    { Html::from_html_unchecked(markup.clone()) }
+                    <svg class="cursor-layer" viewBox={format!("0 0 {WIDTH} {HEIGHT}")} preserveAspectRatio="none" aria-hidden="true">
+                        <line class="cursor" x1={Num(x).to_string()} x2={Num(x).to_string()} y1="0" y2={HEIGHT.to_string()} />
+                    </svg>
+                </div>
                 <p class="chart-caption">{ chart.caption }</p>
             </figure>
         }

@@ -3,7 +3,7 @@
 //! plain which one survives. The cursor is shared.
 
 use crate::components::timeline::Timeline;
-use crate::components::verdicts::{liveness_badge, safety_badge};
+use crate::components::verdicts::{liveness_badge, liveness_word, safety_badge, safety_word};
 use crate::format;
 use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label};
 use crate::state::Action;
@@ -37,8 +37,8 @@ pub fn compare_view(props: &CompareProps) -> Html {
         let metrics = &report.metrics;
         html! {
             <tr class="verdict-row" data-strategy={run.strategy.name()}
-                data-safety={format!("{:?}", report.safety).to_lowercase()}
-                data-liveness={format!("{:?}", report.liveness).to_lowercase()}
+                data-safety={safety_word(report.safety)}
+                data-liveness={liveness_word(report.liveness)}
                 data-overlap-ms={metrics.overlap_ms.to_string()}
                 data-stale-accepted={metrics.stale_writes_accepted.to_string()}
                 data-stale-rejected={metrics.stale_writes_rejected.to_string()}

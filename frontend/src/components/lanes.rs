@@ -8,6 +8,7 @@
 
 use crate::format;
 use crate::lab::RunRef;
+use crate::svg::{Esc, Num, Svg};
 use locklab_engine::ids::InstanceId;
 use locklab_engine::view::{HolderSpan, ProcessKind, Resource, WriteMark, WriteTarget, WriteVerdict};
 use yew::prelude::*;
@@ -130,30 +131,14 @@ fn resource_label(resource: Resource) -> String {
     }
 }
 
-fn rect(class: Classes, x: f64, y: f64, width: f64, height: f64, title: String) -> Html {
-    html! {
-        <rect {class} x={format!("{x:.1}")} y={format!("{y:.1}")} width={format!("{:.1}", width.max(1.0))} height={format!("{height:.1}")}>
-            <title>{ title }</title>
-        </rect>
-    }
-}
-
-fn label(x: f64, y: f64, class: &'static str, text: String) -> Html {
-    html! { <text x={format!("{x:.1}")} y={format!("{y:.1}")} class={class}>{ text }</text> }
-}
-
-fn write_mark(write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) -> Html {
-    let class = classes!(
-        "write",
-        instance_class(write.instance),
-        match write.verdict {
-            WriteVerdict::Accepted if stale => "stale",
-            WriteVerdict::Accepted => "accepted",
-            WriteVerdict::Rejected { .. } => "rejected",
-            WriteVerdict::NoEffect => "no-effect",
-        },
-        matches!(write.target, WriteTarget::Storage { own_object: true, .. }).then_some("own")
-    );
+fn write_mark(svg: &mut Svg, write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) {
+    let verdict = match write.verdict {
+        WriteVerdict::Accepted if stale => "stale",
+        WriteVerdict::Accepted => "accepted",
+        WriteVerdict::Rejected { .. } => "rejected",
+        WriteVerdict::NoEffect => "no-effect",
+    };
+    let own = if matches!(write.target, WriteTarget::Storage { own_object: true, .. }) { " own" } else { "" };
     let glyph = match write.verdict {
         WriteVerdict::Accepted => "✓",
         WriteVerdict::Rejected { .. } => "✗",
@@ -163,36 +148,28 @@ fn write_mark(write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) -> 
     if stale {
         title.push_str(" — a stale write: it landed on a newer run's data");
     }
+    svg.raw(format_args!(
+        "<g class=\"write {} {verdict}{own}\" data-event=\"{}\"><title>{}</title>",
+        instance_class(write.instance),
+        write.event,
+        Esc(&title)
+    ));
+    svg.text(x, y, "glyph", Some("middle"), glyph);
     let text = match (write.verdict, stale, compact) {
         (WriteVerdict::Rejected { .. }, _, false) => Some(format!("{} {}", write.instance, write.label())),
         (WriteVerdict::Accepted, true, false) => Some(format!("{} stale {}", write.instance, write.label())),
         (_, true, true) => Some("stale".to_owned()),
         _ => None,
     };
-    html! {
-        <g {class} data-event={write.event.to_string()}>
-            <title>{ title }</title>
-            <text class="glyph" x={format!("{x:.1}")} y={format!("{y:.1}")} text-anchor="middle">{ glyph }</text>
-            if let Some(text) = text {
-                <text class="write-label" x={format!("{:.1}", x + 5.0)} y={format!("{:.1}", y - 9.0)}>{ text }</text>
-            }
-        </g>
+    if let Some(text) = text {
+        svg.text(x + 5.0, y - 9.0, "write-label", None, &text);
     }
+    svg.raw(format_args!("</g>"));
 }
 
-#[derive(Properties, PartialEq, Debug)]
-pub struct LanesProps {
-    pub run: RunRef,
-    pub compact: bool,
-    pub narrow: bool,
-}
-
-/// The static drawing of a run's lanes.
-#[function_component(Lanes)]
-pub fn lanes(props: &LanesProps) -> Html {
-    let run = &props.run;
-    let geometry = geometry(run, props.compact, props.narrow);
-    let compact = props.compact;
+/// The lanes of a run as SVG markup.
+pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
+    let geometry = geometry(run, compact, narrow);
     let timeline = &run.timeline;
     let stale_events: Vec<u32> = run
         .report
@@ -201,18 +178,54 @@ pub fn lanes(props: &LanesProps) -> Html {
         .filter(|finding| finding.kind == "stale_write_accepted")
         .map(|finding| finding.event)
         .collect();
+    let hatch = format!("hatch-{}{}", run.strategy.name(), if compact { "-small" } else { "" });
+    let mut svg = Svg::new();
+    svg.raw(format_args!(
+        "<svg class=\"lanes{}\" viewBox=\"0 0 {} {}\" font-size=\"{}\" aria-hidden=\"true\">\
+         <defs><pattern id=\"{hatch}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
+         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" class=\"hatch-line\"/></pattern></defs>",
+        if compact { " compact" } else { "" },
+        Num(geometry.width),
+        Num(geometry.height),
+        Num(geometry.font)
+    ));
     let all_rows = rows(run, compact);
-    let mut parts: Vec<Html> = Vec::new();
-    let mut y = 0.0;
-    let mut instance_top = None;
-    let mut instance_bottom = 0.0;
+    // The overlap bands go first, under everything, across the instance lanes.
+    let mut top = 0.0;
+    let mut instances_from = None;
+    let mut instances_to = 0.0;
+    for row in &all_rows {
+        if let Row::Instance(_) = row {
+            instances_from.get_or_insert(top);
+            instances_to = top + row.height(compact);
+        }
+        top += row.height(compact);
+    }
+    if let Some(band_top) = instances_from {
+        for span in &timeline.overlaps {
+            let x = geometry.x(span.from_ms);
+            let width = (geometry.x(span.to_ms) - x).max(1.5);
+            let title = format!(
+                "{} → {}: two or more instances each believe they hold the lock",
+                format::t_label(span.from_ms),
+                format::t_label(span.to_ms)
+            );
+            svg.raw(format_args!("<g class=\"overlap\">"));
+            svg.rect("band", x, band_top, width, instances_to - band_top, &title);
+            if !compact && width > 60.0 {
+                svg.text(x + 3.0, band_top - 3.0, "band-label", None, "⚠ two believe they hold it");
+            }
+            svg.raw(format_args!("</g>"));
+        }
+    }
     let right = geometry.gutter + geometry.plot;
+    let mut y = 0.0;
     for row in &all_rows {
         let height = row.height(compact);
         match row {
             Row::Axis => {
                 if !compact {
-                    let step = tick_step_ms(geometry.duration_ms, if props.narrow { 5 } else { 10 });
+                    let step = tick_step_ms(geometry.duration_ms, if narrow { 5 } else { 10 });
                     let mut at = 0;
                     while at <= geometry.duration_ms {
                         let x = geometry.x(at);
@@ -221,15 +234,15 @@ pub fn lanes(props: &LanesProps) -> Html {
                         } else {
                             format::elapsed(at).trim_end_matches(".000").to_owned()
                         };
-                        parts.push(html! { <line class="tick" x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{:.1}", y + 16.0)} y2={format!("{:.1}", geometry.height)} /> });
-                        parts.push(html! { <text class="axis-label" x={format!("{x:.1}")} y={format!("{:.1}", y + 12.0)} text-anchor="middle">{ text }</text> });
+                        svg.line("tick", x, y + 16.0, x, geometry.height);
+                        svg.text(x, y + 12.0, "axis-label", Some("middle"), &text);
                         at += step;
                     }
                 }
             }
             Row::Faults => {
                 if !compact {
-                    parts.push(label(4.0, y + 15.0, "lane-label", "faults".to_owned()));
+                    svg.text(4.0, y + 15.0, "lane-label", None, "faults");
                 }
                 for mark in &timeline.faults {
                     let x = geometry.x(mark.at_ms);
@@ -243,30 +256,26 @@ pub fn lanes(props: &LanesProps) -> Html {
                         let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
                         format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
                     };
-                    parts.push(html! {
-                        <g class="fault-mark" data-event={mark.event.to_string()}>
-                            <title>{ title }</title>
-                            <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{y:.1}")} y2={format!("{:.1}", geometry.height)} />
-                            <text x={format!("{:.1}", x + 2.0)} y={format!("{:.1}", y + height - 6.0)}>
-                                { if compact { "⚡".to_owned() } else { format!("⚡ {}", short_fault(&mark.fault)) } }
-                            </text>
-                        </g>
-                    });
+                    svg.raw(format_args!(
+                        "<g class=\"fault-mark\" data-event=\"{}\"><title>{}</title>",
+                        mark.event,
+                        Esc(&title)
+                    ));
+                    svg.line("", x, y, x, geometry.height);
+                    let text = if compact { "⚡".to_owned() } else { format!("⚡ {}", short_fault(&mark.fault)) };
+                    svg.text(x + 2.0, y + height - 6.0, "", None, &text);
+                    svg.raw(format_args!("</g>"));
                 }
             }
             Row::Instance(instance) => {
-                if instance_top.is_none() {
-                    instance_top = Some(y);
-                }
-                instance_bottom = y + height;
                 let class = instance_class(*instance);
                 let (belief_y, belief_h, grant_y, grant_h) =
                     if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
-                parts.push(html! { <line class="lane-rule" x1="0" x2={format!("{right:.1}")} y1={format!("{:.1}", y + height)} y2={format!("{:.1}", y + height)} /> });
-                parts.push(label(4.0, belief_y + belief_h - 3.0, "lane-label strong", instance.to_string()));
+                svg.line("lane-rule", 0.0, y + height, right, y + height);
+                svg.text(4.0, belief_y + belief_h - 3.0, "lane-label strong", None, &instance.to_string());
                 if !compact {
-                    parts.push(label(18.0, belief_y + belief_h - 3.0, "lane-sub", "believes".to_owned()));
-                    parts.push(label(18.0, grant_y + grant_h - 2.0, "lane-sub", "granted".to_owned()));
+                    svg.text(18.0, belief_y + belief_h - 3.0, "lane-sub", None, "believes");
+                    svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
                 }
                 for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
                     let x = geometry.x(span.span.from_ms);
@@ -276,157 +285,130 @@ pub fn lanes(props: &LanesProps) -> Html {
                         ProcessKind::Dead | ProcessKind::HostLost => "dead",
                         ProcessKind::Running => "running",
                     };
-                    parts.push(rect(
-                        classes!("process", kind),
-                        x,
-                        y + 1.0,
-                        width,
-                        height - 2.0,
-                        format!(
-                            "{}: {} from {} to {}",
-                            instance,
-                            span.state.label(),
-                            format::t_label(span.span.from_ms),
-                            format::t_label(span.span.to_ms)
-                        ),
+                    let title = format!(
+                        "{instance}: {} from {} to {}",
+                        span.state.label(),
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    let fill = if kind == "paused" { format!(" fill=\"url(#{hatch})\"") } else { String::new() };
+                    svg.raw(format_args!(
+                        "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+                        Num(x),
+                        Num(y + 1.0),
+                        Num(width.max(1.0)),
+                        Num(height - 2.0),
+                        Esc(&title)
                     ));
                     if !compact && width > 30.0 {
-                        parts.push(label(x + 3.0, y + height - 3.0, "process-label", span.state.label().to_owned()));
+                        svg.text(x + 3.0, y + height - 3.0, "process-label", None, span.state.label());
                     }
                 }
                 for span in timeline.beliefs_of(*instance) {
                     let x = geometry.x(span.span.from_ms);
                     let width = geometry.x(span.span.to_ms) - x;
                     let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
-                    parts.push(rect(
-                        classes!("belief", class),
-                        x,
-                        belief_y,
-                        width,
-                        belief_h,
-                        format!(
-                            "{instance} believes it holds the lock{token} ({}, {} → {})",
-                            span.run,
-                            format::t_label(span.span.from_ms),
-                            format::t_label(span.span.to_ms)
-                        ),
-                    ));
+                    let title = format!(
+                        "{instance} believes it holds the lock{token} ({}, {} → {})",
+                        span.run,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
                     if !compact && width > 34.0 {
                         let text = span.token.map_or_else(|| "holds".to_owned(), |token| format!("tok {token}"));
-                        parts.push(label(x + 3.0, belief_y + belief_h - 4.0, "bar-label", text));
+                        svg.text(x + 3.0, belief_y + belief_h - 4.0, "bar-label", None, &text);
                     }
                 }
                 for span in timeline.grants_of(*instance) {
                     let x = geometry.x(span.span.from_ms);
                     let width = geometry.x(span.span.to_ms) - x;
-                    parts.push(rect(
-                        classes!("grant", class),
-                        x,
-                        grant_y,
-                        width,
-                        grant_h,
-                        format!(
-                            "the lock service counts {instance} as holder ({}, {} → {})",
-                            span.run,
-                            format::t_label(span.span.from_ms),
-                            format::t_label(span.span.to_ms)
-                        ),
-                    ));
+                    let title = format!(
+                        "the lock service counts {instance} as holder ({}, {} → {})",
+                        span.run,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(&format!("grant {class}"), x, grant_y, width, grant_h, &title);
                 }
             }
             Row::Holder(resource) => {
-                parts.push(label(
-                    4.0,
-                    y + height - 4.0,
-                    if compact { "lane-label tiny" } else { "lane-label" },
-                    resource_label(*resource),
-                ));
+                let label_class = if compact { "lane-label tiny" } else { "lane-label" };
+                svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource));
                 for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
                     let x = geometry.x(span.span.from_ms);
                     let width = geometry.x(span.span.to_ms) - x;
-                    parts.push(rect(
-                        classes!("holder", instance_class(span.holder)),
+                    let title = format!(
+                        "{} held by {} from {} to {}",
+                        resource_label(*resource),
+                        span.holder,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(
+                        &format!("holder {}", instance_class(span.holder)),
                         x,
                         y + 2.0,
                         width,
                         height - 4.0,
-                        format!(
-                            "{} held by {} from {} to {}",
-                            resource_label(*resource),
-                            span.holder,
-                            format::t_label(span.span.from_ms),
-                            format::t_label(span.span.to_ms)
-                        ),
-                    ));
+                        &title,
+                    );
                     if !compact && width > 12.0 {
-                        parts.push(label(x + 2.0, y + height - 5.0, "bar-label", span.holder.to_string()));
+                        svg.text(x + 2.0, y + height - 5.0, "holder-label", None, &span.holder.to_string());
                     }
                 }
             }
             Row::Storage | Row::Rows => {
                 let storage = *row == Row::Storage;
-                parts.push(label(
-                    4.0,
-                    y + height - 6.0,
-                    "lane-label",
-                    if storage { "storage" } else { "db rows" }.to_owned(),
-                ));
+                svg.text(4.0, y + height - 6.0, "lane-label", None, if storage { "storage" } else { "db rows" });
                 for write in timeline
                     .writes
                     .iter()
                     .filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage)
                 {
-                    parts.push(write_mark(
-                        write,
-                        geometry.x(write.at_ms),
-                        y + height - 5.0,
-                        stale_events.contains(&write.event),
-                        compact,
-                    ));
+                    let stale = stale_events.contains(&write.event);
+                    write_mark(&mut svg, write, geometry.x(write.at_ms), y + height - 5.0, stale, compact);
                 }
             }
             Row::Slack => {
-                parts.push(label(4.0, y + height - 5.0, "lane-label", "slack".to_owned()));
+                svg.text(4.0, y + height - 5.0, "lane-label", None, "slack");
                 for post in &timeline.posts {
-                    let x = geometry.x(post.at_ms);
-                    parts.push(html! {
-                        <g class={classes!("post", instance_class(post.instance))}>
-                            <title>{ format!("{}: {} posts period {}'s report to Slack", format::t_label(post.at_ms), post.instance, post.period.0) }</title>
-                            <text x={format!("{x:.1}")} y={format!("{:.1}", y + height - 5.0)} text-anchor="middle">{"✉"}</text>
-                        </g>
-                    });
+                    let title = format!(
+                        "{}: {} posts period {}'s report to Slack",
+                        format::t_label(post.at_ms),
+                        post.instance,
+                        post.period.0
+                    );
+                    svg.raw(format_args!(
+                        "<g class=\"post {}\"><title>{}</title>",
+                        instance_class(post.instance),
+                        Esc(&title)
+                    ));
+                    svg.text(geometry.x(post.at_ms), y + height - 5.0, "", Some("middle"), "✉");
+                    svg.raw(format_args!("</g>"));
                 }
             }
         }
         y += height;
     }
-    let overlaps = instance_top.map(|top| {
-        timeline.overlaps.iter().map(move |span| {
-            let x = geometry.x(span.from_ms);
-            let width = geometry.x(span.to_ms) - x;
-            html! {
-                <g class="overlap">
-                    <title>{ format!("{} → {}: two or more instances each believe they hold the lock", format::t_label(span.from_ms), format::t_label(span.to_ms)) }</title>
-                    <rect x={format!("{x:.1}")} y={format!("{top:.1}")} width={format!("{:.1}", width.max(1.5))} height={format!("{:.1}", instance_bottom - top)} />
-                    if !compact && width > 60.0 {
-                        <text x={format!("{:.1}", x + 3.0)} y={format!("{:.1}", top - 3.0)}>{"⚠ two believe they hold it"}</text>
-                    }
-                </g>
-            }
-        }).collect::<Html>()
+    svg.raw(format_args!("</svg>"));
+    svg.finish()
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct LanesProps {
+    pub run: RunRef,
+    pub compact: bool,
+    pub narrow: bool,
+}
+
+/// The static drawing of a run's lanes, made once per run.
+#[function_component(Lanes)]
+pub fn lanes(props: &LanesProps) -> Html {
+    let markup = use_memo((props.run.clone(), props.compact, props.narrow), |(run, compact, narrow)| {
+        AttrValue::from(lanes_svg(run, *compact, *narrow))
     });
-    html! {
-        <svg class={classes!("lanes", compact.then_some("compact"))} viewBox={format!("0 0 {} {:.1}", geometry.width, geometry.height)}
-            font-size={geometry.font.to_string()} aria-hidden="true">
-            <defs>
-                <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-                    <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />
-                </pattern>
-            </defs>
-            { for overlaps }
-            { for parts }
-        </svg>
-    }
+    Html::from_html_unchecked((*markup).clone())
 }
 
 /// A fault in a few words for the marker.

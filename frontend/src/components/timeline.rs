@@ -6,6 +6,7 @@ use crate::components::lanes::{Lanes, geometry};
 use crate::format;
 use crate::lab::RunRef;
 use crate::state::Action;
+use crate::svg::Num;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -77,11 +78,11 @@ pub fn timeline(props: &TimelineProps) -> Html {
             data-digest={format!("{:016x}", run.digest)} data-events={run.log.len().to_string()}
             onpointerdown={on_down} onpointermove={on_move}>
             <Lanes run={run.clone()} compact={props.compact} narrow={props.narrow} />
-            <svg class="cursor-layer" viewBox={format!("0 0 {} {:.1}", geometry.width, geometry.height)}
+            <svg class="cursor-layer" viewBox={format!("0 0 {} {}", Num(geometry.width), Num(geometry.height))}
                 preserveAspectRatio="none" aria-hidden="true">
-                <line class="cursor" x1={format!("{x:.2}")} x2={format!("{x:.2}")} y1="0" y2={format!("{:.1}", geometry.height)} />
+                <line class="cursor" x1={Num(x).to_string()} x2={Num(x).to_string()} y1="0" y2={Num(geometry.height).to_string()} />
                 if !props.compact {
-                    <text class="cursor-label" x={format!("{label_x:.1}")} y="11" text-anchor={anchor}>
+                    <text class="cursor-label" x={Num(label_x).to_string()} y="11" text-anchor={anchor}>
                         { format::t_label(props.cursor_ms) }
                     </text>
                 }

@@ -5,6 +5,7 @@
 
 use crate::format;
 use crate::lab::RunRef;
+use crate::svg::{Esc, Num, Svg};
 use locklab_engine::event::{BackgroundOutcome, DbClient, RowLockMode, RunPhase};
 use locklab_engine::ids::Party;
 use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
@@ -126,7 +127,7 @@ fn instance_lines(
                 RunPhase::Aborted(_) => "stopped its job".to_owned(),
                 RunPhase::GaveUp => "gave up".to_owned(),
                 #[allow(unreachable_patterns)]
-                _ => format!("{:?}", run.phase),
+                _ => "busy".to_owned(),
             };
             format!("{} p{}: {phase}", run.run, run.period.0)
         }
@@ -339,26 +340,26 @@ fn stack(cards: &mut [Card], layout: Layout, top: f64) -> f64 {
     y
 }
 
-fn draw_card(card: &Card, x: f64, layout: Layout, extra_class: &'static str) -> Html {
+fn draw_card(svg: &mut Svg, card: &Card, x: f64, layout: Layout, extra_class: &str) {
     let text_x = x + layout.pad;
     let first = card.y + layout.pad + layout.line * 0.8;
-    let lines = card.lines.iter().enumerate().map(|(index, (text, class))| {
-        let row = u32::try_from(index + 1).unwrap_or(0);
-        html! {
-            <text x={text_x.to_string()} y={(first + f64::from(row) * layout.line).to_string()} class={classes!("line", *class)}>
-                { text.clone() }
-            </text>
-        }
-    });
     let party = card.party.map(|party| party.to_string()).unwrap_or_default();
-    html! {
-        <g class={classes!("card", card.tone, extra_class)} data-party={party}>
-            <rect x={x.to_string()} y={card.y.to_string()} width={layout.column.to_string()}
-                height={card.height.to_string()} rx="6" />
-            <text x={text_x.to_string()} y={first.to_string()} class="card-title">{ card.title.clone() }</text>
-            { for lines }
-        </g>
+    svg.raw(format_args!(
+        "<g class=\"card {} {extra_class}\" data-party=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\"/>",
+        card.tone,
+        Esc(&party),
+        Num(x),
+        Num(card.y),
+        Num(layout.column),
+        Num(card.height)
+    ));
+    svg.text(text_x, first, "card-title", None, &card.title);
+    let mut y = first;
+    for (text, class) in &card.lines {
+        y += layout.line;
+        svg.text(text_x, y, &format!("line {class}"), None, text);
     }
+    svg.raw(format_args!("</g>"));
 }
 
 /// Where a party's card meets the network bus.
@@ -372,7 +373,7 @@ fn anchor(party: Party, left: &[Card], right: &[Card], layout: Layout) -> Option
 /// A point along the path from one card to another through the bus.
 fn along(from: (f64, f64), to: (f64, f64), bus_x: f64, progress: f64) -> (f64, f64) {
     let legs = [(from, (bus_x, from.1)), ((bus_x, from.1), (bus_x, to.1)), ((bus_x, to.1), to)];
-    let lengths: Vec<f64> = legs.iter().map(|(a, b)| ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt()).collect();
+    let lengths: Vec<f64> = legs.iter().map(|(a, b)| (b.0 - a.0).abs() + (b.1 - a.1).abs()).collect();
     let total: f64 = lengths.iter().sum();
     let mut left = progress * total;
     for ((a, b), length) in legs.iter().zip(&lengths) {
@@ -385,40 +386,95 @@ fn along(from: (f64, f64), to: (f64, f64), bus_x: f64, progress: f64) -> (f64, f
     to
 }
 
-fn instance_index(party: Party) -> Option<u8> {
-    party.instance().map(|id| id.0)
+fn instance_class(party: Party) -> &'static str {
+    match party.instance() {
+        Some(id) => ["inst-0", "inst-1", "inst-2", "inst-3", "inst-4", "inst-5", "inst-6", "inst-7"]
+            .get(id.index())
+            .copied()
+            .unwrap_or("inst-0"),
+        None => "",
+    }
 }
 
-fn draw_flight(flight: &Flight, at_ms: u64, left: &[Card], right: &[Card], layout: Layout) -> Html {
+fn draw_flight(svg: &mut Svg, flight: &Flight, at_ms: u64, left: &[Card], right: &[Card], layout: Layout) {
     let (Some(from), Some(to)) = (anchor(flight.from, left, right, layout), anchor(flight.to, left, right, layout))
     else {
-        return Html::default();
+        return;
     };
-    let owner = instance_index(flight.from).or(instance_index(flight.to)).unwrap_or(0);
-    let class = format!("flight inst-{owner}");
+    let owner = if flight.from.instance().is_some() { flight.from } else { flight.to };
+    let class = instance_class(owner);
     match flight.arrive_ms {
         None => {
             let (x, y) = along(from, to, layout.bus_x(), 0.25);
-            html! {
-                <text class="flight dropped" x={x.to_string()} y={(y + 4.0).to_string()} text-anchor="middle">
-                    <title>{ format!("{} → {}: dropped by the partition", flight.from, flight.to) }</title>
-                    {"✕"}
-                </text>
-            }
+            svg.raw(format_args!(
+                "<text class=\"flight dropped\" x=\"{}\" y=\"{}\" text-anchor=\"middle\"><title>{} → {}: dropped by the partition</title>✕</text>",
+                Num(x),
+                Num(y + 4.0),
+                flight.from,
+                flight.to
+            ));
         }
         Some(_) => {
             let (x, y) = along(from, to, layout.bus_x(), flight.progress(at_ms));
             if flight.request {
-                html! { <circle class={class} cx={x.to_string()} cy={y.to_string()} r="4.5" /> }
+                svg.raw(format_args!(
+                    "<circle class=\"flight {class}\" cx=\"{}\" cy=\"{}\" r=\"4.5\"/>",
+                    Num(x),
+                    Num(y)
+                ));
             } else {
-                let size = 7.0;
-                html! {
-                    <rect class={classes!(class, "reply")} x={(x - size / 2.0).to_string()} y={(y - size / 2.0).to_string()}
-                        width={size.to_string()} height={size.to_string()} transform={format!("rotate(45 {x} {y})")} />
-                }
+                svg.raw(format_args!(
+                    "<rect class=\"flight reply {class}\" x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" transform=\"rotate(45 {} {})\"/>",
+                    Num(x - 3.5),
+                    Num(y - 3.5),
+                    Num(x),
+                    Num(y)
+                ));
             }
         }
     }
+}
+
+/// The diagram as SVG markup.
+fn diagram_svg(left: &[Card], right: &[Card], world: &WorldAt, cut: &[Party], layout: Layout) -> String {
+    let height = left.iter().chain(right).map(|card| card.y + card.height).fold(0.0, f64::max);
+    let bus_x = layout.bus_x();
+    let mut svg = Svg::new();
+    svg.raw(format_args!(
+        "<svg class=\"diagram\" viewBox=\"0 0 {} {}\" font-size=\"{}\" aria-hidden=\"true\">",
+        Num(layout.width),
+        Num(height),
+        Num(layout.font)
+    ));
+    svg.line("bus", bus_x, 0.0, bus_x, height);
+    if let Some(lb) = left.first() {
+        for card in left.iter().skip(1) {
+            svg.raw(format_args!(
+                "<path class=\"lb-wire\" d=\"M 4 {} V {} H 0\"/>",
+                Num(lb.y + lb.height),
+                Num(card.y + card.height / 2.0)
+            ));
+        }
+    }
+    for (card, is_left) in left.iter().skip(1).map(|card| (card, true)).chain(right.iter().map(|card| (card, false))) {
+        let y = card.y + card.height / 2.0;
+        let class = if card.party.is_some_and(|party| cut.contains(&party)) { "wire cut" } else { "wire" };
+        let (x1, x2) = if is_left { (layout.column, bus_x) } else { (bus_x, layout.right_x()) };
+        svg.line(class, x1, y, x2, y);
+    }
+    for card in left {
+        let class = card.party.map_or("", instance_class);
+        draw_card(&mut svg, card, 0.0, layout, class);
+    }
+    for card in right {
+        draw_card(&mut svg, card, layout.right_x(), layout, "service");
+    }
+    svg.raw(format_args!("<g class=\"flights\">"));
+    for flight in &world.flights {
+        draw_flight(&mut svg, flight, world.at_ms, left, right, layout);
+    }
+    svg.raw(format_args!("</g></svg>"));
+    svg.finish()
 }
 
 /// Network faults in force at the cursor, as sentences.
@@ -461,32 +517,11 @@ pub fn topology(props: &TopologyProps) -> Html {
         left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
     }
     let mut right = service_cards(&world, run, layout);
-    let left_bottom = stack(&mut left, layout, 0.0);
-    let right_bottom = stack(&mut right, layout, 0.0);
-    let height = left_bottom.max(right_bottom);
-    let bus_x = layout.bus_x();
+    stack(&mut left, layout, 0.0);
+    stack(&mut right, layout, 0.0);
     let network = network_now(run, props.cursor_ms);
     let cut: Vec<Party> = network.iter().flat_map(|(_, parties)| parties.iter().copied()).collect();
-
-    let connectors = left
-        .iter()
-        .skip(1)
-        .map(|card| (card, layout.column, true))
-        .chain(right.iter().map(|card| (card, layout.right_x(), false)))
-        .map(|(card, x, is_left)| {
-            let y = card.y + card.height / 2.0;
-            let disturbed = card.party.is_some_and(|party| cut.contains(&party));
-            let (x1, x2) = if is_left { (x, bus_x) } else { (bus_x, x) };
-            html! {
-                <line class={classes!("wire", disturbed.then_some("cut"))} x1={x1.to_string()} y1={y.to_string()}
-                    x2={x2.to_string()} y2={y.to_string()} />
-            }
-        });
-    let lb_lines = left.iter().skip(1).map(|card| {
-        let y = card.y + card.height / 2.0;
-        html! { <path class="lb-wire" d={format!("M 4 {} V {y} H 0", left[0].y + left[0].height)} /> }
-    });
-    let flights = world.flights.iter().map(|flight| draw_flight(flight, props.cursor_ms, &left, &right, layout));
+    let diagram = Html::from_html_unchecked(AttrValue::from(diagram_svg(&left, &right, &world, &cut, layout)));
     let in_flight = world.flights.iter().filter(|flight| flight.arrive_ms.is_some()).count();
     let believers = world.believers();
     let summary = {
@@ -512,7 +547,6 @@ pub fn topology(props: &TopologyProps) -> Html {
         }
         parts.join(". ")
     };
-    let view_box = format!("0 0 {} {}", layout.width, height);
     html! {
         <div class={classes!("topology", props.narrow.then_some("narrow"))} data-believers={believers.len().to_string()}>
             if believers.len() >= 2 {
@@ -523,22 +557,7 @@ pub fn topology(props: &TopologyProps) -> Html {
                         believers.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")) }
                 </p>
             }
-            <svg viewBox={view_box} class="diagram" role="img" aria-labelledby="topology-summary"
-                font-size={layout.font.to_string()} preserveAspectRatio="xMidYMin meet">
-                <line class="bus" x1={bus_x.to_string()} y1="0" x2={bus_x.to_string()} y2={height.to_string()} />
-                { for lb_lines }
-                { for connectors }
-                { for left.iter().map(|card| {
-                    let extra = match card.party.and_then(instance_index) {
-                        Some(index) => ["inst-0", "inst-1", "inst-2", "inst-3", "inst-4", "inst-5", "inst-6", "inst-7"]
-                            .get(usize::from(index)).copied().unwrap_or(""),
-                        None => "",
-                    };
-                    draw_card(card, 0.0, layout, extra)
-                }) }
-                { for right.iter().map(|card| draw_card(card, layout.right_x(), layout, "service")) }
-                <g class="flights">{ for flights }</g>
-            </svg>
+            { diagram }
             <p id="topology-summary" class="visually-hidden">{ summary }</p>
             <p class="network-note">
                 { format!("{in_flight} message{} in flight", if in_flight == 1 { "" } else { "s" }) }

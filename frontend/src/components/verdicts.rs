@@ -15,6 +15,23 @@ pub struct VerdictProps {
     pub dispatch: Callback<Action>,
 }
 
+/// The contract's word for a safety verdict.
+pub fn safety_word(safety: Safety) -> &'static str {
+    match safety {
+        Safety::Safe => "safe",
+        Safety::Unsafe => "unsafe",
+    }
+}
+
+/// The contract's word for a liveness verdict.
+pub fn liveness_word(liveness: Liveness) -> &'static str {
+    match liveness {
+        Liveness::Ok => "ok",
+        Liveness::Late => "late",
+        Liveness::Missed => "missed",
+    }
+}
+
 /// `✓ safe` / `✗ unsafe`, with a class for colour (the word carries the meaning).
 pub fn safety_badge(safety: Safety) -> Html {
     match safety {
@@ -108,8 +125,8 @@ pub fn verdicts(props: &VerdictProps) -> Html {
     });
     html! {
         <div class="verdicts" id="verdicts"
-            data-safety={format!("{:?}", report.safety).to_lowercase()}
-            data-liveness={format!("{:?}", report.liveness).to_lowercase()}
+            data-safety={safety_word(report.safety)}
+            data-liveness={liveness_word(report.liveness)}
             data-stale-accepted={metrics.stale_writes_accepted.to_string()}
             data-stale-rejected={metrics.stale_writes_rejected.to_string()}>
             <p class="verdict-head">
