@@ -70,23 +70,20 @@ pub fn countdown(ms: i64) -> String {
     if ms >= 60_000 { duration(ms) } else { format!("{}.{} s", ms / 1000, ms % 1000 / 100) }
 }
 
-/// Parses a number of seconds typed by a person (`1.5`, `90`) into ms.
-pub fn parse_seconds(text: &str) -> Option<u64> {
-    let value: f64 = text.trim().parse().ok()?;
-    if !value.is_finite() || value < 0.0 || value > 86_400.0 {
+/// Parses a plain decimal such as `20` or `1.5` (no exponent, at most six
+/// decimals); a hand-written parser is much smaller in the wasm than `f64`'s.
+pub fn parse_decimal(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.len() > 6 {
         return None;
     }
-    // Rounded to the millisecond, inside u64 range by the check above.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Some((value * 1000.0).round() as u64)
-}
-
-/// Seconds as a person types them: `1.5`, `90`.
-pub fn seconds_text(ms: u64) -> String {
-    if ms % 1000 == 0 {
-        format!("{}", ms / 1000)
-    } else {
-        let text = format!("{}.{:03}", ms / 1000, ms % 1000);
-        text.trim_end_matches('0').to_owned()
+    let digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) || whole.len() > 9 {
+        return None;
     }
+    let whole_value: u32 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let fraction_value: u32 = if fraction.is_empty() { 0 } else { fraction.parse().ok()? };
+    let scale = 10_u32.pow(u32::try_from(fraction.len()).ok()?);
+    Some(f64::from(whole_value) + f64::from(fraction_value) / f64::from(scale))
 }

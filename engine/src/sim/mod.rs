@@ -123,9 +123,53 @@ struct TimerEntry {
     purpose: TimerPurpose,
 }
 
-/// A timer's handle.
+/// A timer's handle: its place in the timer table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct TimerId(u64);
+pub(crate) struct TimerId(u32);
+
+/// A table of values under sequential `u32` ids, each taken out at most once.
+/// Ids are handed out in order and never reused within a run, so lookups are
+/// an index and the order is the order of creation: deterministic, no hashing.
+#[derive(Clone, Debug)]
+pub(crate) struct Slots<T> {
+    items: Vec<Option<T>>,
+}
+
+impl<T: Copy> Slots<T> {
+    fn new() -> Slots<T> {
+        Slots { items: Vec::new() }
+    }
+    pub(crate) fn push(&mut self, item: T) -> u32 {
+        self.items.push(Some(item));
+        u32::try_from(self.items.len() - 1).expect("fewer than 2^32 items in a run")
+    }
+    fn get(&self, id: u32) -> Option<T> {
+        self.items.get(usize::try_from(id).ok()?).copied().flatten()
+    }
+    fn take(&mut self, id: u32) -> Option<T> {
+        self.items.get_mut(usize::try_from(id).ok()?).and_then(Option::take)
+    }
+    /// Live items with their ids, in creation order.
+    fn live(&self) -> impl Iterator<Item = (u32, T)> + '_ {
+        (0u32..).zip(self.items.iter()).filter_map(|(id, item)| item.map(|item| (id, item)))
+    }
+}
+
+/// How many parties have a slot in per-party tables (clocks, links).
+const PARTY_SLOTS: usize = 18;
+
+/// A party's place in per-party tables.
+fn slot(party: Party) -> usize {
+    match party {
+        Party::Instance(id) => id.index(),
+        Party::Redis(node) => 8 + node.index(),
+        Party::RedisReplica => 13,
+        Party::Db => 14,
+        Party::Consensus => 15,
+        Party::Storage => 16,
+        Party::Slack => 17,
+    }
+}
 
 /// Something queued to happen at a true time.
 #[derive(Clone, Copy, Debug)]
@@ -152,8 +196,9 @@ pub(crate) enum Action {
         session: SessionId,
         statement: u32,
     },
+    /// A write reaches the replica; the op waits in the replication table.
     Replicate {
-        op: redis::ReplicationOp,
+        op: u32,
         incarnation: u32,
     },
     BackgroundArrival,
@@ -245,13 +290,12 @@ pub(crate) struct Sim {
     pub(crate) db: db::Database,
     pub(crate) consensus: consensus::ConsensusStore,
     storage: Storage,
-    clocks: BTreeMap<Party, ClockState>,
-    timers: BTreeMap<TimerId, TimerEntry>,
-    next_timer: u64,
-    messages: BTreeMap<MessageId, Message>,
-    next_message: u32,
+    clocks: [ClockState; PARTY_SLOTS],
+    timers: Slots<TimerEntry>,
+    messages: Slots<Message>,
+    pub(crate) replications: Slots<redis::ReplicationOp>,
     /// When the last message on each directed link arrives: TCP keeps order.
-    link_last_arrival: BTreeMap<(Party, Party), u64>,
+    link_last_arrival: Vec<u64>,
     partitions: Vec<Window>,
     delays: Vec<Window>,
     faults: Vec<Fault>,
@@ -278,16 +322,7 @@ impl Sim {
             _ => None,
         };
         let redis = redis::RedisCluster::new(redlock_nodes, world.redis_replica && redlock_nodes.is_none());
-        let mut clocks = BTreeMap::new();
-        let fresh = ClockState { clock: LocalClock::default(), epoch: 0 };
-        for index in 0..world.instances {
-            clocks.insert(Party::Instance(InstanceId(index)), fresh);
-        }
-        for party in redis.all_parties() {
-            clocks.insert(party, fresh);
-        }
-        clocks.insert(Party::Db, fresh);
-        clocks.insert(Party::Consensus, fresh);
+        let clocks = [ClockState { clock: LocalClock::default(), epoch: 0 }; PARTY_SLOTS];
 
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
         let mut db = db::Database::new(world.db_max_connections);
@@ -308,11 +343,10 @@ impl Sim {
             consensus: consensus::ConsensusStore::default(),
             storage: Storage::default(),
             clocks,
-            timers: BTreeMap::new(),
-            next_timer: 0,
-            messages: BTreeMap::new(),
-            next_message: 0,
-            link_last_arrival: BTreeMap::new(),
+            timers: Slots::new(),
+            messages: Slots::new(),
+            replications: Slots::new(),
+            link_last_arrival: vec![0; PARTY_SLOTS * PARTY_SLOTS],
             partitions: Vec::new(),
             delays: Vec::new(),
             faults: scenario.faults.clone(),
@@ -359,7 +393,11 @@ impl Sim {
             Action::Promote => self.promote_replica(),
             Action::LeaderUp => self.leader_up(),
             Action::StatementDone { session, statement } => self.statement_done(session, statement),
-            Action::Replicate { op, incarnation } => self.replicate(op, incarnation),
+            Action::Replicate { op, incarnation } => {
+                if let Some(op) = self.replications.take(op) {
+                    self.replicate(op, incarnation);
+                }
+            }
             Action::BackgroundArrival => self.background_arrival(),
             Action::BackgroundGiveUp { query } => self.background_give_up(query),
             Action::BackgroundDone { query } => self.background_done(query),
@@ -381,7 +419,7 @@ impl Sim {
     }
 
     fn clock_state(&self, party: Party) -> ClockState {
-        self.clocks.get(&party).copied().unwrap_or(ClockState { clock: LocalClock::default(), epoch: 0 })
+        self.clocks[slot(party)]
     }
 
     /// What `party`'s clock reads now.
@@ -397,15 +435,13 @@ impl Sim {
 
     /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
     pub(crate) fn set_timer_at(&mut self, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) -> TimerId {
-        self.next_timer += 1;
-        let id = TimerId(self.next_timer);
-        self.timers.insert(id, TimerEntry { party, deadline_local_ms, purpose });
+        let id = TimerId(self.timers.push(TimerEntry { party, deadline_local_ms, purpose }));
         self.queue_timer(id);
         id
     }
 
     fn queue_timer(&mut self, id: TimerId) {
-        let Some(entry) = self.timers.get(&id).copied() else {
+        let Some(entry) = self.timers.get(id.0) else {
             return;
         };
         let state = self.clock_state(entry.party);
@@ -416,33 +452,46 @@ impl Sim {
     }
 
     pub(crate) fn cancel_timer(&mut self, id: TimerId) {
-        self.timers.remove(&id);
+        self.timers.take(id.0);
     }
 
     /// Drops every timer a party has set (its process died).
     pub(crate) fn cancel_party_timers(&mut self, party: Party) {
-        self.timers.retain(|_, entry| entry.party != party);
+        let doomed: Vec<u32> = self.timers.live().filter(|(_, entry)| entry.party == party).map(|(id, _)| id).collect();
+        for id in doomed {
+            self.timers.take(id);
+        }
     }
 
     /// Changes a party's clock and re-queues its timers under the new reading.
     fn change_clock(&mut self, party: Party, change: impl FnOnce(&mut LocalClock, u64)) {
         let now = self.now_ms;
-        let Some(state) = self.clocks.get_mut(&party) else {
-            return;
-        };
+        if !self.exists(party) {
+            return; // e.g. redis-3 under a single-Redis strategy: no such node, no clock
+        }
+        let state = &mut self.clocks[slot(party)];
         change(&mut state.clock, now);
         state.epoch += 1;
         let (local_ms, drift_ppm) = (state.clock.local_at(now), state.clock.drift_ppm());
         self.record(EventKind::Clock { party, local_ms, drift_ppm });
         let affected: Vec<TimerId> =
-            self.timers.iter().filter(|(_, entry)| entry.party == party).map(|(id, _)| *id).collect();
+            self.timers.live().filter(|(_, entry)| entry.party == party).map(|(id, _)| TimerId(id)).collect();
         for id in affected {
             self.queue_timer(id);
         }
     }
 
+    /// Whether a party exists in this world (a fault may name one that does not).
+    fn exists(&self, party: Party) -> bool {
+        match party {
+            Party::Instance(id) => id.0 < self.world.instances,
+            Party::Redis(_) | Party::RedisReplica => self.redis.node(party).is_some(),
+            Party::Db | Party::Storage | Party::Slack | Party::Consensus => true,
+        }
+    }
+
     fn fire_timer(&mut self, id: TimerId, epoch: u32, strategy: &mut dyn Strategy) {
-        let Some(entry) = self.timers.get(&id).copied() else {
+        let Some(entry) = self.timers.get(id.0) else {
             return;
         };
         if self.clock_state(entry.party).epoch != epoch {
@@ -455,7 +504,7 @@ impl Sim {
             self.instances[instance.index()].defer(Action::Timer { id, epoch });
             return;
         }
-        self.timers.remove(&id);
+        self.timers.take(id.0);
         match entry.purpose {
             TimerPurpose::KeyExpiry { node } => self.redis_key_expiry(node),
             TimerPurpose::LockTimeout { session } => self.lock_timeout(session),
@@ -474,10 +523,11 @@ impl Sim {
             Payload::Reply { .. } => MessageKind::Reply,
             Payload::Fin { .. } => MessageKind::Sql,
         };
-        let id = MessageId(self.next_message);
-        self.next_message += 1;
+
+        let id = MessageId(self.messages.push(Message { from, to, payload }));
         let now = self.now_ms;
         if self.partitions.iter().any(|window| window.covers(from, to, now)) {
+            self.messages.take(id.0);
             self.record(EventKind::Sent { message: id, from, to, what, arrive_at_ms: None });
             return;
         }
@@ -487,21 +537,20 @@ impl Sim {
             self.delays.iter().filter(|window| window.covers(from, to, now)).map(|window| window.extra_ms).sum();
         let mut arrive = now + latency + extra;
         // One TCP connection per link: a later message never overtakes an earlier one.
-        let last = self.link_last_arrival.entry((from, to)).or_insert(0);
+        let last = &mut self.link_last_arrival[slot(from) * PARTY_SLOTS + slot(to)];
         arrive = arrive.max(*last);
         *last = arrive;
         self.record(EventKind::Sent { message: id, from, to, what, arrive_at_ms: Some(arrive) });
-        self.messages.insert(id, Message { from, to, payload });
         self.schedule(arrive, Action::Deliver(id));
     }
 
     fn deliver(&mut self, id: MessageId, strategy: &mut dyn Strategy) {
-        let Some(message) = self.messages.get(&id).copied() else {
+        let Some(message) = self.messages.get(id.0) else {
             return;
         };
         let now = self.now_ms;
         if self.partitions.iter().any(|window| window.covers(message.from, message.to, now)) {
-            self.messages.remove(&id);
+            self.messages.take(id.0);
             self.record(EventKind::Lost { message: id, reason: LossReason::Partition });
             return;
         }
@@ -513,12 +562,12 @@ impl Sim {
                 return;
             }
             if !state.is_alive() {
-                self.messages.remove(&id);
+                self.messages.take(id.0);
                 self.record(EventKind::Lost { message: id, reason: LossReason::ReceiverDown });
                 return;
             }
         }
-        self.messages.remove(&id);
+        self.messages.take(id.0);
         match message.payload {
             Payload::Request { request, run, body } => self.serve(message.from, message.to, request, run, body),
             Payload::Reply { request, body } => {

@@ -225,6 +225,7 @@ impl Sim {
             let incarnation = self.redis.nodes[0].incarnation;
             let at = self.now_ms + self.world.replication_lag_ms;
             for op in replication {
+                let op = self.replications.push(op);
                 self.schedule(at, Action::Replicate { op, incarnation });
             }
         }
@@ -268,7 +269,8 @@ impl Sim {
             if self.redis.replicates(node) {
                 let incarnation = self.redis.nodes[0].incarnation;
                 let at = self.now_ms + self.world.replication_lag_ms;
-                self.schedule(at, Action::Replicate { op: ReplicationOp::DelLock, incarnation });
+                let op = self.replications.push(ReplicationOp::DelLock);
+                self.schedule(at, Action::Replicate { op, incarnation });
             }
             self.redis_truth(RevokeReason::Expired);
         }

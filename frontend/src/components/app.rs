@@ -106,7 +106,8 @@ pub fn app(props: &AppProps) -> Html {
     let body = match &state.compare {
         Some(runs) => html! {
             <main id="main" class="compare-main">
-                <></>
+                <CompareView runs={runs.clone()} cursor_ms={state.cursor_ms}
+                    selected={state.strategy} dispatch={dispatch.clone()} />
             </main>
         },
         None => html! {
@@ -117,7 +118,11 @@ pub fn app(props: &AppProps) -> Html {
                 </section>
                 <section class="panel inject-panel" aria-labelledby="inject-title">
                     <h2 id="inject-title">{"Break something now"}</h2>
-                    <></>
+                    <InjectPanel params={state.inject.clone()} strategy={state.strategy}
+                        cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
+                        instances={state.scenario.world.instances}
+                        replica={state.scenario.world.redis_replica}
+                        dispatch={dispatch.clone()} />
                 </section>
                 <section class="panel timeline-panel" aria-labelledby="timeline-title">
                     <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
@@ -129,7 +134,9 @@ pub fn app(props: &AppProps) -> Html {
                 </section>
                 <section class="panel log-panel" aria-labelledby="log-title">
                     <h2 id="log-title">{"Event log: what went over the wire"}</h2>
-                    <></>
+                    <EventLog run={run.clone()} cursor_ms={state.cursor_ms}
+                        hidden_parties={state.hidden_parties.clone()} hidden_kinds={state.hidden_kinds.clone()}
+                        dispatch={dispatch.clone()} />
                 </section>
                 <section class="panel cost-panel" aria-labelledby="cost-title">
                     <h2 id="cost-title">{"What it costs"}</h2>
@@ -137,7 +144,8 @@ pub fn app(props: &AppProps) -> Html {
                 </section>
                 <section class="panel script-panel" aria-labelledby="script-title">
                     <h2 id="script-title">{"Fault script"}</h2>
-                    <></>
+                    <FaultScript scenario={state.scenario.clone()} cursor_ms={state.cursor_ms}
+                        dispatch={dispatch.clone()} on_file={on_file.clone()} on_save={on_save.clone()} />
                 </section>
             </main>
         },

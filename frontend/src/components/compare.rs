@@ -3,11 +3,15 @@
 //! plain which one survives. The cursor is shared.
 
 use crate::components::timeline::Timeline;
-use crate::components::verdicts::{liveness_badge, liveness_word, safety_badge, safety_word};
+use crate::components::verdicts::{
+    badge_markup, liveness_badge, liveness_badge_parts, liveness_word, safety_badge, safety_badge_parts, safety_word,
+};
 use crate::format;
 use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label};
 use crate::state::Action;
+use crate::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -32,39 +36,67 @@ pub fn compare_view(props: &CompareProps) -> Html {
             dispatch.emit(Action::SetCompare(false));
         })
     };
-    let rows = runs.iter().map(|run| {
+    let mut table = Svg::new();
+    table.raw(format_args!(
+        "<table class=\"verdict-table\" id=\"verdict-table\"><caption class=\"visually-hidden\">One verdict row per strategy</caption>\
+         <thead><tr><th scope=\"col\">Strategy</th><th scope=\"col\">Safety</th><th scope=\"col\">Liveness</th>\
+         <th scope=\"col\">Overlap</th><th scope=\"col\"><abbr title=\"stale writes accepted\">Stale ✓</abbr></th>\
+         <th scope=\"col\"><abbr title=\"stale writes rejected\">Stale ✗</abbr></th><th scope=\"col\">Corrupt</th>\
+         <th scope=\"col\">Runs (dup.)</th><th scope=\"col\"><abbr title=\"duplicate side effects\">Dup. effects</abbr></th>\
+         <th scope=\"col\">Missed</th><th scope=\"col\"><abbr title=\"background queries that failed\">Bg. failed</abbr></th></tr></thead><tbody>"
+    ));
+    for run in &runs {
         let report = &run.report;
         let metrics = &report.metrics;
-        html! {
-            <tr class="verdict-row" data-strategy={run.strategy.name()}
-                data-safety={safety_word(report.safety)}
-                data-liveness={liveness_word(report.liveness)}
-                data-overlap-ms={metrics.overlap_ms.to_string()}
-                data-stale-accepted={metrics.stale_writes_accepted.to_string()}
-                data-stale-rejected={metrics.stale_writes_rejected.to_string()}
-                data-corrupted={metrics.corrupted_reports.to_string()}
-                data-runs={metrics.runs_started.to_string()}
-                data-side-effects={metrics.duplicate_side_effects.to_string()}
-                data-missed={metrics.missed_periods.to_string()}
-                data-background-failures={metrics.background_query_timeouts.to_string()}>
-                <th scope="row">
-                    <button class="link" onclick={open(run.strategy)} aria-label={format!("Open {} on its own", strategy_label(run.strategy))}>
-                        { strategy_label(run.strategy) }
-                    </button>
-                </th>
-                <td>{ safety_badge(report.safety) }</td>
-                <td>{ liveness_badge(report.liveness) }</td>
-                <td class="num">{ format::duration(metrics.overlap_ms) }</td>
-                <td class="num">{ metrics.stale_writes_accepted }</td>
-                <td class="num">{ metrics.stale_writes_rejected }</td>
-                <td class="num">{ metrics.corrupted_reports }</td>
-                <td class="num">{ format!("{} ({})", metrics.runs_started, metrics.duplicate_runs) }</td>
-                <td class="num">{ metrics.duplicate_side_effects }</td>
-                <td class="num">{ metrics.missed_periods }</td>
-                <td class="num">{ metrics.background_query_timeouts }</td>
-            </tr>
-        }
-    });
+        let label = strategy_label(run.strategy);
+        table.raw(format_args!(
+            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" \
+             data-overlap-ms=\"{}\" data-stale-accepted=\"{}\" data-stale-rejected=\"{}\" data-corrupted=\"{}\" data-runs=\"{}\" \
+             data-side-effects=\"{}\" data-missed=\"{}\" data-background-failures=\"{}\">\
+             <th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{name}\" aria-label=\"Open {} on its own\">{}</button></th>\
+             <td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            metrics.overlap_ms,
+            metrics.stale_writes_accepted,
+            metrics.stale_writes_rejected,
+            metrics.corrupted_reports,
+            metrics.runs_started,
+            metrics.duplicate_side_effects,
+            metrics.missed_periods,
+            metrics.background_query_timeouts,
+            Esc(&label),
+            Esc(&label),
+            badge_markup(safety_badge_parts(report.safety)),
+            badge_markup(liveness_badge_parts(report.liveness)),
+            format::duration(metrics.overlap_ms),
+            metrics.stale_writes_accepted,
+            metrics.stale_writes_rejected,
+            metrics.corrupted_reports,
+            metrics.runs_started,
+            metrics.duplicate_runs,
+            metrics.duplicate_side_effects,
+            metrics.missed_periods,
+            metrics.background_query_timeouts,
+            name = run.strategy.name(),
+            safety = safety_word(report.safety),
+            liveness = liveness_word(report.liveness),
+        ));
+    }
+    table.raw(format_args!("</tbody></table>"));
+    let on_table = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |event: MouseEvent| {
+            let name = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|element| element.closest("[data-open]").ok().flatten())
+                .and_then(|button| button.get_attribute("data-open"));
+            if let Some(strategy) = name.as_deref().and_then(StrategyId::parse) {
+                dispatch.emit(Action::SelectStrategy(strategy));
+                dispatch.emit(Action::SetCompare(false));
+            }
+        })
+    };
     let cells = runs.iter().map(|run| {
         let report = &run.report;
         let chosen = run.strategy == props.selected;
@@ -86,26 +118,8 @@ pub fn compare_view(props: &CompareProps) -> Html {
             <p class="compare-intro">
                 {"The same scenario and seed under all six strategies. Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
             </p>
-            <div class="table-wrap">
-                <table class="verdict-table" id="verdict-table">
-                    <caption class="visually-hidden">{"One verdict row per strategy"}</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">{"Strategy"}</th>
-                            <th scope="col">{"Safety"}</th>
-                            <th scope="col">{"Liveness"}</th>
-                            <th scope="col">{"Overlap"}</th>
-                            <th scope="col"><abbr title="stale writes accepted">{"Stale ✓"}</abbr></th>
-                            <th scope="col"><abbr title="stale writes rejected">{"Stale ✗"}</abbr></th>
-                            <th scope="col">{"Corrupt"}</th>
-                            <th scope="col">{"Runs (dup.)"}</th>
-                            <th scope="col"><abbr title="duplicate side effects">{"Dup. effects"}</abbr></th>
-                            <th scope="col">{"Missed"}</th>
-                            <th scope="col"><abbr title="background queries that failed">{"Bg. failed"}</abbr></th>
-                        </tr>
-                    </thead>
-                    <tbody>{ for rows }</tbody>
-                </table>
+            <div class="table-wrap" onclick={on_table}>
+                { Html::from_html_unchecked(AttrValue::from(table.finish())) }
             </div>
             <div class="multiples">{ for cells }</div>
         </div>

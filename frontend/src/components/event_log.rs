@@ -5,7 +5,9 @@
 use crate::format;
 use crate::lab::RunRef;
 use crate::state::Action;
+use crate::svg::{Esc, Svg};
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 /// Rows shown before and after the cursor's event.
@@ -27,17 +29,15 @@ fn vocabulary(run: &RunRef) -> (Vec<String>, Vec<String>) {
     let mut kinds = Vec::new();
     for event in &run.log {
         for party in event.parties() {
-            if !parties.contains(&party) {
-                parties.push(party);
+            if let Err(index) = parties.binary_search(&party) {
+                parties.insert(index, party);
             }
         }
         let kind = event.kind_name();
-        if !kinds.contains(&kind) {
-            kinds.push(kind);
+        if let Err(index) = kinds.binary_search(&kind) {
+            kinds.insert(index, kind);
         }
     }
-    parties.sort();
-    kinds.sort_unstable();
     (parties.into_iter().map(|party| party.to_string()).collect(), kinds.into_iter().map(str::to_owned).collect())
 }
 
@@ -77,25 +77,42 @@ pub fn event_log(props: &EventLogProps) -> Html {
     let first = position.saturating_sub(ROWS_BEFORE);
     let last = (position + ROWS_AFTER).min(shown.len());
     let current = position.checked_sub(1);
-    let rows = (first..last).filter_map(|row| {
-        let index = *shown.get(row)?;
-        let event = run.event(index)?;
-        let at_ms = event.at_ms;
-        let onclick = props.dispatch.reform(move |_: MouseEvent| Action::Seek(at_ms));
+    let mut rows = Svg::new();
+    rows.raw(format_args!("<ol class=\"events\" id=\"event-list\" aria-label=\"Events around the cursor\">"));
+    for row in first..last {
+        let Some(event) = shown.get(row).and_then(|index| run.event(*index).map(|event| (*index, event))) else {
+            continue;
+        };
+        let (index, event) = event;
         let is_current = Some(row) == current;
-        let future = row >= position;
         let parties: Vec<String> = event.parties().iter().map(ToString::to_string).collect();
-        Some(html! {
-            <li key={index} class={classes!("event", is_current.then_some("current"), future.then_some("future"), format!("kind-{}", event.kind_name()))}
-                data-event={index.to_string()} aria-current={is_current.then_some("true")}>
-                <button class="event-button" {onclick} title="Move the cursor to this event">
-                    <span class="event-time">{ format::elapsed(at_ms) }</span>
-                    <span class="event-kind">{ event.kind_name() }</span>
-                    <span class="event-text">{ event.to_string() }</span>
-                    <span class="visually-hidden">{ format!(" (parties: {})", parties.join(", ")) }</span>
-                </button>
-            </li>
-        })
+        rows.raw(format_args!(
+            "<li class=\"event kind-{}{}{}\" data-event=\"{index}\" data-seek=\"{}\"{} title=\"Click to move the cursor here\">\
+             <span class=\"event-time\">{}</span><span class=\"event-kind\">{}</span><span class=\"event-text\">{}</span>\
+             <span class=\"visually-hidden\"> (parties: {})</span></li>",
+            event.kind_name(),
+            if is_current { " current" } else { "" },
+            if row >= position { " future" } else { "" },
+            event.at_ms,
+            if is_current { " aria-current=\"true\"" } else { "" },
+            format::elapsed(event.at_ms),
+            event.kind_name(),
+            Esc(&event.to_string()),
+            Esc(&parties.join(", "))
+        ));
+    }
+    rows.raw(format_args!("</ol>"));
+    let dispatch = props.dispatch.clone();
+    let on_row = Callback::from(move |event: MouseEvent| {
+        let at_ms = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest("[data-seek]").ok().flatten())
+            .and_then(|row| row.get_attribute("data-seek"))
+            .and_then(|text| text.parse::<u64>().ok());
+        if let Some(at_ms) = at_ms {
+            dispatch.emit(Action::Seek(at_ms));
+        }
     });
     let (parties, kinds) = &*vocabulary;
     let party_buttons = parties.iter().map(|party| {
@@ -136,9 +153,9 @@ pub fn event_log(props: &EventLogProps) -> Html {
                 { format!("{} of {} events shown · {} happened by the cursor", shown.len(), run.log.len(), applied) }
                 <button class="link" onclick={on_all}>{"Show every event"}</button>
             </p>
-            <ol class="events" id="event-list" aria-label="Events around the cursor">
-                { for rows }
-            </ol>
+            <div class="event-rows" onclick={on_row}>
+                { Html::from_html_unchecked(AttrValue::from(rows.finish())) }
+            </div>
             if shown.is_empty() {
                 <p class="hint">{"The filters hide every event."}</p>
             }

@@ -81,9 +81,12 @@ fn rows(run: &RunRef, compact: bool) -> Vec<Row> {
     let mut rows = vec![Row::Axis, Row::Faults];
     rows.extend((0..run.timeline.instances).map(|index| Row::Instance(InstanceId(index))));
     let mut resources: Vec<Resource> = run.timeline.redis_nodes.iter().map(|party| Resource::Redis(*party)).collect();
-    let mut used: Vec<Resource> = run.timeline.holders.iter().map(|span| span.resource).collect();
-    used.sort();
-    used.dedup();
+    let mut used: Vec<Resource> = Vec::new();
+    for span in &run.timeline.holders {
+        if let Err(index) = used.binary_search(&span.resource) {
+            used.insert(index, span.resource);
+        }
+    }
     for resource in used {
         if !resources.contains(&resource) {
             resources.push(resource);

@@ -7,8 +7,10 @@
 
 use crate::format;
 use crate::state::{Action, Message, Tone};
+use crate::svg::{Esc, Svg};
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, builtin};
+use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -208,11 +210,7 @@ pub fn with_field(fault: &Fault, name: &str, text: &str) -> Result<Fault, String
         (F::Partition { one_way, .. }, "one_way") => *one_way = text == "true",
         (F::RedisRestart { down_ms, .. }, "down_ms") => *down_ms = parse_ms(text)?,
         (F::DbSlow { factor, .. }, "factor") => {
-            let value: f64 = text.parse().map_err(|_| format!("`{text}` is not a number"))?;
-            if !value.is_finite() {
-                return Err(format!("`{text}` is not a finite number"));
-            }
-            *factor = value;
+            *factor = format::parse_decimal(text).ok_or_else(|| format!("`{text}` is not a number"))?;
         }
         _ => return Err(format!("a {} fault has no field `{name}`", fault.kind_name())),
     }
@@ -244,120 +242,152 @@ fn input_value(event: &Event) -> String {
     target.dyn_ref::<web_sys::HtmlSelectElement>().map(web_sys::HtmlSelectElement::value).unwrap_or_default()
 }
 
-#[function_component(FaultScript)]
-pub fn fault_script(props: &ScriptProps) -> Html {
-    let scenario = &props.scenario;
-    let dispatch = &props.dispatch;
-    let faults = &scenario.faults;
-    let refuse = |index: usize, field: &str, problem: String| {
+/// The fault list as markup: each control names its fault and field in
+/// `data-*` attributes, read by the list's change and click listeners.
+fn rows_markup(faults: &[Fault], instances: u8) -> String {
+    let mut out = Svg::new();
+    out.raw(format_args!("<ol class=\"fault-list\" id=\"fault-list\">"));
+    let parties = party_choices(instances);
+    for (index, fault) in faults.iter().enumerate() {
+        let kind = fault.kind_name();
+        out.raw(format_args!(
+            "<li class=\"fault-row\" data-kind=\"{kind}\"><span class=\"fault-index\">{index}</span>\
+             <label class=\"field small\" for=\"fault-{index}-at\"><span>at_ms</span>\
+             <input id=\"fault-{index}-at\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"at_ms\" value=\"{}\"></label>\
+             <span class=\"fault-t\" aria-hidden=\"true\">{}</span>\
+             <label class=\"field small\" for=\"fault-{index}-kind\"><span>kind</span>\
+             <select id=\"fault-{index}-kind\" data-fault=\"{index}\" data-field=\"kind\">",
+            fault.at_ms(),
+            format::t_label(fault.at_ms())
+        ));
+        for option in KINDS {
+            let selected = if option == kind { " selected" } else { "" };
+            out.raw(format_args!("<option value=\"{option}\"{selected}>{option}</option>"));
+        }
+        out.raw(format_args!("</select></label>"));
+        for (name, field_type) in fields_of(kind) {
+            let text = field_text(fault, name);
+            let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
+            out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
+            match field_type {
+                FieldType::Party => {
+                    out.raw(format_args!("<select id=\"{id}\" data-fault=\"{index}\" data-field=\"{name}\">"));
+                    for party in &parties {
+                        let selected = if *party == text { " selected" } else { "" };
+                        out.raw(format_args!("<option value=\"{party}\"{selected}>{party}</option>"));
+                    }
+                    out.raw(format_args!("</select>"));
+                }
+                FieldType::Bool => out.raw(format_args!(
+                    "<input id=\"{id}\" type=\"checkbox\" data-fault=\"{index}\" data-field=\"{name}\"{}>",
+                    if text == "true" { " checked" } else { "" }
+                )),
+                _ => out.raw(format_args!(
+                    "<input id=\"{id}\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"{name}\" value=\"{}\"{}>",
+                    Esc(&text),
+                    if *field_type == FieldType::OptionalMs { " placeholder=\"none\"" } else { "" }
+                )),
+            }
+            out.raw(format_args!("</label>"));
+        }
+        let summary = fault.to_string();
+        out.raw(format_args!(
+            "<button type=\"button\" class=\"ghost remove\" id=\"fault-{index}-remove\" data-remove=\"{index}\" aria-label=\"Remove fault {index}: {}\">\
+             <span aria-hidden=\"true\">✕ </span>Remove</button><span class=\"fault-summary\">{}</span></li>",
+            Esc(&summary),
+            Esc(&summary)
+        ));
+    }
+    out.raw(format_args!("</ol>"));
+    out.finish()
+}
+
+/// What a change to one control of the list does.
+fn change_action(faults: &[Fault], index: usize, field: &str, text: &str) -> Action {
+    let refuse = |problem: String| {
         Action::Notify(Message {
             tone: Tone::Error,
             text: format!("faults[{index}].{field}: {problem}. The current run is unchanged."),
         })
     };
-    let rows = faults.iter().enumerate().map(|(index, fault)| {
-        let kind = fault.kind_name();
-        let on_at = {
-            let faults = faults.clone();
-            dispatch.reform(move |event: Event| {
-                let text = input_value(&event);
-                match with_field(&faults[index], "at_ms", &text) {
-                    Ok(fault) => {
-                        let mut next = faults.clone();
-                        next[index] = fault;
-                        Action::SetFaults(next)
-                    }
-                    Err(problem) => refuse(index, "at_ms", problem),
-                }
+    let Some(fault) = faults.get(index) else {
+        return refuse("there is no such fault".to_owned());
+    };
+    let changed = if field == "kind" {
+        template(text, fault.at_ms()).ok_or_else(|| format!("unknown kind `{text}`"))
+    } else {
+        with_field(fault, field, text)
+    };
+    match changed {
+        Ok(fault) => {
+            let mut next = faults.to_vec();
+            next[index] = fault;
+            Action::SetFaults(next)
+        }
+        Err(problem) => refuse(problem),
+    }
+}
+
+#[function_component(FaultScript)]
+pub fn fault_script(props: &ScriptProps) -> Html {
+    let scenario = &props.scenario;
+    let dispatch = &props.dispatch;
+    let faults = &scenario.faults;
+    let refocus: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
+    // Built-in titles are read once, not on every frame.
+    let builtins = use_memo((), |()| {
+        builtin::ALL
+            .iter()
+            .map(|found| {
+                let title = Scenario::from_json(found.text).map(|scenario| scenario.name).unwrap_or_default();
+                (found.name, format!("{} — {title}", found.name))
             })
-        };
-        let on_kind = {
-            let faults = faults.clone();
-            dispatch.reform(move |event: Event| {
-                let kind = input_value(&event);
-                let mut next = faults.clone();
-                match template(&kind, next[index].at_ms()) {
-                    Some(fault) => {
-                        next[index] = fault;
-                        Action::SetFaults(next)
-                    }
-                    None => refuse(index, "kind", format!("unknown kind `{kind}`")),
-                }
-            })
-        };
-        let on_remove = {
-            let faults = faults.clone();
-            dispatch.reform(move |_: MouseEvent| {
+            .collect::<Vec<_>>()
+    });
+    let rows = use_memo((scenario.clone(),), |(scenario,)| {
+        AttrValue::from(rows_markup(&scenario.faults, scenario.world.instances))
+    });
+    let on_rows_change = {
+        let dispatch = dispatch.clone();
+        let faults = faults.clone();
+        let refocus = refocus.clone();
+        Callback::from(move |event: Event| {
+            let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
+                return;
+            };
+            let index = element.get_attribute("data-fault").and_then(|text| text.parse::<usize>().ok());
+            let field = element.get_attribute("data-field");
+            if let (Some(index), Some(field)) = (index, field) {
+                *refocus.borrow_mut() = Some(element.id());
+                dispatch.emit(change_action(&faults, index, &field, &input_value(&event)));
+            }
+        })
+    };
+    let on_rows_click = {
+        let dispatch = dispatch.clone();
+        let faults = faults.clone();
+        Callback::from(move |event: MouseEvent| {
+            let index = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|element| element.closest("[data-remove]").ok().flatten())
+                .and_then(|button| button.get_attribute("data-remove"))
+                .and_then(|text| text.parse::<usize>().ok());
+            if let Some(index) = index.filter(|index| *index < faults.len()) {
                 let mut next = faults.clone();
                 next.remove(index);
-                Action::SetFaults(next)
-            })
-        };
-        let fields = fields_of(kind).iter().map(|(name, field_type)| {
-            let name = *name;
-            let field_type = *field_type;
-            let text = field_text(fault, name);
-            let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
-            let onchange = {
-                let faults = faults.clone();
-                dispatch.reform(move |event: Event| {
-                    let text = input_value(&event);
-                    match with_field(&faults[index], name, &text) {
-                        Ok(fault) => {
-                            let mut next = faults.clone();
-                            next[index] = fault;
-                            Action::SetFaults(next)
-                        }
-                        Err(problem) => refuse(index, name, problem),
-                    }
-                })
-            };
-            let input = match field_type {
-                FieldType::Party => html! {
-                    <select id={id.clone()} {onchange}>
-                        { for party_choices(scenario.world.instances).into_iter().map(|party| html! {
-                            <option value={party.clone()} selected={party == text}>{ party.clone() }</option>
-                        }) }
-                    </select>
-                },
-                FieldType::Bool => html! {
-                    <input id={id.clone()} type="checkbox" checked={text == "true"} {onchange} />
-                },
-                _ => html! {
-                    <input id={id.clone()} type="text" inputmode="numeric" class="num" value={text.clone()} {onchange}
-                        placeholder={if field_type == FieldType::OptionalMs { "none" } else { "" }} />
-                },
-            };
-            html! {
-                <label class="field small" for={id}>
-                    <span>{ name }</span>
-                    { input }
-                </label>
+                dispatch.emit(Action::SetFaults(next));
             }
-        });
-        html! {
-            <li class="fault-row" data-kind={kind}>
-                <span class="fault-index">{ format!("{index}") }</span>
-                <label class="field small" for={format!("fault-{index}-at")}>
-                    <span>{"at_ms"}</span>
-                    <input id={format!("fault-{index}-at")} type="text" inputmode="numeric" class="num"
-                        value={fault.at_ms().to_string()} onchange={on_at} />
-                </label>
-                <span class="fault-t" aria-hidden="true">{ format::t_label(fault.at_ms()) }</span>
-                <label class="field small" for={format!("fault-{index}-kind")}>
-                    <span>{"kind"}</span>
-                    <select id={format!("fault-{index}-kind")} onchange={on_kind}>
-                        { for KINDS.iter().map(|option| html! {
-                            <option value={*option} selected={*option == kind}>{ *option }</option>
-                        }) }
-                    </select>
-                </label>
-                { for fields }
-                <button class="ghost remove" onclick={on_remove} aria-label={format!("Remove fault {index}: {fault}")}>
-                    <span aria-hidden="true">{"✕ "}</span>{"Remove"}
-                </button>
-                <span class="fault-summary">{ fault.to_string() }</span>
-            </li>
+        })
+    };
+    use_effect(move || {
+        if let Some(id) = refocus.borrow_mut().take()
+            && let Some(element) = web_sys::window()
+                .and_then(|window| window.document())
+                .and_then(|document| document.get_element_by_id(&id))
+                .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = element.focus();
         }
     });
     let on_add = {
@@ -400,10 +430,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
                     <span>{"Start from a built-in"}</span>
                     <select id="builtin" onchange={on_builtin}>
                         <option value="" selected=true disabled=true>{"choose…"}</option>
-                        { for builtin::ALL.iter().map(|found| {
-                            let title = Scenario::from_json(found.text).map(|scenario| scenario.name).unwrap_or_default();
-                            html! { <option value={found.name}>{ format!("{} — {title}", found.name) }</option> }
-                        }) }
+                        { for builtins.iter().map(|(name, text)| html! { <option value={*name}>{ text.clone() }</option> }) }
                     </select>
                 </label>
                 <span class="file-button">
@@ -417,7 +444,9 @@ pub fn fault_script(props: &ScriptProps) -> Html {
             if faults.is_empty() {
                 <p class="hint" id="no-faults">{"No faults: the night is calm. Inject one above, or add one here."}</p>
             } else {
-                <ol class="fault-list" id="fault-list">{ for rows }</ol>
+                <div class="fault-rows" onchange={on_rows_change} onclick={on_rows_click}>
+                    { Html::from_html_unchecked((*rows).clone()) }
+                </div>
             }
         </div>
     }

@@ -2,7 +2,7 @@
 //! seed, and where the cursor is in simulated and wall-clock time.
 
 use crate::format;
-use crate::state::{Action, Message, SPEEDS, Tone};
+use crate::state::{Action, DEFAULT_SPEED_RATIO, Message, SPEEDS, Tone};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -30,7 +30,8 @@ pub fn transport(props: &TransportProps) -> Html {
     let on_speed = dispatch.reform(|event: Event| {
         let value =
             event.target_dyn_into::<web_sys::HtmlSelectElement>().map(|select| select.value()).unwrap_or_default();
-        Action::SetSpeed(value.parse().unwrap_or(1.0))
+        let index: usize = value.parse().unwrap_or(0);
+        Action::SetSpeed(SPEEDS.get(index).copied().unwrap_or(DEFAULT_SPEED_RATIO))
     });
     let on_seed = dispatch.reform(|event: Event| {
         let value = event
@@ -47,9 +48,9 @@ pub fn transport(props: &TransportProps) -> Html {
             }),
         }
     });
-    let speeds = SPEEDS.iter().map(|speed| {
+    let speeds = SPEEDS.iter().enumerate().map(|(index, speed)| {
         html! {
-            <option value={speed.to_string()} selected={(*speed - props.speed_ratio).abs() < 1e-9}>
+            <option value={index.to_string()} selected={(*speed - props.speed_ratio).abs() < 1e-9}>
                 { speed_text(*speed) }
             </option>
         }

@@ -4,8 +4,10 @@
 use crate::format;
 use crate::lab::{RunRef, strategy_label};
 use crate::state::Action;
+use crate::svg::{Esc, Svg};
 use locklab_engine::report::{Metrics, StrategyReport};
 use locklab_engine::scenario::{Liveness, Safety};
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -32,22 +34,42 @@ pub fn liveness_word(liveness: Liveness) -> &'static str {
     }
 }
 
-/// `✓ safe` / `✗ unsafe`, with a class for colour (the word carries the meaning).
-pub fn safety_badge(safety: Safety) -> Html {
+/// A verdict badge's class, word for `data-*`, and text: the text carries the
+/// meaning, the class only colours it.
+pub type BadgeParts = (&'static str, &'static str, &'static str, &'static str);
+
+pub fn safety_badge_parts(safety: Safety) -> BadgeParts {
     match safety {
-        Safety::Safe => html! { <span class="badge-verdict good" data-safety="safe">{"✓ safe"}</span> },
-        Safety::Unsafe => html! { <span class="badge-verdict bad" data-safety="unsafe">{"✗ unsafe"}</span> },
+        Safety::Safe => ("good", "data-safety", "safe", "✓ safe"),
+        Safety::Unsafe => ("bad", "data-safety", "unsafe", "✗ unsafe"),
     }
 }
 
-pub fn liveness_badge(liveness: Liveness) -> Html {
+pub fn liveness_badge_parts(liveness: Liveness) -> BadgeParts {
     match liveness {
-        Liveness::Ok => html! { <span class="badge-verdict good" data-liveness="ok">{"✓ on time"}</span> },
-        Liveness::Late => html! { <span class="badge-verdict warn" data-liveness="late">{"⚠ late"}</span> },
-        Liveness::Missed => {
-            html! { <span class="badge-verdict bad" data-liveness="missed">{"✗ missed a period"}</span> }
-        }
+        Liveness::Ok => ("good", "data-liveness", "ok", "✓ on time"),
+        Liveness::Late => ("warn", "data-liveness", "late", "⚠ late"),
+        Liveness::Missed => ("bad", "data-liveness", "missed", "✗ missed a period"),
     }
+}
+
+/// A badge as markup.
+pub fn badge_markup((class, attribute, word, text): BadgeParts) -> String {
+    format!("<span class=\"badge-verdict {class}\" {attribute}=\"{word}\">{text}</span>")
+}
+
+/// A badge as a node.
+fn badge((class, _, _, text): BadgeParts) -> Html {
+    html! { <span class={classes!("badge-verdict", class)}>{ text }</span> }
+}
+
+/// `✓ safe` / `✗ unsafe`, coloured (the word carries the meaning).
+pub fn safety_badge(safety: Safety) -> Html {
+    badge(safety_badge_parts(safety))
+}
+
+pub fn liveness_badge(liveness: Liveness) -> Html {
+    badge(liveness_badge_parts(liveness))
 }
 
 /// One sentence that says what happened to the data.
@@ -98,55 +120,84 @@ pub fn metric_rows(metrics: &Metrics) -> Vec<(&'static str, &'static str, String
     ]
 }
 
+/// The verdict as markup: it depends on the run alone, so it is written once
+/// per run; a finding is a button that names its time in `data-seek`.
+fn verdict_markup(run: &RunRef) -> String {
+    let report = &run.report;
+    let metrics = &report.metrics;
+    let mut out = Svg::new();
+    out.raw(format_args!(
+        "<p class=\"verdict-head\"><span class=\"verdict-strategy\">{}</span>{}{}</p><p class=\"headline\">{}</p>",
+        Esc(&strategy_label(run.strategy)),
+        badge_markup(safety_badge_parts(report.safety)),
+        badge_markup(liveness_badge_parts(report.liveness)),
+        Esc(&headline(report))
+    ));
+    if let Some(expectation) = run.scenario.expect.get(&run.strategy) {
+        match report.check(expectation) {
+            Ok(()) => out.raw(format_args!("<p class=\"expect ok\">✓ As the scenario expects.</p>")),
+            Err(problem) => {
+                out.raw(format_args!("<p class=\"expect bad\">✗ Not as the scenario expects: {}.</p>", Esc(&problem)))
+            }
+        }
+    }
+    out.raw(format_args!("<dl class=\"metrics\">"));
+    for (key, name, value) in metric_rows(metrics) {
+        out.raw(format_args!(
+            "<div class=\"metric\" data-metric=\"{key}\"><dt>{name}</dt><dd>{}</dd></div>",
+            Esc(&value)
+        ));
+    }
+    out.raw(format_args!("</dl><h3 class=\"findings-title\">Findings ({})</h3>", report.findings.len()));
+    if report.findings.is_empty() {
+        out.raw(format_args!("<p class=\"hint\">Nothing notable: no overlap, no stale write, no missed period.</p>"));
+        return out.finish();
+    }
+    out.raw(format_args!("<ol class=\"findings\">"));
+    for finding in &report.findings {
+        let when = if finding.event == u32::MAX { "end".to_owned() } else { format::t_label(finding.at_ms) };
+        out.raw(format_args!(
+            "<li class=\"finding kind-{kind}\" data-kind=\"{kind}\"><button type=\"button\" class=\"finding-button\" data-seek=\"{}\" \
+             aria-label=\"{when}: {}. Move the cursor here.\"><span class=\"finding-time\">{when}</span>\
+             <span class=\"finding-text\">{}</span></button></li>",
+            finding.at_ms,
+            Esc(&finding.text),
+            Esc(&finding.text),
+            kind = finding.kind
+        ));
+    }
+    out.raw(format_args!("</ol>"));
+    out.finish()
+}
+
 #[function_component(Verdicts)]
 pub fn verdicts(props: &VerdictProps) -> Html {
     let run = &props.run;
     let report = &run.report;
     let metrics = &report.metrics;
-    let findings = report.findings.iter().map(|finding| {
-        let at_ms = finding.at_ms;
-        let onclick = props.dispatch.reform(move |_: MouseEvent| Action::Seek(at_ms));
-        let when = if finding.event == u32::MAX { "end".to_owned() } else { format::t_label(at_ms) };
-        let later = at_ms > props.cursor_ms;
-        html! {
-            <li class={classes!("finding", later.then_some("later"), format!("kind-{}", finding.kind))}
-                data-kind={finding.kind}>
-                <button class="finding-button" {onclick}
-                    aria-label={format!("{when}: {}. Move the cursor here.", finding.text)}>
-                    <span class="finding-time">{ when }</span>
-                    <span class="finding-text">{ finding.text.clone() }</span>
-                </button>
-            </li>
-        }
-    });
-    let expected = run.scenario.expect.get(&run.strategy).map(|expectation| match report.check(expectation) {
-        Ok(()) => html! { <p class="expect ok">{"✓ As the scenario expects."}</p> },
-        Err(problem) => html! { <p class="expect bad">{ format!("✗ Not as the scenario expects: {problem}.") }</p> },
-    });
+    let markup = use_memo(run.clone(), |run| AttrValue::from(verdict_markup(run)));
+    let onclick = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |event: MouseEvent| {
+            let at_ms = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|element| element.closest("[data-seek]").ok().flatten())
+                .and_then(|button| button.get_attribute("data-seek"))
+                .and_then(|text| text.parse::<u64>().ok());
+            if let Some(at_ms) = at_ms {
+                dispatch.emit(Action::Seek(at_ms));
+            }
+        })
+    };
     html! {
         <div class="verdicts" id="verdicts"
             data-safety={safety_word(report.safety)}
             data-liveness={liveness_word(report.liveness)}
             data-stale-accepted={metrics.stale_writes_accepted.to_string()}
-            data-stale-rejected={metrics.stale_writes_rejected.to_string()}>
-            <p class="verdict-head">
-                <span class="verdict-strategy">{ strategy_label(run.strategy) }</span>
-                { safety_badge(report.safety) }
-                { liveness_badge(report.liveness) }
-            </p>
-            <p class="headline">{ headline(report) }</p>
-            { for expected }
-            <dl class="metrics">
-                { for metric_rows(metrics).into_iter().map(|(key, name, value)| html! {
-                    <div class="metric" data-metric={key}><dt>{ name }</dt><dd>{ value }</dd></div>
-                }) }
-            </dl>
-            <h3 class="findings-title">{ format!("Findings ({})", report.findings.len()) }</h3>
-            if report.findings.is_empty() {
-                <p class="hint">{"Nothing notable: no overlap, no stale write, no missed period."}</p>
-            } else {
-                <ol class="findings">{ for findings }</ol>
-            }
+            data-stale-rejected={metrics.stale_writes_rejected.to_string()}
+            {onclick}>
+            { Html::from_html_unchecked((*markup).clone()) }
         </div>
     }
 }
