@@ -119,3 +119,67 @@ fn bad_input_is_one_clear_message_and_a_failing_exit() {
         assert!(stdout(&output).is_empty(), "{args:?} printed to stdout");
     }
 }
+
+#[test]
+fn explore_prints_the_contract_json_and_its_scenario_reruns() {
+    let output = locklab(&[
+        "explore",
+        "--strategy",
+        "redlock",
+        "--faults",
+        "gc_pause",
+        "--max-faults",
+        "1",
+        "--runs",
+        "3000",
+        "--format",
+        "json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    assert_eq!(result["found"], true);
+    assert_eq!(result["strategy"], "redlock");
+    assert!(result["runs"].as_u64() > Some(0));
+    let scenario = result["scenario"].to_string();
+    let path = temp_file("counterexample.json", &scenario);
+    let rerun = locklab(&["run", path.to_str().unwrap_or_default(), "--strategy", "redlock", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&rerun)).expect("valid report");
+    assert_eq!(report["results"][0]["safety"], "unsafe", "locklab run shows the same violation");
+
+    let none =
+        locklab(&["explore", "--strategy", "consensus", "--faults", "gc_pause", "--runs", "200", "--format", "json"]);
+    assert!(none.status.success(), "nothing found still exits 0");
+    let result: serde_json::Value = serde_json::from_str(&stdout(&none)).expect("valid JSON");
+    assert_eq!(result["found"], false);
+    assert!(result.get("scenario").is_none(), "no scenario when nothing was found");
+}
+
+#[test]
+fn render_writes_the_timeline_svg() {
+    let out = std::env::temp_dir().join(format!("locklab-cli-test-{}-figure.svg", std::process::id()));
+    let output =
+        locklab(&["render", "delayed-packet", "--strategy", "redlock", "--svg", out.to_str().unwrap_or_default()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let svg = std::fs::read_to_string(&out).expect("written");
+    assert!(svg.starts_with("<svg") && svg.contains("Delayed packet"));
+    assert!(svg.contains(r#"class="write accepted"#));
+}
+
+#[test]
+fn bad_explore_and_render_options_are_refused_clearly() {
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["explore"], "explore needs --strategy ID"),
+        (vec!["explore", "--strategy", "fencing", "--faults", "gc_pauses"], "unknown fault kind `gc_pauses`"),
+        (vec!["explore", "--strategy", "fencing", "--max-faults", "0"], "--max-faults 0 is out of range"),
+        (vec!["explore", "--strategy", "fencing", "--runs", "lots"], "--runs needs a whole number"),
+        (vec!["explore", "--strategy", "fencing", "--goal", "fast"], "unknown goal `fast`"),
+        (vec!["explore", "--strategy", "fencing", "--window", "9..3"], "must be non-empty"),
+        (vec!["render", "calm-night", "--svg", "/tmp/x.svg"], "render needs --strategy ID"),
+        (vec!["render", "calm-night", "--strategy", "fencing"], "render needs --svg OUT"),
+    ];
+    for (args, expected) in cases {
+        let output = locklab(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?} must fail");
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+}

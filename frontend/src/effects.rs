@@ -101,9 +101,9 @@ pub fn restore(strategy_text: &str, scenario_text: &str) -> Result<(Scenario, St
 /// Stores the scenario and strategy, and remembers them for a panic report.
 #[hook]
 pub fn use_persistence(state: &UseReducerHandle<LabState>) {
-    let scenario = state.scenario.clone();
-    let strategy = state.strategy;
-    use_effect_with((scenario, strategy), |(scenario, strategy)| {
+    // The run changes exactly when the scenario or the strategy does.
+    use_effect_with(state.run.clone(), |run| {
+        let (scenario, strategy) = (&run.scenario, &run.strategy);
         let json = scenario.to_json();
         if let Some(storage) = web_sys::window().and_then(|window| window.local_storage().ok().flatten()) {
             let _ = storage.set_item(SCENARIO_KEY, &json);

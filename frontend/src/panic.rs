@@ -32,7 +32,8 @@ pub fn remember(scenario_json: String, strategy: &'static str) {
 
 /// Installs the hook that shows the panel (and still logs to the console).
 pub fn install_hook() {
-    std::panic::set_hook(Box::new(|info| {
+    // Through Yew, which would otherwise replace any hook set before it renders.
+    yew::set_custom_panic_hook(Box::new(|info| {
         let message = info.to_string();
         web_sys::console::error_1(&format!("locklab panicked: {message}").into());
         let scenario = SCENARIO_JSON.with(|cell| cell.try_borrow().map(|json| json.clone()).unwrap_or_default());

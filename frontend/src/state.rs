@@ -130,7 +130,7 @@ pub enum Action {
 }
 
 /// The lab's state.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct LabState {
     pub scenario: Rc<Scenario>,
     pub strategy: StrategyId,
@@ -146,6 +146,26 @@ pub struct LabState {
     pub message: Option<Message>,
     /// Narrow screen: the topology stacks its columns tighter.
     pub narrow: bool,
+}
+
+/// Equal when nothing the user sees could differ: the scenario is compared by
+/// identity (a changed scenario is always a new `Rc`), which is cheap enough
+/// to do on every animation frame.
+impl PartialEq for LabState {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.scenario, &other.scenario)
+            && self.strategy == other.strategy
+            && self.run == other.run
+            && self.compare == other.compare
+            && self.cursor_ms == other.cursor_ms
+            && self.playing == other.playing
+            && self.speed_ratio == other.speed_ratio
+            && self.hidden_parties == other.hidden_parties
+            && self.hidden_kinds == other.hidden_kinds
+            && self.inject == other.inject
+            && self.message == other.message
+            && self.narrow == other.narrow
+    }
 }
 
 impl LabState {

@@ -144,7 +144,7 @@ pub fn app(props: &AppProps) -> Html {
                 </section>
                 <section class="panel script-panel" aria-labelledby="script-title">
                     <h2 id="script-title">{"Fault script"}</h2>
-                    <FaultScript scenario={state.scenario.clone()} cursor_ms={state.cursor_ms}
+                    <FaultScript run={run.clone()} cursor_ms={state.cursor_ms}
                         dispatch={dispatch.clone()} on_file={on_file.clone()} on_save={on_save.clone()} />
                 </section>
             </main>

@@ -6,6 +6,7 @@
 //! with the field named (`faults[2].duration_ms: …`) and the run is kept.
 
 use crate::format;
+use crate::lab::RunRef;
 use crate::state::{Action, Message, Tone};
 use crate::svg::{Esc, Svg};
 use locklab_engine::scenario::Target;
@@ -17,7 +18,8 @@ use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
 pub struct ScriptProps {
-    pub scenario: Rc<Scenario>,
+    /// The run whose scenario is edited.
+    pub run: RunRef,
     pub cursor_ms: u64,
     pub dispatch: Callback<Action>,
     pub on_file: Callback<web_sys::File>,
@@ -330,7 +332,7 @@ fn change_action(faults: &[Fault], index: usize, field: &str, text: &str) -> Act
 
 #[function_component(FaultScript)]
 pub fn fault_script(props: &ScriptProps) -> Html {
-    let scenario = &props.scenario;
+    let scenario = &props.run.scenario;
     let dispatch = &props.dispatch;
     let faults = &scenario.faults;
     let refocus: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
@@ -344,8 +346,8 @@ pub fn fault_script(props: &ScriptProps) -> Html {
             })
             .collect::<Vec<_>>()
     });
-    let rows = use_memo((scenario.clone(),), |(scenario,)| {
-        AttrValue::from(rows_markup(&scenario.faults, scenario.world.instances))
+    let rows = use_memo(props.run.clone(), |run| {
+        AttrValue::from(rows_markup(&run.scenario.faults, run.scenario.world.instances))
     });
     let on_rows_change = {
         let dispatch = dispatch.clone();
