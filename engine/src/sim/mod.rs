@@ -332,7 +332,7 @@ impl Sim {
             now_ms: 0,
             seq: 0,
             queue: BinaryHeap::new(),
-            log: Vec::new(),
+            log: Vec::with_capacity(4096),
             notices: VecDeque::new(),
             rng_network,
             rng_background,

@@ -17,7 +17,6 @@
 use super::{Action, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{EventKind, Owner, RedisCommand, RedisReply, RevokeReason};
 use crate::ids::{InstanceId, Party, RedisNodeId, RunId};
-use std::collections::BTreeSet;
 
 /// The lock key's entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +65,8 @@ pub(crate) struct RedisCluster {
     pub(crate) promoted: bool,
     failover_pending: bool,
     quorum: u8,
-    pub(crate) holders: BTreeSet<RunId>,
+    /// Who the lock service counts as holder: the run whose value is on a majority of its authorities.
+    pub(crate) holder: Option<RunId>,
 }
 
 impl RedisCluster {
@@ -80,7 +80,7 @@ impl RedisCluster {
             promoted: false,
             failover_pending: false,
             quorum: count / 2 + 1,
-            holders: BTreeSet::new(),
+            holder: None,
         }
     }
 
@@ -114,14 +114,31 @@ impl RedisCluster {
     }
 
     /// The nodes whose keys decide who holds the lock.
-    fn authorities(&self) -> Vec<&RedisNode> {
+    fn authorities(&self) -> &[RedisNode] {
         if self.nodes.len() > 1 {
-            return self.nodes.iter().collect();
+            return &self.nodes;
         }
         match &self.replica {
-            Some(replica) if self.promoted || self.failover_pending => vec![replica],
-            _ => self.nodes.iter().collect(),
+            Some(replica) if self.promoted || self.failover_pending => std::slice::from_ref(replica),
+            _ => &self.nodes,
         }
+    }
+
+    /// The run whose value sits on a majority of the authorities, counted without allocating.
+    fn majority_holder(&self) -> Option<RunId> {
+        let mut tally: [(Option<RunId>, u8); 5] = [(None, 0); 5];
+        for node in self.authorities().iter().filter(|node| node.up) {
+            let Some(entry) = node.lock else { continue };
+            if let Some(slot) = tally.iter_mut().find(|(run, _)| run.is_none() || *run == Some(entry.run)) {
+                *slot = (Some(entry.run), slot.1 + 1);
+            }
+        }
+        let mut winners = tally.iter().filter(|(run, count)| run.is_some() && *count >= self.quorum);
+        let holder = winners.next().and_then(|(run, _)| *run);
+        // Each node holds one value and two majorities of the same nodes cannot coexist: by the
+        // service's own truth there is never more than one holder (clients may still believe otherwise).
+        assert!(winners.next().is_none(), "the lock service counts two holders");
+        holder
     }
 
     fn replicates(&self, party: Party) -> bool {
@@ -373,32 +390,22 @@ impl Sim {
 
     /// Recomputes who the lock service counts as holder and logs the changes.
     pub(crate) fn redis_truth(&mut self, reason: RevokeReason) {
-        let mut counts: Vec<(RunId, u8)> = Vec::new();
-        for node in self.redis.authorities() {
-            if let (true, Some(entry)) = (node.up || node.party == Party::RedisReplica, node.lock) {
-                match counts.iter_mut().find(|(run, _)| *run == entry.run) {
-                    Some((_, count)) => *count += 1,
-                    None => counts.push((entry.run, 1)),
-                }
-            }
+        let holder = self.redis.majority_holder();
+        let before = std::mem::replace(&mut self.redis.holder, holder);
+        if before == holder {
+            return;
         }
-        let holders: BTreeSet<RunId> =
-            counts.into_iter().filter(|(_, count)| *count >= self.redis.quorum).map(|(run, _)| run).collect();
-        // Each node holds one value and two majorities of the same nodes cannot coexist: by the
-        // service's own truth there is never more than one holder (clients may still believe otherwise).
-        assert!(holders.len() <= 1, "the lock service counts two holders: {holders:?}");
-        let before = std::mem::replace(&mut self.redis.holders, holders.clone());
-        for run in before.difference(&holders) {
-            let record = &mut self.runs[run_index(*run)];
+        if let Some(run) = before {
+            let record = &mut self.runs[run_index(run)];
             record.granted = false;
             let instance = record.instance;
-            self.record(EventKind::Revoked { run: *run, instance, reason });
+            self.record(EventKind::Revoked { run, instance, reason });
         }
-        for run in holders.difference(&before) {
-            let record = &mut self.runs[run_index(*run)];
+        if let Some(run) = holder {
+            let record = &mut self.runs[run_index(run)];
             record.granted = true;
             let instance = record.instance;
-            self.record(EventKind::Granted { run: *run, instance, token: None });
+            self.record(EventKind::Granted { run, instance, token: None });
         }
     }
 }

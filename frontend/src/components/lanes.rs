@@ -48,6 +48,8 @@ impl Geometry {
 enum Row {
     Axis,
     Faults,
+    /// Labels for the stretches where two believed at once.
+    Overlap,
     Instance(InstanceId),
     Holder(Resource),
     Storage,
@@ -62,6 +64,7 @@ impl Row {
             (Row::Axis, true) => 4.0,
             (Row::Faults, false) => 22.0,
             (Row::Faults, true) => 14.0,
+            (Row::Overlap, _) => 14.0,
             (Row::Instance(_), false) => 42.0,
             (Row::Instance(_), true) => 24.0,
             (Row::Holder(Resource::Redis(_)), _) if compact => 9.0,
@@ -79,6 +82,9 @@ impl Row {
 
 fn rows(run: &RunRef, compact: bool) -> Vec<Row> {
     let mut rows = vec![Row::Axis, Row::Faults];
+    if !compact {
+        rows.push(Row::Overlap);
+    }
     rows.extend((0..run.timeline.instances).map(|index| Row::Instance(InstanceId(index))));
     let mut resources: Vec<Resource> = run.timeline.redis_nodes.iter().map(|party| Resource::Redis(*party)).collect();
     let mut used: Vec<Resource> = Vec::new();
@@ -215,9 +221,6 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
             );
             svg.raw(format_args!("<g class=\"overlap\">"));
             svg.rect("band", x, band_top, width, instances_to - band_top, &title);
-            if !compact && width > 60.0 {
-                svg.text(x + 3.0, band_top - 3.0, "band-label", None, "⚠ two believe they hold it");
-            }
             svg.raw(format_args!("</g>"));
         }
     }
@@ -268,6 +271,14 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                     let text = if compact { "⚡".to_owned() } else { format!("⚡ {}", short_fault(&mark.fault)) };
                     svg.text(x + 2.0, y + height - 6.0, "", None, &text);
                     svg.raw(format_args!("</g>"));
+                }
+            }
+            Row::Overlap => {
+                for span in &timeline.overlaps {
+                    let x = geometry.x(span.from_ms);
+                    let width = geometry.x(span.to_ms) - x;
+                    let text = if width > 120.0 { "⚠ two believe they hold it" } else { "⚠ two" };
+                    svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
                 }
             }
             Row::Instance(instance) => {

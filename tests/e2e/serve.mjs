@@ -1,0 +1,57 @@
+// A tiny static file server for dist/: localhost only, no dependencies, no
+// request ever leaves the machine. Used by the end-to-end tests (on an
+// ephemeral port) and by scripts/serve.sh (on a fixed one).
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+
+/** Serves `root` on 127.0.0.1:`port` (0: any free port); resolves to { url, close }. */
+export function serveDist(root, port = 0) {
+  const base = resolve(root);
+  const server = createServer(async (request, response) => {
+    try {
+      const path = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      let file = normalize(join(base, path));
+      if (!file.startsWith(base)) {
+        response.writeHead(403).end('forbidden');
+        return;
+      }
+      if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
+      const body = await readFile(file);
+      response.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-cache',
+      });
+      response.end(body);
+    } catch {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address();
+      done({ url: `http://127.0.0.1:${bound}/`, close: () => new Promise((closed) => server.close(closed)) });
+    });
+  });
+}
+
+// As a program: node tests/e2e/serve.mjs [dir] [port]
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [dir = 'dist', port = '8080'] = process.argv.slice(2);
+  const { url } = await serveDist(dir, Number(port));
+  console.log(`locklab is served at ${url} (Ctrl+C to stop)`);
+}
