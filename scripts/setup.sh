@@ -38,5 +38,7 @@ if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
   fi
+  # Trunk builds offline (Trunk.toml): every crate the lab needs must already be here.
+  cargo fetch --locked --quiet
 fi
 say "ready"

@@ -323,3 +323,15 @@ pub fn file_name_for(scenario: &Scenario) -> String {
     let slug = slug.trim_end_matches('-');
     if slug.is_empty() { "locklab-scenario.json".to_owned() } else { format!("{slug}.json") }
 }
+
+/// Marks the first render on the page's root element (`data-first-render-ms`,
+/// milliseconds since navigation), for the benchmark of the first interactive render.
+pub fn mark_first_render() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let now_ms = window.performance().map_or(0.0, |performance| performance.now());
+    if let Some(root) = window.document().and_then(|document| document.document_element()) {
+        let _ = root.set_attribute("data-first-render-ms", &crate::svg::Num(now_ms).to_string());
+    }
+}

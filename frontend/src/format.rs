@@ -47,7 +47,11 @@ pub fn duration(ms: u64) -> String {
         format!("{ms} ms")
     } else if ms < 60_000 {
         let tenths = ms / 100;
-        if tenths % 10 == 0 { format!("{} s", tenths / 10) } else { format!("{}.{} s", tenths / 10, tenths % 10) }
+        if tenths.is_multiple_of(10) {
+            format!("{} s", tenths / 10)
+        } else {
+            format!("{}.{} s", tenths / 10, tenths % 10)
+        }
     } else {
         let seconds = ms / 1000;
         let (minutes, rest) = (seconds / 60, seconds % 60);

@@ -65,9 +65,8 @@ pub fn show_panel(message: &str, strategy: &str, scenario_json: &str) {
     let _ = panel.set_attribute("role", "alert");
     let _ = panel.set_attribute("aria-labelledby", "panic-title");
     let parts = [
-        element("h2", "The lab crashed").map(|title| {
+        element("h2", "The lab crashed").inspect(|title| {
             title.set_id("panic-title");
-            title
         }),
         element(
             "p",
@@ -75,20 +74,19 @@ pub fn show_panel(message: &str, strategy: &str, scenario_json: &str) {
              This is a bug in the lab, not in your scenario. The scenario that was running is below; \
              copy it to reproduce the crash.",
         ),
-        element("pre", message).map(|pre| {
+        element("pre", message).inspect(|pre| {
             pre.set_class_name("panic-message");
-            pre
         }),
         element("p", &format!("Strategy: {}", if strategy.is_empty() { "(none)" } else { strategy })),
-        element("pre", if scenario_json.is_empty() { "(no scenario loaded yet)" } else { scenario_json }).map(|pre| {
-            pre.set_class_name("panic-scenario");
-            pre
-        }),
-        element("a", "Reset the lab").map(|link| {
+        element("pre", if scenario_json.is_empty() { "(no scenario loaded yet)" } else { scenario_json }).inspect(
+            |pre| {
+                pre.set_class_name("panic-scenario");
+            },
+        ),
+        element("a", "Reset the lab").inspect(|link| {
             let _ = link.set_attribute("href", "?reset");
             link.set_class_name("button primary");
             link.set_id("panic-reset");
-            link
         }),
     ];
     for part in parts.into_iter().flatten() {

@@ -280,7 +280,7 @@ impl LabState {
             }
         };
         let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
-        let mut scenario = (*self.scenario).clone();
+        let mut scenario = changed((*self.scenario).clone());
         scenario.faults.extend(faults);
         let what = format!("Injecting \"{}\"", described.join("; "));
         let mut next = self.try_scenario(scenario, &what);
@@ -320,6 +320,21 @@ impl LabState {
         self.cursor_ms = at_ms.min(self.duration_ms());
         self
     }
+}
+
+/// A scenario the user has changed: the built-in's promised outcome and its
+/// story no longer describe it, so they go, and the name says it was changed.
+fn changed(mut scenario: Scenario) -> Scenario {
+    scenario.expect.clear();
+    scenario.description = None;
+    if !scenario.name.ends_with(" (changed)") {
+        scenario.name = if scenario.name.is_empty() {
+            "Scenario (changed)".to_owned()
+        } else {
+            format!("{} (changed)", scenario.name)
+        };
+    }
+    scenario
 }
 
 /// Parses a fault target as the format writes it.
@@ -391,14 +406,14 @@ impl Reducible for LabState {
             }
             Action::Reset => LabState { cursor_ms: 0, playing: false, message: None, ..state },
             Action::SetSeed(seed) => {
-                let mut scenario = (*state.scenario).clone();
+                let mut scenario = changed((*state.scenario).clone());
                 scenario.seed = seed;
                 state.try_scenario(scenario, "The seed")
             }
             Action::SetInject(inject) => LabState { inject, ..state },
             Action::Inject(kind) => state.inject(kind),
             Action::SetFaults(faults) => {
-                let mut scenario = (*state.scenario).clone();
+                let mut scenario = changed((*state.scenario).clone());
                 scenario.faults = faults;
                 state.try_scenario(scenario, "That change to the fault script")
             }

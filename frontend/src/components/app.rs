@@ -36,6 +36,7 @@ pub fn app(props: &AppProps) -> Html {
     effects::use_narrow_screen(dispatch.clone());
     let crash_test = props.boot.crash_test;
     use_effect_with((), move |()| {
+        effects::mark_first_render();
         if crash_test {
             panic!("a deliberate crash, asked for by #crash-test in the address");
         }

@@ -117,7 +117,7 @@ fn charts(run: &RunRef) -> Vec<Chart> {
         Chart {
             id: "chart-latency",
             title: "Background query latency (slowest)",
-            caption: "Other services' INSERTs into job_events take FOR KEY SHARE on the jobs row; FOR UPDATE makes them wait.",
+            caption: "Other services' INSERTs into job_events take FOR KEY SHARE on the jobs row; FOR UPDATE makes them wait. The log records a query only when it had to wait.",
             limit: None,
             path: step_path(&latency, latency_top),
             peak: format!("peak {} · {failed_total} failed", latency_text(peak(&latency))),

@@ -65,7 +65,7 @@ fn visible(run: &RunRef, hidden_parties: &[String], hidden_kinds: &[String]) -> 
 
 #[function_component(EventLog)]
 pub fn event_log(props: &EventLogProps) -> Html {
-    let vocabulary = use_memo(props.run.clone(), |run| vocabulary(run));
+    let vocabulary = use_memo(props.run.clone(), vocabulary);
     let shown = use_memo(
         (props.run.clone(), props.hidden_parties.clone(), props.hidden_kinds.clone()),
         |(run, parties, kinds)| visible(run, parties, kinds),

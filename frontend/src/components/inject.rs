@@ -145,14 +145,20 @@ fn duration_text(ms: i64) -> String {
 }
 
 /// The form's markup for the chosen target.
-fn form_markup(props: &InjectProps, target: &str, inside: bool) -> String {
-    let params = &props.params;
-    let service = lock_service(props.strategy);
+fn form_markup(
+    params: &InjectParams,
+    strategy: StrategyId,
+    instances: u8,
+    replica: bool,
+    target: &str,
+    inside: bool,
+) -> String {
+    let service = lock_service(strategy);
     let mut form = Form { svg: Svg::new(), params, disabled: if inside { "" } else { " disabled" } };
     form.svg.raw(format_args!(
         "<fieldset class=\"targets\"><legend>Strike</legend><div class=\"chips\" role=\"radiogroup\" aria-label=\"Strike\">"
     ));
-    for (name, text) in targets(props.strategy, props.instances, props.replica) {
+    for (name, text) in targets(strategy, instances, replica) {
         let chosen = name == target;
         form.svg.raw(format_args!(
             "<label for=\"target-{name}\" class=\"chip radio-chip{}\"><input type=\"radio\" name=\"fault-target\" id=\"target-{name}\" value=\"{name}\" data-target=\"{name}\"{}><span>{}</span></label>",
@@ -216,7 +222,7 @@ fn form_markup(props: &InjectProps, target: &str, inside: bool) -> String {
         form.row_end();
         form.row_start();
         form.button("failover", &format!("Fail {target} over"));
-        form.note(if target == "redis-1" && props.replica {
+        form.note(if target == "redis-1" && replica {
             "the replica is promoted with whatever it had received"
         } else {
             "no replica to promote: it comes back empty"
@@ -261,7 +267,13 @@ pub fn inject_panel(props: &InjectProps) -> Html {
         "holder".to_owned()
     };
     let inside = props.cursor_ms < props.duration_ms;
-    let markup = form_markup(props, &target, inside);
+    // The form changes with its inputs, not with the cursor: written once per change.
+    let markup = use_memo(
+        (props.params.clone(), props.strategy, props.instances, props.replica, target.clone(), inside),
+        |(params, strategy, instances, replica, target, inside)| {
+            AttrValue::from(form_markup(params, *strategy, *instances, *replica, target, *inside))
+        },
+    );
 
     let onclick = {
         let dispatch = props.dispatch.clone();
@@ -315,7 +327,7 @@ pub fn inject_panel(props: &InjectProps) -> Html {
                 </span>
             </p>
             <div class="inject-controls" {onclick} {onchange}>
-                { Html::from_html_unchecked(AttrValue::from(markup)) }
+                { Html::from_html_unchecked((*markup).clone()) }
             </div>
         </div>
     }

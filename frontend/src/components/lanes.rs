@@ -62,7 +62,7 @@ impl Row {
         match (self, compact) {
             (Row::Axis, false) => 22.0,
             (Row::Axis, true) => 4.0,
-            (Row::Faults, false) => 22.0,
+            (Row::Faults, false) => 30.0,
             (Row::Faults, true) => 14.0,
             (Row::Overlap, _) => 14.0,
             (Row::Instance(_), false) => 42.0,
@@ -112,7 +112,7 @@ fn rows(run: &RunRef, compact: bool) -> Vec<Row> {
 pub fn geometry(run: &RunRef, compact: bool, narrow: bool) -> Geometry {
     let (width, gutter, font) = match (compact, narrow) {
         (true, _) => (600.0, 58.0, 11.0),
-        (false, true) => (460.0, 66.0, 12.0),
+        (false, true) => (380.0, 46.0, 12.5),
         (false, false) => (1000.0, 96.0, 11.5),
     };
     let height: f64 = rows(run, compact).iter().map(|row| row.height(compact)).sum::<f64>() + 4.0;
@@ -132,11 +132,13 @@ fn instance_class(instance: InstanceId) -> &'static str {
         .unwrap_or("inst-0")
 }
 
-fn resource_label(resource: Resource) -> String {
-    match resource {
-        Resource::Redis(party) => format!("{party} key"),
-        Resource::RowLock => "row lock".to_owned(),
-        Resource::Lease => "lease key".to_owned(),
+fn resource_label(resource: Resource, short: bool) -> String {
+    match (resource, short) {
+        (Resource::Redis(party), false) => format!("{party} key"),
+        (Resource::Redis(party), true) => party.to_string().replace("redis-", "r"),
+        (Resource::RowLock, false) => "row lock".to_owned(),
+        (Resource::RowLock, true) => "row".to_owned(),
+        (Resource::Lease, _) => "lease".to_owned(),
     }
 }
 
@@ -188,6 +190,7 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
         .map(|finding| finding.event)
         .collect();
     let hatch = format!("hatch-{}{}", run.strategy.name(), if compact { "-small" } else { "" });
+    let reused = reused_tokens(timeline);
     let mut svg = Svg::new();
     svg.raw(format_args!(
         "<svg class=\"lanes{}\" viewBox=\"0 0 {} {}\" font-size=\"{}\" aria-hidden=\"true\">\
@@ -248,8 +251,10 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
             }
             Row::Faults => {
                 if !compact {
-                    svg.text(4.0, y + 15.0, "lane-label", None, "faults");
+                    svg.text(4.0, y + 15.0, "lane-label", None, if narrow { "fault" } else { "faults" });
                 }
+                // Labels that would run into the one before go up a line, or stay a bare ⚡.
+                let mut line_ends = [f64::MIN; 2];
                 for mark in &timeline.faults {
                     let x = geometry.x(mark.at_ms);
                     let title = if mark.targets.is_empty() {
@@ -268,8 +273,18 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                         Esc(&title)
                     ));
                     svg.line("", x, y, x, geometry.height);
-                    let text = if compact { "⚡".to_owned() } else { format!("⚡ {}", short_fault(&mark.fault)) };
-                    svg.text(x + 2.0, y + height - 6.0, "", None, &text);
+                    let full = format!("⚡ {}", short_fault(&mark.fault));
+                    let width = full.chars().count() as f64 * geometry.font * 0.62;
+                    let line = line_ends.iter().position(|end| *end < x);
+                    let (text, line) = match (compact, line) {
+                        (false, Some(line)) => (full, line),
+                        _ => ("⚡".to_owned(), 0),
+                    };
+                    if text.len() > 4 {
+                        line_ends[line] = x + width;
+                    }
+                    let line_y = y + height - 6.0 - 10.0 * line as f64;
+                    svg.text(x + 2.0, line_y, "", None, &text);
                     svg.raw(format_args!("</g>"));
                 }
             }
@@ -287,7 +302,7 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                     if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
                 svg.line("lane-rule", 0.0, y + height, right, y + height);
                 svg.text(4.0, belief_y + belief_h - 3.0, "lane-label strong", None, &instance.to_string());
-                if !compact {
+                if !compact && !narrow {
                     svg.text(18.0, belief_y + belief_h - 3.0, "lane-sub", None, "believes");
                     svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
                 }
@@ -329,8 +344,14 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                         format::t_label(span.span.to_ms)
                     );
                     svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
+                    let twice = span.token.is_some_and(|token| reused.contains(&token));
                     if !compact && width > 34.0 {
-                        let text = span.token.map_or_else(|| "holds".to_owned(), |token| format!("tok {token}"));
+                        let text = match span.token {
+                            Some(token) if twice && width > 110.0 => format!("tok {token} ⚠ handed out twice"),
+                            Some(token) if twice => format!("tok {token} ⚠"),
+                            Some(token) => format!("tok {token}"),
+                            None => "holds".to_owned(),
+                        };
                         svg.text(x + 3.0, belief_y + belief_h - 4.0, "bar-label", None, &text);
                     }
                 }
@@ -348,13 +369,13 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
             }
             Row::Holder(resource) => {
                 let label_class = if compact { "lane-label tiny" } else { "lane-label" };
-                svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource));
+                svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
                 for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
                     let x = geometry.x(span.span.from_ms);
                     let width = geometry.x(span.span.to_ms) - x;
                     let title = format!(
                         "{} held by {} from {} to {}",
-                        resource_label(*resource),
+                        resource_label(*resource, false),
                         span.holder,
                         format::t_label(span.span.from_ms),
                         format::t_label(span.span.to_ms)
@@ -374,7 +395,13 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
             }
             Row::Storage | Row::Rows => {
                 let storage = *row == Row::Storage;
-                svg.text(4.0, y + height - 6.0, "lane-label", None, if storage { "storage" } else { "db rows" });
+                let label = match (storage, narrow) {
+                    (true, false) => "storage",
+                    (true, true) => "store",
+                    (false, false) => "db rows",
+                    (false, true) => "rows",
+                };
+                svg.text(4.0, y + height - 6.0, "lane-label", None, label);
                 for write in timeline
                     .writes
                     .iter()
@@ -423,6 +450,25 @@ pub fn lanes(props: &LanesProps) -> Html {
         AttrValue::from(lanes_svg(run, *compact, *narrow))
     });
     Html::from_html_unchecked((*markup).clone())
+}
+
+/// Tokens the lock service handed to more than one run: it forgot the
+/// counter (a failover to a replica that had not caught up, a restart
+/// without persistence), and a fencing token is only as good as its counter.
+pub fn reused_tokens(timeline: &locklab_engine::view::Timeline) -> Vec<locklab_engine::ids::Token> {
+    let mut first_run = Vec::new();
+    let mut reused = Vec::new();
+    for span in &timeline.beliefs {
+        let Some(token) = span.token else {
+            continue;
+        };
+        match first_run.iter().find(|(seen, _)| *seen == token) {
+            Some((_, run)) if *run != span.run && !reused.contains(&token) => reused.push(token),
+            Some(_) => {}
+            None => first_run.push((token, span.run)),
+        }
+    }
+    reused
 }
 
 /// A fault in a few words for the marker.

@@ -7,7 +7,6 @@ use crate::format;
 use crate::lab::RunRef;
 use crate::state::Action;
 use crate::svg::Num;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -24,9 +23,10 @@ pub struct TimelineProps {
     pub label: Option<AttrValue>,
 }
 
-/// The fraction of the element's width at a pointer event.
-fn pointer_fraction(event: &PointerEvent) -> Option<f64> {
-    let element = event.current_target()?.dyn_into::<web_sys::Element>().ok()?;
+/// The fraction of `element`'s width at a pointer event. (Yew delegates
+/// events, so the event's current target is not the timeline itself.)
+fn pointer_fraction(element: &NodeRef, event: &PointerEvent) -> Option<f64> {
+    let element = element.cast::<web_sys::Element>()?;
     let rect = element.get_bounding_client_rect();
     if rect.width() <= 0.0 {
         return None;
@@ -38,23 +38,22 @@ fn pointer_fraction(event: &PointerEvent) -> Option<f64> {
 pub fn timeline(props: &TimelineProps) -> Html {
     let run = &props.run;
     let geometry = geometry(run, props.compact, props.narrow);
+    let node = use_node_ref();
     let seek = {
         let dispatch = props.dispatch.clone();
+        let node = node.clone();
         move |event: &PointerEvent| {
-            if let Some(fraction) = pointer_fraction(event) {
+            if let Some(fraction) = pointer_fraction(&node, event) {
                 dispatch.emit(Action::Seek(geometry.time_at(fraction)));
             }
         }
     };
     let on_down = {
         let seek = seek.clone();
+        let node = node.clone();
         Callback::from(move |event: PointerEvent| {
-            if let Some(element) = event.current_target().and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-            {
+            if let Some(element) = node.cast::<web_sys::Element>() {
                 let _ = element.set_pointer_capture(event.pointer_id());
-                if let Some(element) = element.dyn_ref::<web_sys::HtmlElement>() {
-                    let _ = element.focus();
-                }
             }
             event.prevent_default();
             seek(&event);
@@ -71,7 +70,8 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let value_text = format!("{} of {}", format::t_label(props.cursor_ms), format::elapsed(run.duration_ms()));
     let name = props.label.clone().unwrap_or_else(|| AttrValue::from("Time cursor"));
     html! {
-        <div class={classes!("timeline", props.compact.then_some("compact"))}
+        <>
+        <div ref={node} class={classes!("timeline", props.compact.then_some("compact"))}
             role="slider" tabindex="0" aria-label={name}
             aria-valuemin="0" aria-valuemax={run.duration_ms().to_string()}
             aria-valuenow={props.cursor_ms.to_string()} aria-valuetext={value_text}
@@ -88,5 +88,16 @@ pub fn timeline(props: &TimelineProps) -> Html {
                 }
             </svg>
         </div>
+        if !props.compact {
+            <ul class="timeline-legend" aria-label="How to read the timeline">
+                <li><span class="key key-belief" aria-hidden="true"></span>{"solid: the instance believes it holds the lock (tok = its token)"}</li>
+                <li><span class="key key-grant" aria-hidden="true"></span>{"outline: the lock service counts it as holder"}</li>
+                <li><span class="key key-overlap" aria-hidden="true"></span>{"shaded ⚠: two believe at once"}</li>
+                <li><span class="key key-paused" aria-hidden="true"></span>{"hatched: GC pause"}</li>
+                <li>{"✓ write accepted · ✗ rejected (tokens) · ✉ Slack post · ⚡ fault"}</li>
+                <li>{"Click or drag to move the cursor; ←/→ step, shift+←/→ scrub."}</li>
+            </ul>
+        }
+        </>
     }
 }

@@ -7,7 +7,7 @@ use crate::format;
 use crate::lab::RunRef;
 use crate::svg::{Esc, Num, Svg};
 use locklab_engine::event::{BackgroundOutcome, DbClient, RowLockMode, RunPhase};
-use locklab_engine::ids::Party;
+use locklab_engine::ids::{Party, Token};
 use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
 use locklab_engine::{Fault, StrategyId};
 use yew::prelude::*;
@@ -28,21 +28,30 @@ struct Layout {
     pad: f64,
     gap: f64,
     font: f64,
+    single: bool,
 }
 
 impl Layout {
     fn new(narrow: bool) -> Layout {
         if narrow {
-            Layout { width: 360.0, column: 158.0, line: 14.0, pad: 6.0, gap: 8.0, font: 10.5 }
+            // One column: the cards stack under each other, the bus runs down the left.
+            Layout { width: 340.0, column: 314.0, line: 15.0, pad: 6.0, gap: 8.0, font: 11.5, single: true }
         } else {
-            Layout { width: 720.0, column: 296.0, line: 17.0, pad: 8.0, gap: 10.0, font: 13.0 }
+            Layout { width: 720.0, column: 296.0, line: 17.0, pad: 8.0, gap: 10.0, font: 13.0, single: false }
         }
     }
     fn bus_x(&self) -> f64 {
-        self.width / 2.0
+        if self.single { 10.0 } else { self.width / 2.0 }
+    }
+    fn left_x(&self) -> f64 {
+        if self.single { 26.0 } else { 0.0 }
     }
     fn right_x(&self) -> f64 {
-        self.width - self.column
+        if self.single { 26.0 } else { self.width - self.column }
+    }
+    /// Where the instances' cards meet the bus.
+    fn left_edge(&self) -> f64 {
+        if self.single { self.left_x() } else { self.column }
     }
 }
 
@@ -67,12 +76,13 @@ fn instance_lines(
     at_ms: u64,
     origin: &str,
     pool_size: u8,
+    reused: &[Token],
 ) -> (String, &'static str, Vec<(String, &'static str)>) {
     let (state, tone) = match view.process {
         ProcessView::Running => ("● running".to_owned(), "running"),
         ProcessView::Paused { until_ms } => (
             format!(
-                "⏸ GC pause, {} left",
+                "❚❚ GC pause, {} left",
                 format::countdown(i64::try_from(until_ms.saturating_sub(at_ms)).unwrap_or(0))
             ),
             "paused",
@@ -105,6 +115,9 @@ fn instance_lines(
         clock.push_str(&format!(" ({})", format::offset(offset)));
     }
     let belief = match view.belief {
+        Some((_, Some(token))) if reused.contains(&token) => {
+            (format!("“I hold the lock, token {token}” ⚠ handed out twice"), "belief holds wrong")
+        }
         Some((_, Some(token))) => (format!("“I hold the lock, token {token}”"), "belief holds"),
         Some((_, None)) => ("“I hold the lock”".to_owned(), "belief holds"),
         None => ("“I don't hold the lock”".to_owned(), "belief"),
@@ -365,7 +378,7 @@ fn draw_card(svg: &mut Svg, card: &Card, x: f64, layout: Layout, extra_class: &s
 /// Where a party's card meets the network bus.
 fn anchor(party: Party, left: &[Card], right: &[Card], layout: Layout) -> Option<(f64, f64)> {
     if let Some(card) = left.iter().find(|card| card.party == Some(party)) {
-        return Some((layout.column, card.y + card.height / 2.0));
+        return Some((layout.left_edge(), card.y + card.height / 2.0));
     }
     right.iter().find(|card| card.party == Some(party)).map(|card| (layout.right_x(), card.y + card.height / 2.0))
 }
@@ -447,7 +460,7 @@ fn diagram_svg(left: &[Card], right: &[Card], world: &WorldAt, cut: &[Party], la
         Num(layout.font)
     ));
     svg.line("bus", bus_x, 0.0, bus_x, height);
-    if let Some(lb) = left.first() {
+    if let (false, Some(lb)) = (layout.single, left.first()) {
         for card in left.iter().skip(1) {
             svg.raw(format_args!(
                 "<path class=\"lb-wire\" d=\"M 4 {} V {} H 0\"/>",
@@ -459,12 +472,12 @@ fn diagram_svg(left: &[Card], right: &[Card], world: &WorldAt, cut: &[Party], la
     for (card, is_left) in left.iter().skip(1).map(|card| (card, true)).chain(right.iter().map(|card| (card, false))) {
         let y = card.y + card.height / 2.0;
         let class = if card.party.is_some_and(|party| cut.contains(&party)) { "wire cut" } else { "wire" };
-        let (x1, x2) = if is_left { (layout.column, bus_x) } else { (bus_x, layout.right_x()) };
+        let (x1, x2) = if is_left { (layout.left_edge(), bus_x) } else { (bus_x, layout.right_x()) };
         svg.line(class, x1, y, x2, y);
     }
     for card in left {
         let class = card.party.map_or("", instance_class);
-        draw_card(&mut svg, card, 0.0, layout, class);
+        draw_card(&mut svg, card, layout.left_x(), layout, class);
     }
     for card in right {
         draw_card(&mut svg, card, layout.right_x(), layout, "service");
@@ -503,6 +516,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     let layout = Layout::new(props.narrow);
     let origin = &run.scenario.clock_origin;
     let pool_size = run.scenario.world.db_pool_size;
+    let reused = crate::components::lanes::reused_tokens(&run.timeline);
 
     let mut left: Vec<Card> = vec![Card {
         party: None,
@@ -513,12 +527,12 @@ pub fn topology(props: &TopologyProps) -> Html {
         height: 0.0,
     }];
     for view in &world.instances {
-        let (title, tone, lines) = instance_lines(view, props.cursor_ms, origin, pool_size);
+        let (title, tone, lines) = instance_lines(view, props.cursor_ms, origin, pool_size, &reused);
         left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
     }
     let mut right = service_cards(&world, run, layout);
-    stack(&mut left, layout, 0.0);
-    stack(&mut right, layout, 0.0);
+    let left_bottom = stack(&mut left, layout, 0.0);
+    stack(&mut right, layout, if layout.single { left_bottom } else { 0.0 });
     let network = network_now(run, props.cursor_ms);
     let cut: Vec<Party> = network.iter().flat_map(|(_, parties)| parties.iter().copied()).collect();
     let diagram = Html::from_html_unchecked(AttrValue::from(diagram_svg(&left, &right, &world, &cut, layout)));

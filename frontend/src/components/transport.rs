@@ -60,7 +60,7 @@ pub fn transport(props: &TransportProps) -> Html {
     html! {
         <div class="transport" role="toolbar" aria-label="Playback">
             <button id="reset" onclick={on_reset} title="Back to the start, paused">
-                <span aria-hidden="true">{"⏮ "}</span>{"Reset"}
+                <span aria-hidden="true">{"↺ "}</span>{"Reset"}
             </button>
             <button id="step-back" onclick={on_back} title="Previous event (←)" aria-label="Step back to the previous event">
                 <span aria-hidden="true">{"◀|"}</span>

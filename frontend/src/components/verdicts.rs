@@ -97,8 +97,17 @@ pub fn headline(report: &StrategyReport) -> String {
             metrics.duplicate_side_effects
         ));
     }
-    if parts.is_empty() {
-        parts.push("Every period's report was written once, by one run.".to_owned());
+    if metrics.background_query_timeouts > 0 {
+        parts.push(format!(
+            "{} of the other services' queries failed waiting behind the jobs row lock.",
+            metrics.background_query_timeouts
+        ));
+    }
+    if metrics.missed_periods > 0 {
+        parts.push(format!("{} period(s) got no report by the end of the run.", metrics.missed_periods));
+    }
+    if metrics.stale_writes_accepted == 0 && metrics.corrupted_reports == 0 && metrics.missed_periods == 0 {
+        parts.insert(0, "Every period's report is intact and from one run.".to_owned());
     }
     parts.join(" ")
 }

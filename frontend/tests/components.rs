@@ -1,0 +1,191 @@
+//! Component tests of the browser lab, run by `wasm-bindgen-test` in headless
+//! Chromium: the reducer's rules, the pieces drawn from a run, the error
+//! panel, and the whole app mounted and clicked.
+
+use locklab_engine::{Scenario, StrategyId, builtin};
+use locklab_frontend::components::app::{App, AppProps};
+use locklab_frontend::components::lanes::lanes_svg;
+use locklab_frontend::effects::{Boot, restore};
+use locklab_frontend::lab::{LabRun, RunRef};
+use locklab_frontend::state::{Action, InjectKind, LabState, Tone};
+use locklab_frontend::{format, panic};
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+use yew::Reducible;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn calm_night() -> Scenario {
+    Scenario::from_json(builtin::find("calm-night").expect("the calm night is built in").text).unwrap()
+}
+
+fn reduce(state: LabState, actions: impl IntoIterator<Item = Action>) -> LabState {
+    let mut state = Rc::new(state);
+    for action in actions {
+        state = state.reduce(action);
+    }
+    (*state).clone()
+}
+
+#[wasm_bindgen_test]
+fn injecting_at_the_cursor_forks_the_run_and_keeps_the_past() {
+    let before = LabState::new(calm_night(), StrategyId::Fencing);
+    let after = reduce(before.clone(), [Action::Seek(9_000), Action::Inject(InjectKind::GcPause)]);
+    assert_eq!(after.scenario.faults.len(), 1, "one fault was added");
+    assert_eq!(after.scenario.faults[0].at_ms(), 9_000, "at the cursor");
+    assert_eq!(after.message.as_ref().map(|message| message.tone), Some(Tone::Info));
+    let prefix = |state: &LabState| -> Vec<String> {
+        state.run.log.iter().filter(|event| event.at_ms < 9_000).map(ToString::to_string).collect()
+    };
+    assert_eq!(prefix(&before), prefix(&after), "the run before the cursor does not change");
+    assert_ne!(before.run.digest, after.run.digest, "the run after it does");
+}
+
+#[wasm_bindgen_test]
+fn a_bad_scenario_is_refused_by_name_and_the_run_is_kept() {
+    let state = LabState::new(calm_night(), StrategyId::Redlock);
+    let text =
+        r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "z", "duration_ms": 1}]}"#;
+    let after =
+        reduce(state.clone(), [Action::LoadScenario { text: text.to_owned(), source: "the file bad.json".to_owned() }]);
+    let message = after.message.expect("a message");
+    assert_eq!(message.tone, Tone::Error);
+    assert!(message.text.contains("unknown party `z`"), "{}", message.text);
+    assert!(message.text.contains("bad.json"), "{}", message.text);
+    assert_eq!(after.run, state.run, "the same run, not even recomputed");
+}
+
+#[wasm_bindgen_test]
+fn an_out_of_range_fault_edit_names_the_field() {
+    let state = reduce(
+        LabState::new(calm_night(), StrategyId::Fencing),
+        [Action::Seek(10_000), Action::Inject(InjectKind::GcPause)],
+    );
+    let mut faults = state.scenario.faults.clone();
+    faults[0] = locklab_frontend::components::script::with_field(&faults[0], "duration_ms", "0").unwrap();
+    let after = reduce(state.clone(), [Action::SetFaults(faults)]);
+    let message = after.message.expect("a message");
+    assert!(message.text.contains("faults[0].duration_ms"), "{}", message.text);
+    assert_eq!(after.run, state.run);
+    assert!(
+        locklab_frontend::components::script::with_field(&state.scenario.faults[0], "duration_ms", "soon").is_err()
+    );
+}
+
+#[wasm_bindgen_test]
+fn stepping_and_scrubbing_stay_inside_the_run() {
+    let state = LabState::new(calm_night(), StrategyId::Fencing);
+    let first = state.run.log[0].at_ms;
+    let stepped = reduce(state.clone(), [Action::StepForward]);
+    assert_eq!(stepped.cursor_ms, first, "step lands on the first event");
+    let back = reduce(stepped, [Action::StepBack, Action::StepBack]);
+    assert_eq!(back.cursor_ms, 0);
+    let end = reduce(state.clone(), [Action::ScrubPercent(250)]);
+    assert_eq!(end.cursor_ms, state.duration_ms(), "scrubbing stops at the end");
+    let playing = reduce(state, [Action::TogglePlay, Action::Advance(u64::MAX)]);
+    assert!(!playing.playing, "playback stops at the end");
+}
+
+#[wasm_bindgen_test]
+fn the_lanes_show_a_rejected_write_with_both_tokens() {
+    let mut scenario = calm_night();
+    scenario.faults = vec![locklab_engine::Fault::GcPause {
+        at_ms: 9_000,
+        target: locklab_engine::scenario::Target::Holder,
+        duration_ms: 90_000,
+    }];
+    let run = RunRef(Rc::new(LabRun::compute(Rc::new(scenario), StrategyId::Fencing)));
+    let svg = lanes_svg(&run, false, false);
+    let rejected = run
+        .timeline
+        .writes
+        .iter()
+        .find(|write| matches!(write.verdict, locklab_engine::view::WriteVerdict::Rejected { .. }))
+        .expect("fencing rejects the paused holder's write");
+    let label = locklab_frontend::svg::Esc(&rejected.label()).to_string();
+    assert!(svg.contains(&label), "the lane labels the rejected write: {label}");
+    assert!(svg.contains("⚠ two"), "the overlap is labelled, not only shaded");
+    assert!(!svg.contains("<script"), "markup is escaped");
+}
+
+#[wasm_bindgen_test]
+fn stored_state_that_does_not_parse_is_reported() {
+    assert!(restore("fencing", &calm_night().to_json()).is_ok());
+    let error = restore("fencin", &calm_night().to_json()).unwrap_err();
+    assert!(error.contains("unknown strategy `fencin`"), "{error}");
+    let error = restore("fencing", r#"{"format": "locklab/1", "seed": -1}"#).unwrap_err();
+    assert!(error.starts_with("scenario: seed"), "{error}");
+}
+
+#[wasm_bindgen_test]
+fn times_read_well() {
+    assert_eq!(format::t_label(61_234), "t=1:01.234");
+    assert_eq!(format::wall_clock("02:00:00", 90_500), "02:01:30.500");
+    assert_eq!(format::wall_clock("00:00:10", -20_000), "23:59:50.000");
+    assert_eq!(format::duration(90_000), "1 min 30 s");
+    assert_eq!(format::parse_decimal("1.5"), Some(1.5));
+    assert_eq!(format::parse_decimal("1e3"), None);
+    assert_eq!(locklab_frontend::svg::Esc("<b>&").to_string(), "&lt;b&gt;&amp;");
+}
+
+#[wasm_bindgen_test]
+fn the_error_panel_shows_the_scenario_and_a_reset_link() {
+    panic::show_panel("index out of bounds", "fencing", "{\"format\": \"locklab/1\"}");
+    let document = web_sys::window().unwrap().document().unwrap();
+    let panel = document.get_element_by_id("panic-panel").expect("the panel is on the page");
+    let text = panel.text_content().unwrap_or_default();
+    assert!(text.contains("index out of bounds") && text.contains("locklab/1") && text.contains("fencing"));
+    let reset = document.get_element_by_id("panic-reset").expect("a reset link");
+    assert_eq!(reset.get_attribute("href").as_deref(), Some("?reset"));
+    panel.remove();
+}
+
+async fn settle() {
+    // Yew renders asynchronously: let it run before reading the page.
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::new(&mut |resolve, _| {
+        let _ = web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    }))
+    .await
+    .unwrap();
+}
+
+fn query(root: &web_sys::Element, selector: &str) -> web_sys::Element {
+    root.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}"))
+}
+
+#[wasm_bindgen_test]
+async fn the_app_mounts_steps_injects_and_compares() {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let host = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&host).unwrap();
+    let boot = Rc::new(Boot {
+        scenario: calm_night(),
+        strategy: StrategyId::Redlock,
+        message: None,
+        crash_test: false,
+        narrow: false,
+    });
+    yew::Renderer::<App>::with_root_and_props(host.clone(), AppProps { boot }).render();
+    settle().await;
+    let lab = query(&host, ".lab");
+    assert_eq!(lab.get_attribute("data-strategy").as_deref(), Some("redlock"));
+    assert!(query(&host, ".topology").inner_html().contains("redis-5"), "Redlock draws five nodes");
+
+    query(&host, "#step-forward").unchecked_into::<web_sys::HtmlElement>().click();
+    settle().await;
+    let cursor: u64 = lab.get_attribute("data-cursor-ms").unwrap().parse().unwrap();
+    assert!(cursor > 0, "the step moved the cursor");
+
+    let digest = query(&host, ".timeline").get_attribute("data-digest");
+    query(&host, "#inject-gc").unchecked_into::<web_sys::HtmlElement>().click();
+    settle().await;
+    assert_ne!(query(&host, ".timeline").get_attribute("data-digest"), digest, "the run was recomputed");
+    assert!(query(&host, "#fault-list").inner_html().contains("gc_pause"), "the script lists the fault");
+
+    query(&host, "#compare-toggle").unchecked_into::<web_sys::HtmlElement>().click();
+    settle().await;
+    let rows = host.query_selector_all(".verdict-row").unwrap();
+    assert_eq!(rows.length(), 6, "one verdict row per strategy");
+    host.remove();
+}

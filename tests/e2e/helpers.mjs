@@ -1,0 +1,133 @@
+// Shared steps of the end-to-end tests: serve dist/ on an ephemeral localhost
+// port, drive Debian's Chromium through playwright-core, and wait for
+// conditions (never for fixed times).
+import { chromium } from 'playwright-core';
+import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { serveDist } from './serve.mjs';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const DIST = process.env.LOCKLAB_DIST ?? join(ROOT, 'dist');
+export const SHOTS = join(ROOT, 'tests/screenshots');
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+mkdirSync(SHOTS, { recursive: true });
+
+const ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+
+/** Starts the server and the browser once per test file. */
+export async function start() {
+  if (!existsSync(join(DIST, 'index.html'))) throw new Error(`no build in ${DIST}: run trunk build --release`);
+  const server = await serveDist(DIST);
+  // playwright-core's launch uses a fresh temporary profile (user-data-dir) each time.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  return {
+    url: server.url,
+    browser,
+    async stop() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Opens the lab in a fresh context (empty storage). Fails the test on any
+ * page error, console error, or request that leaves localhost.
+ */
+export async function openLab(env, { width = 1400, height = 900, scheme = 'light', path = '', reducedMotion = 'no-preference' } = {}) {
+  const context = await env.browser.newContext({
+    viewport: { width, height }, colorScheme: scheme, reducedMotion, acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    if (!request.url().startsWith(env.url)) problems.push(`request left the page: ${request.url()}`);
+  });
+  await page.goto(env.url + path);
+  return { page, context, problems };
+}
+
+export async function ready(page) {
+  await page.waitForSelector('.lab[data-ready="true"]');
+}
+
+export const cursorMs = async (page) => Number(await page.getAttribute('.lab', 'data-cursor-ms'));
+export const digest = async (page) => page.getAttribute('.timeline', 'data-digest');
+
+/** Waits for the message bar to say something matching `pattern`. */
+export async function message(page, pattern) {
+  const locator = page.locator('#message .message-text');
+  await locator.filter({ hasText: pattern }).waitFor();
+  return locator.textContent();
+}
+
+/** Clears the message bar, so the next wait sees a new message. */
+export async function dismiss(page) {
+  if (await page.locator('#message').count()) {
+    await page.click('#message button');
+    await page.locator('#message').waitFor({ state: 'detached' });
+  }
+}
+
+export async function loadBuiltin(page, name) {
+  await dismiss(page);
+  await page.selectOption('#builtin', name);
+  await message(page, /^Loaded/);
+}
+
+export async function chooseStrategy(page, name) {
+  await page.click(`label[for="strategy-${name}"]`);
+  await page.waitForSelector(`.lab[data-strategy="${name}"]`);
+}
+
+/** Moves the cursor with the keyboard (shift+→ scrubs 1 % of the run), from the timeline. */
+export async function scrubPercent(page, percent) {
+  await page.focus('.timeline');
+  for (let step = 0; step < percent; step++) {
+    const before = await cursorMs(page);
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.waitForFunction((was) => Number(document.querySelector('.lab').dataset.cursorMs) > was, before);
+  }
+}
+
+/** Sets the GC pause length and pauses the lock holder at the cursor. */
+export async function pauseHolder(page, lengthMs) {
+  await page.check('#target-holder');
+  await page.selectOption('#param-gc_pause_ms', String(lengthMs));
+  await page.locator('#inject-gc', { hasText: 'the holder' }).waitFor();
+  const before = await digest(page);
+  await dismiss(page);
+  await page.click('#inject-gc');
+  await message(page, /^Injected/);
+  await page.waitForFunction((was) => document.querySelector('.timeline').dataset.digest !== was, before);
+}
+
+/** Plays at 64× to the end of the run. */
+export async function playToEnd(page) {
+  await page.selectOption('#speed', { label: '64×' });
+  const duration = Number(await page.getAttribute('.timeline', 'aria-valuemax'));
+  await page.click('#play');
+  await page.waitForSelector(`.lab[data-playing="false"][data-cursor-ms="${duration}"]`, { timeout: 120_000 });
+}
+
+export async function shot(page, name) {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Records a benchmark figure for docs/web.md. */
+export function record(name, value) {
+  const file = join(SHOTS, 'bench.json');
+  const figures = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  figures[name] = value;
+  writeFileSync(file, JSON.stringify(figures, null, 2));
+  console.log(`# bench ${name}: ${JSON.stringify(value)}`);
+}
