@@ -8,7 +8,17 @@ cd "$(dirname "$0")/.."
 
 TRUNK_VERSION=0.22.1
 WASM_BINDGEN_VERSION=0.2.130
-mkdir -p .tools
+
+# Installed tools live in one cache per machine (LOCKLAB_TOOLS, default
+# ~/.cache/locklab/tools) and .tools points at it, so a fresh clone on the same
+# machine (CI's case) reuses them instead of building Trunk again.
+TOOLS="${LOCKLAB_TOOLS:-$HOME/.cache/locklab/tools}"
+mkdir -p "$TOOLS"
+if [ -d .tools ] && [ ! -L .tools ]; then
+  # An older checkout kept its tools in a plain folder: move them to the cache.
+  cp -a .tools/. "$TOOLS"/ && rm -rf .tools
+fi
+[ -L .tools ] || ln -s "$TOOLS" .tools
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 

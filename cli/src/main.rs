@@ -25,8 +25,17 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(output) => {
-            print!("{output}");
-            ExitCode::SUCCESS
+            // A reader that stops early (`| head`) closes the pipe: that is not an error worth a panic.
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(output.as_bytes()).and_then(|()| stdout.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("locklab: cannot write the output: {error}");
+                    ExitCode::from(2)
+                }
+            }
         }
         Err(message) => {
             eprintln!("locklab: {message}");
