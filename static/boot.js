@@ -1,8 +1,15 @@
 // Starts the lab: loads the wasm-bindgen module and the WebAssembly file whose
 // (hashed) names Trunk wrote on this script tag. An external module, so the
 // page's Content-Security-Policy needs no 'unsafe-inline'.
+// A share link (`#v=…`) is unpacked here, before the lab starts, so the lab
+// opens on it in one render (see static/link.js); the wasm reads the result
+// from `locklabLink` and encodes new links with `locklabEncodeLink`.
+import { decodeLink, encodeLink } from './link.js';
+
 const tag = document.querySelector('script[data-locklab-js]');
 try {
+  globalThis.locklabEncodeLink = encodeLink;
+  if (location.hash.startsWith('#v=')) globalThis.locklabLink = await decodeLink(location.hash);
   const { default: init } = await import(tag.dataset.locklabJs);
   await init({ module_or_path: tag.dataset.locklabWasm });
 } catch (error) {

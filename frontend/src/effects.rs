@@ -1,10 +1,13 @@
-//! Every side effect of the lab, in one place: reading the start-up state,
-//! storing the scenario, the playback loop on animation frames, the keyboard,
-//! the narrow-screen media query, and loading and saving scenario files.
+//! Every side effect of the lab, in one place: reading the start-up state
+//! (a share link in the fragment, or the stored scenario), storing the
+//! scenario, the playback loop on animation frames, the keyboard, the
+//! narrow-screen media query, loading and saving scenario files, and share
+//! links.
 //! Components call these; the reducer never does.
 
 use crate::lab::PICKER_ORDER;
 use crate::state::{Action, LabState, Message, Tone};
+use locklab_engine::link::{LinkError, LinkState, View};
 use locklab_engine::{Scenario, StrategyId, builtin};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -28,7 +31,15 @@ pub struct Boot {
     /// `#crash-test` in the address: panic after the first render, to show the error panel.
     pub crash_test: bool,
     pub narrow: bool,
+    /// Where a share link put the cursor.
+    pub cursor_ms: u64,
+    /// A share link asked for all six side by side.
+    pub compare: bool,
 }
+
+/// The fragment that marks a share link: `#v=1.…`. Other fragments (`#main`
+/// from the skip link, `#crash-test`) are not links.
+pub const LINK_PREFIX: &str = "#v=";
 
 /// The built-in the lab opens with.
 pub fn default_scenario() -> Scenario {
@@ -53,7 +64,28 @@ pub fn boot() -> Rc<Boot> {
         message: None,
         crash_test: hash == "#crash-test",
         narrow,
+        cursor_ms: 0,
+        compare: false,
     };
+    // A link wins over the stored lab; a bad link opens the default lab (not
+    // the stored one), so what the reader sees never depends on their history.
+    if hash.starts_with(LINK_PREFIX) {
+        match unpacked_link() {
+            Ok(state) => {
+                boot.scenario = state.scenario;
+                boot.strategy = state.strategy;
+                boot.cursor_ms = state.cursor_ms;
+                boot.compare = state.view == View::Compare;
+            }
+            Err(problem) => {
+                boot.message = Some(Message {
+                    tone: Tone::Error,
+                    text: format!("This link could not be opened: {problem}. Showing the default lab instead."),
+                });
+            }
+        }
+        return Rc::new(boot);
+    }
     if search.contains("reset") {
         if let Some(storage) = &storage {
             let _ = storage.remove_item(SCENARIO_KEY);
@@ -293,25 +325,121 @@ pub fn read_scenario_file(file: web_sys::File, dispatch: Callback<Action>) {
 
 /// Offers the scenario as a JSON download.
 pub fn save_scenario_file(scenario: &Scenario) -> Result<String, String> {
-    let file_name = file_name_for(scenario);
-    let document = web_sys::window().and_then(|window| window.document()).ok_or("no document")?;
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&scenario.to_json()));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/json");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
-        .map_err(|_| "the browser refused to make the file")?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "no object URL")?;
-    let link: web_sys::HtmlAnchorElement =
-        document.create_element("a").map_err(|_| "no link")?.dyn_into().map_err(|_| "no link")?;
-    link.set_href(&url);
-    link.set_download(&file_name);
-    link.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
+    let file_name = file_name_for(scenario, ".json");
+    download_text(&scenario.to_json(), "application/json", &file_name)?;
     Ok(file_name)
 }
 
-/// `gc-pause-outlives-the-lease.json` from the scenario's name.
-pub fn file_name_for(scenario: &Scenario) -> String {
+/// Offers `text` as a download named `file_name`.
+fn download_text(text: &str, mime: &str, file_name: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|_| "the browser refused to make the file")?;
+    download_blob(&blob, file_name)
+}
+
+/// Offers a blob as a download through a temporary object URL.
+fn download_blob(blob: &web_sys::Blob, file_name: &str) -> Result<(), String> {
+    let document = web_sys::window().and_then(|window| window.document()).ok_or("no document")?;
+    let url = web_sys::Url::create_object_url_with_blob(blob).map_err(|_| "no object URL")?;
+    let link: web_sys::HtmlAnchorElement =
+        document.create_element("a").map_err(|_| "no link")?.dyn_into().map_err(|_| "no link")?;
+    link.set_href(&url);
+    link.set_download(file_name);
+    link.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// The link `static/boot.js` unpacked from the fragment before the lab
+/// started (`globalThis.locklabLink`: `{ json }` or `{ error, detail }`),
+/// checked as the engine's `link::decode` checks it. The byte work (base64,
+/// DEFLATE) is the browser's: the engine's DEFLATE code would not fit the
+/// wasm's size budget. Errors are worded by the engine's `LinkError`.
+fn unpacked_link() -> Result<LinkState, LinkError> {
+    let unpacked = js_sys::Reflect::get(&js_sys::global(), &"locklabLink".into()).unwrap_or_default();
+    let field = |name: &str| js_sys::Reflect::get(&unpacked, &name.into()).ok().and_then(|value| value.as_string());
+    if let Some(json) = field("json") {
+        return link_state(&json);
+    }
+    let detail = field("detail").unwrap_or_default();
+    Err(match field("error").as_deref() {
+        Some("Empty") => LinkError::Empty,
+        Some("TooLong") => LinkError::TooLong { chars: detail.parse().unwrap_or_default() },
+        Some("NoVersion") => LinkError::NoVersion,
+        Some("UnknownVersion") => LinkError::UnknownVersion(detail),
+        Some("NotBase64") => LinkError::NotBase64,
+        Some("TooLarge") => LinkError::TooLarge,
+        _ => LinkError::Damaged,
+    })
+}
+
+/// The checks `link::decode` makes once the JSON is unpacked. Parsed through
+/// the same deserializer as `Scenario::from_json`, so the scenario's parsing
+/// code is shared, not compiled twice (about 15 KB gzip).
+pub fn link_state(json: &str) -> Result<LinkState, LinkError> {
+    let deserializer = &mut serde_json::Deserializer::from_str(json);
+    let state: LinkState = serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        LinkError::NotState(format!("{path}: {}", error.into_inner()))
+    })?;
+    state.scenario.validate().map_err(LinkError::BadScenario)?;
+    let duration_ms = state.scenario.duration_ms();
+    if state.cursor_ms > duration_ms {
+        return Err(LinkError::CursorPastEnd { cursor_ms: state.cursor_ms, duration_ms });
+    }
+    Ok(state)
+}
+
+/// The share link of the current view: puts it in the address bar (replacing
+/// the entry, so Back still leaves the lab) and copies it to the clipboard.
+/// Reports the outcome as a message.
+pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
+    let view = if state.compare.is_some() { View::Compare } else { View::Single };
+    // Pretty, as `Scenario::to_json` writes, so the serializer is shared (the
+    // whitespace costs a few bytes after DEFLATE).
+    let json = serde_json::to_string_pretty(&LinkState {
+        scenario: (*state.scenario).clone(),
+        strategy: state.strategy,
+        cursor_ms: state.cursor_ms,
+        view,
+        builtin: None,
+    })
+    .unwrap_or_default();
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let encode = js_sys::Reflect::get(&window, &"locklabEncodeLink".into())
+        .ok()
+        .and_then(|encode| encode.dyn_into::<js_sys::Function>().ok());
+    wasm_bindgen_futures::spawn_local(async move {
+        let fragment = match encode.map(|encode| encode.call1(&wasm_bindgen::JsValue::NULL, &json.into())) {
+            Some(Ok(promise)) => wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise)).await.ok(),
+            _ => None,
+        };
+        let Some(fragment) = fragment.and_then(|fragment| fragment.as_string()) else {
+            let text = "The link could not be made: this browser cannot compress it.".to_owned();
+            dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
+            return;
+        };
+        let hash = format!("{LINK_PREFIX}{fragment}");
+        if let Ok(history) = window.history() {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
+        }
+        let url = window.location().href().unwrap_or(hash);
+        let copied = wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(&url)).await;
+        let text = match copied {
+            Ok(_) => "Copied the link to this view; it is in the address bar too.",
+            Err(_) => "The link to this view is in the address bar (the browser would not let the lab copy it).",
+        };
+        dispatch.emit(Action::Notify(Message { tone: Tone::Info, text: text.to_owned() }));
+    });
+}
+
+/// `gc-pause-outlives-the-lease.json` from the scenario's name and `extension`.
+pub fn file_name_for(scenario: &Scenario, extension: &str) -> String {
     let mut slug = String::new();
     for character in scenario.name.chars() {
         if character.is_ascii_alphanumeric() {
@@ -321,7 +449,7 @@ pub fn file_name_for(scenario: &Scenario) -> String {
         }
     }
     let slug = slug.trim_end_matches('-');
-    if slug.is_empty() { "locklab-scenario.json".to_owned() } else { format!("{slug}.json") }
+    if slug.is_empty() { format!("locklab-scenario{extension}") } else { format!("{slug}{extension}") }
 }
 
 /// Marks the first render on the page's root element (`data-first-render-ms`,

@@ -5,7 +5,7 @@
 use locklab_engine::{Scenario, StrategyId, builtin};
 use locklab_frontend::components::app::{App, AppProps};
 use locklab_frontend::components::lanes::lanes_svg;
-use locklab_frontend::effects::{Boot, restore};
+use locklab_frontend::effects::{Boot, link_state, restore};
 use locklab_frontend::lab::{LabRun, RunRef};
 use locklab_frontend::state::{Action, InjectKind, LabState, Tone};
 use locklab_frontend::{format, panic};
@@ -154,6 +154,30 @@ fn query(root: &web_sys::Element, selector: &str) -> web_sys::Element {
     root.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}"))
 }
 
+/// The page's share-link checks (after `static/link.js` unpacks the bytes)
+/// agree with the engine's `link::decode` on good and bad states.
+#[wasm_bindgen_test]
+fn a_link_state_is_checked_as_the_engine_checks_it() {
+    use locklab_engine::link::{self, LinkState, View};
+    let good = LinkState {
+        scenario: calm_night(),
+        strategy: StrategyId::Naive,
+        cursor_ms: 1_234,
+        view: View::Compare,
+        builtin: None,
+    };
+    let past_end = LinkState { cursor_ms: u64::MAX, ..good.clone() };
+    let mut bad_scenario = good.clone();
+    bad_scenario.scenario.world.instances = 0;
+    for state in [good.clone(), past_end, bad_scenario] {
+        let json = serde_json::to_string_pretty(&state).unwrap();
+        assert_eq!(link_state(&json), link::decode(&link::encode(&state)), "{json}");
+    }
+    assert_eq!(link_state(&serde_json::to_string_pretty(&good).unwrap()), Ok(good));
+    let not_state = link_state(r#"{"hello": 1}"#).unwrap_err().to_string();
+    assert!(not_state.starts_with("the link's data is not a lab state: "), "{not_state}");
+}
+
 #[wasm_bindgen_test]
 async fn the_app_mounts_steps_injects_and_compares() {
     let document = web_sys::window().unwrap().document().unwrap();
@@ -165,6 +189,8 @@ async fn the_app_mounts_steps_injects_and_compares() {
         message: None,
         crash_test: false,
         narrow: false,
+        cursor_ms: 0,
+        compare: false,
     });
     yew::Renderer::<App>::with_root_and_props(host.clone(), AppProps { boot }).render();
     settle().await;

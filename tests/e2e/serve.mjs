@@ -18,12 +18,18 @@ const TYPES = {
   '.ico': 'image/x-icon',
 };
 
-/** Serves `root` on 127.0.0.1:`port` (0: any free port); resolves to { url, close }. */
-export function serveDist(root, port = 0) {
+/**
+ * Serves `root` on 127.0.0.1:`port` (0: any free port) under the URL path
+ * `prefix` (a sub-path like `/blog/lab/`, as a post's static host would;
+ * anything outside it is 404); resolves to { url, close }.
+ */
+export function serveDist(root, port = 0, prefix = '/') {
   const base = resolve(root);
   const server = createServer(async (request, response) => {
     try {
-      const path = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      const full = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      if (!full.startsWith(prefix)) throw new Error('outside the prefix');
+      const path = full.slice(prefix.length - 1);
       let file = normalize(join(base, path));
       if (!file.startsWith(base)) {
         response.writeHead(403).end('forbidden');
@@ -44,7 +50,7 @@ export function serveDist(root, port = 0) {
     server.once('error', fail);
     server.listen(port, '127.0.0.1', () => {
       const { port: bound } = server.address();
-      done({ url: `http://127.0.0.1:${bound}/`, close: () => new Promise((closed) => server.close(closed)) });
+      done({ url: `http://127.0.0.1:${bound}${prefix}`, close: () => new Promise((closed) => server.close(closed)) });
     });
   });
 }

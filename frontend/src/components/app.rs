@@ -22,6 +22,11 @@ pub fn app(props: &AppProps) -> Html {
         let mut state = LabState::new(boot.scenario.clone(), boot.strategy);
         state.message = boot.message.clone();
         state.narrow = boot.narrow;
+        // A share link's cursor and view; the link was checked against the run's length.
+        state.cursor_ms = boot.cursor_ms.min(state.duration_ms());
+        if boot.compare {
+            state.compare = Some(crate::lab::CompareRuns::compute(&state.scenario));
+        }
         state
     });
     let dispatch = {
@@ -61,6 +66,18 @@ pub fn app(props: &AppProps) -> Html {
             };
             dispatch.emit(Action::Notify(message));
         })
+    };
+
+    let on_copy_link = {
+        let dispatch = dispatch.clone();
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| effects::copy_share_link(&state, dispatch.clone()))
+    };
+    let share_bar = html! {
+        <div class="share-bar" role="group" aria-label="Share">
+            <button type="button" id="copy-link" class="primary" onclick={on_copy_link}
+                title="Put a link to this exact view in the address bar and the clipboard">{"Copy link"}</button>
+        </div>
     };
 
     let run = state.run.clone();
@@ -165,6 +182,7 @@ pub fn app(props: &AppProps) -> Html {
                 { compare_toggle }
             </header>
             { scenario_line }
+            { share_bar }
             { for message }
             <Transport cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
                 playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
