@@ -122,8 +122,16 @@ fn decode_v1(payload: &str) -> Result<LinkState, LinkError> {
         }
     })?;
     let text = std::str::from_utf8(&json).map_err(|_| LinkError::Damaged)?;
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let state: LinkState = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+    parse_state(text)
+}
+
+/// The checks a link's unpacked JSON must pass: a lab state, a valid scenario,
+/// a cursor inside the run. Public so a page that unpacks links itself (the
+/// browser lab uses the platform's DEFLATE to keep its wasm small) checks them
+/// exactly as [`decode`] does.
+pub fn parse_state(json: &str) -> Result<LinkState, LinkError> {
+    let deserializer = &mut serde_json::Deserializer::from_str(json);
+    let state: LinkState = serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let path = error.path().to_string();
         LinkError::NotState(format!("{path}: {}", error.into_inner()))
     })?;

@@ -376,21 +376,10 @@ fn unpacked_link() -> Result<LinkState, LinkError> {
     })
 }
 
-/// The checks `link::decode` makes once the JSON is unpacked. Parsed through
-/// the same deserializer as `Scenario::from_json`, so the scenario's parsing
-/// code is shared, not compiled twice (about 15 KB gzip).
+/// The checks `link::decode` makes once the JSON is unpacked: the engine's
+/// own `link::parse_state`, without linking its DEFLATE code.
 pub fn link_state(json: &str) -> Result<LinkState, LinkError> {
-    let deserializer = &mut serde_json::Deserializer::from_str(json);
-    let state: LinkState = serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        LinkError::NotState(format!("{path}: {}", error.into_inner()))
-    })?;
-    state.scenario.validate().map_err(LinkError::BadScenario)?;
-    let duration_ms = state.scenario.duration_ms();
-    if state.cursor_ms > duration_ms {
-        return Err(LinkError::CursorPastEnd { cursor_ms: state.cursor_ms, duration_ms });
-    }
-    Ok(state)
+    locklab_engine::link::parse_state(json)
 }
 
 /// The share link of the current view: puts it in the address bar (replacing
