@@ -232,7 +232,7 @@ impl Analysis<'_> {
                 let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
                 let text = if targets.is_empty() {
                     format!("{fault}: there was nothing to strike, so the fault did nothing")
-                } else if fault.to_string().contains("holder") {
+                } else if fault.targets_holder() {
                     format!("{fault} — it strikes {}", names.join(", "))
                 } else {
                     format!("{fault}")
@@ -440,10 +440,9 @@ impl Analysis<'_> {
                 let text = format!("the database ended {client}'s session ({how}); its transaction rolled back");
                 self.say(at, index, "session_ended", text);
             }
-            EventKind::Pool { instance, busy, waiting, .. } => {
+            EventKind::Pool { instance, busy, .. } => {
                 let size = self.scenario.world.db_pool_size;
                 // Exhausted: every connection the pool may open is busy (waiting for one to open is not).
-                let _ = waiting;
                 if *busy >= size {
                     if self.exhausted.insert(*instance) && !self.said_pool {
                         self.said_pool = true;

@@ -484,6 +484,22 @@ impl Fault {
         }
     }
 
+    /// Whether the fault aims at whoever holds the lock when it strikes.
+    pub fn targets_holder(&self) -> bool {
+        match self {
+            Fault::OomKill { target, .. }
+            | Fault::HostLoss { target, .. }
+            | Fault::GcPause { target, .. }
+            | Fault::ClockJump { target, .. }
+            | Fault::ClockDrift { target, .. }
+            | Fault::RedisRestart { target, .. }
+            | Fault::RedisFailover { target, .. } => *target == Target::Holder,
+            Fault::NetworkDelay { from, to, .. } => *from == Target::Holder || *to == Target::Holder,
+            Fault::Partition { between, .. } => between.contains(&Target::Holder),
+            Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => false,
+        }
+    }
+
     /// The fault's `kind` as the format spells it.
     pub fn kind_name(&self) -> &'static str {
         match self {

@@ -191,7 +191,7 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
                     }
                 }
             },
-            EventKind::Put { instance, chunk, token, outcome, own_object, .. } => {
+            EventKind::Put { instance, chunk, outcome, own_object, .. } => {
                 let accepted = *outcome == PutOutcome::Accepted;
                 let x = figure.x(at);
                 let y = storage_lane + 15;
@@ -206,7 +206,6 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
                     )
                 };
                 // The token is in the hover title; on the figure the labels must not collide.
-                let _ = token;
                 let label = format!("{instance}{chunk}");
                 let _ = write!(
                     figure.svg,
@@ -251,7 +250,7 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
             }
             EventKind::Fault { fault, targets } => {
                 let mut text = fault.to_string();
-                if text.contains("holder") {
+                if fault.targets_holder() {
                     let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
                     text = if names.is_empty() {
                         format!("{text} (no holder: nothing happens)")

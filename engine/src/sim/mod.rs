@@ -67,7 +67,7 @@ pub(crate) enum Reply {
 
 impl Reply {
     /// What the client library reports when no reply came in time.
-    fn timeout_for(request: &Request) -> Reply {
+    pub(crate) fn timeout_for(request: &Request) -> Reply {
         match request {
             Request::Redis(_) => Reply::Redis(RedisReply::Timeout),
             Request::Sql { .. } => Reply::Sql(SqlOutcome::Error(SqlError::Timeout)),
@@ -797,10 +797,6 @@ impl Sim {
     /// The kernel closes a dead process's DB sockets: a FIN per session.
     pub(crate) fn send_fin(&mut self, instance: InstanceId, session: SessionId) {
         self.send_message(Party::Instance(instance), Party::Db, Payload::Fin { session });
-    }
-
-    pub(crate) fn timeout_reply(request: &Request) -> Reply {
-        Reply::timeout_for(request)
     }
 
     /// The Redis node a single-Redis strategy talks to now.

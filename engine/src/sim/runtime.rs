@@ -108,7 +108,6 @@ pub(crate) struct Instance {
     pub(crate) pending: BTreeMap<u32, Pending>,
     pub(crate) pool: Pool,
     next_period: u32,
-    cron_timer: Option<TimerId>,
 }
 
 impl Instance {
@@ -121,7 +120,6 @@ impl Instance {
             pending: BTreeMap::new(),
             pool: Pool::new(pool_size),
             next_period: 0,
-            cron_timer: None,
         }
     }
     pub(crate) fn is_paused(&self) -> bool {
@@ -194,8 +192,7 @@ impl Sim {
         let state = &mut self.instances[instance.index()];
         let jitter = i64::try_from(state.rng.below(jitter_bound)).unwrap_or(0);
         let deadline = i64::from(state.next_period) * period_ms + jitter;
-        let timer = self.set_timer_at(Party::Instance(instance), deadline, TimerPurpose::Cron { instance });
-        self.instances[instance.index()].cron_timer = Some(timer);
+        self.set_timer_at(Party::Instance(instance), deadline, TimerPurpose::Cron { instance });
     }
 
     fn cron_fired(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
@@ -204,8 +201,7 @@ impl Sim {
         let state = &mut self.instances[instance.index()];
         // If the clock jumped over several ticks, cron runs the latest one, not each.
         let current = u32::try_from((local / period_ms).max(0)).unwrap_or(u32::MAX);
-        let period = Period(state.next_period.max(current.min(state.next_period.saturating_add(1_000))));
-        let period = if current > state.next_period { Period(current) } else { period };
+        let period = Period(state.next_period.max(current));
         state.next_period = period.0 + 1;
         self.record(EventKind::Cron { instance, period });
         self.schedule_next_cron(instance);
@@ -493,7 +489,7 @@ impl Sim {
             return;
         }
         let (instance, period) = (record.instance, record.period);
-        let sql = crate::strategy::row_statement(run, period, strategy.token(run), strategy.report_row(run));
+        let sql = Sql::WriteReport { period, run, token: strategy.token(run), how: strategy.report_row(run) };
         match strategy.session(run) {
             Some(session) => self.send_request(
                 instance,
@@ -589,7 +585,7 @@ impl Sim {
                 let Some(pending) = self.instances[instance.index()].pending.remove(&request) else {
                     return;
                 };
-                let body = Sim::timeout_reply(&pending.body);
+                let body = Reply::timeout_for(&pending.body);
                 self.route(instance, pending, body, strategy);
             }
             TimerPurpose::KeyExpiry { .. }
@@ -716,7 +712,6 @@ impl Sim {
         let pending: Vec<Pending> = std::mem::take(&mut state.pending).into_values().collect();
         let sessions: Vec<SessionId> = state.pool.conns.iter().map(|conn| conn.session).collect();
         state.pool = Pool::new(state.pool.size);
-        state.cron_timer = None;
         for pending in pending {
             if let Some(timer) = pending.timer {
                 self.cancel_timer(timer);
@@ -750,7 +745,6 @@ impl Sim {
         let latest = u32::try_from((local / period_ms).max(0)).unwrap_or(0);
         let state = &mut self.instances[instance.index()];
         state.next_period = latest;
-        let timer = self.set_timer_at(Party::Instance(instance), local, TimerPurpose::Cron { instance });
-        self.instances[instance.index()].cron_timer = Some(timer);
+        self.set_timer_at(Party::Instance(instance), local, TimerPurpose::Cron { instance });
     }
 }

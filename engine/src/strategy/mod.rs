@@ -15,7 +15,7 @@ mod naive;
 mod redlock;
 mod unique_insert;
 
-use crate::event::{AbortReason, Sql};
+use crate::event::AbortReason;
 use crate::ids::{RunId, SessionId, Token};
 use crate::scenario::StrategySettings;
 use crate::sim::{Cx, Reply};
@@ -107,14 +107,4 @@ pub(crate) fn build(settings: &StrategySettings) -> Box<dyn Strategy> {
         StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
         StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
     }
-}
-
-/// The statement a strategy without its own session sends for the report row.
-pub(crate) fn row_statement(
-    run: RunId,
-    period: crate::ids::Period,
-    token: Option<Token>,
-    how: crate::event::RowWrite,
-) -> Sql {
-    Sql::WriteReport { period, run, token, how }
 }
