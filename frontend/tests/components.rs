@@ -150,6 +150,18 @@ async fn settle() {
     .unwrap();
 }
 
+/// Waits until `ready` holds, letting Yew render between looks: a recompute
+/// can take more than one tick. Gives up after a bounded number of ticks.
+async fn settle_until(mut ready: impl FnMut() -> bool) -> bool {
+    for _ in 0..200 {
+        if ready() {
+            return true;
+        }
+        settle().await;
+    }
+    ready()
+}
+
 fn query(root: &web_sys::Element, selector: &str) -> web_sys::Element {
     root.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}"))
 }
@@ -205,12 +217,12 @@ async fn the_app_mounts_steps_injects_and_compares() {
 
     let digest = query(&host, ".timeline").get_attribute("data-digest");
     query(&host, "#inject-gc").unchecked_into::<web_sys::HtmlElement>().click();
-    settle().await;
-    assert_ne!(query(&host, ".timeline").get_attribute("data-digest"), digest, "the run was recomputed");
+    let recomputed = settle_until(|| query(&host, ".timeline").get_attribute("data-digest") != digest).await;
+    assert!(recomputed, "the run was recomputed");
     assert!(query(&host, "#fault-list").inner_html().contains("gc_pause"), "the script lists the fault");
 
     query(&host, "#compare-toggle").unchecked_into::<web_sys::HtmlElement>().click();
-    settle().await;
+    settle_until(|| host.query_selector_all(".verdict-row").unwrap().length() > 0).await;
     let rows = host.query_selector_all(".verdict-row").unwrap();
     assert_eq!(rows.length(), 6, "one verdict row per strategy");
     host.remove();
