@@ -154,9 +154,29 @@ impl Serialize for Party {
 
 impl<'de> Deserialize<'de> for Party {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        Party::parse(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown party `{name}`")))
+        deserialize_name(deserializer, |name| Party::parse(name).ok_or_else(|| format!("unknown party `{name}`")))
     }
+}
+
+/// Reads a name and turns it into a value with `parse`. The refusal happens
+/// inside the string's own deserialization, so serde_json places the error at
+/// the string and the message's field path is the string's.
+pub(crate) fn deserialize_name<'de, D, T, F>(deserializer: D, parse: F) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    F: FnOnce(&str) -> Result<T, String>,
+{
+    struct Name<F>(F);
+    impl<'de, T, F: FnOnce(&str) -> Result<T, String>> serde::de::Visitor<'de> for Name<F> {
+        type Value = T;
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a name")
+        }
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<T, E> {
+            (self.0)(name).map_err(E::custom)
+        }
+    }
+    deserializer.deserialize_str(Name(parse))
 }
 
 impl Serialize for InstanceId {

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod event;
 pub mod explore;
 pub mod ids;
+mod json_path;
 pub mod link;
 pub mod quiz;
 pub mod report;

@@ -130,10 +130,9 @@ fn decode_v1(payload: &str) -> Result<LinkState, LinkError> {
 /// browser lab uses the platform's DEFLATE to keep its wasm small) checks them
 /// exactly as [`decode`] does.
 pub fn parse_state(json: &str) -> Result<LinkState, LinkError> {
-    let deserializer = &mut serde_json::Deserializer::from_str(json);
-    let state: LinkState = serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        LinkError::NotState(format!("{path}: {}", error.into_inner()))
+    let state: LinkState = serde_json::from_str(json).map_err(|error| {
+        let (path, message) = crate::scenario::error_path(json, &error, "scenario");
+        LinkError::NotState(format!("{path}: {message}"))
     })?;
     state.scenario.validate().map_err(LinkError::BadScenario)?;
     let duration_ms = state.scenario.duration_ms();
@@ -222,6 +221,20 @@ mod tests {
             ),
             ("1.".to_owned() + &"A".repeat(70_000), "too long"),
         ];
+        let packed = |json: &str| {
+            format!("1.{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 6)))
+        };
+        let cases = cases.into_iter().chain([
+            (
+                packed(r#"{"scenario": {"format": "locklab/1", "world": {"instances": "3"}}, "strategy": "naive"}"#),
+                "scenario.world.instances: invalid type",
+            ),
+            (
+                packed(r#"{"scenario": {"format": "locklab/1", "faults": [{"at_ms": 1, "kind": "gc_pause", "target": "a", "duration_ms": -1}]}, "strategy": "naive"}"#),
+                "scenario.faults[0].duration_ms: invalid value",
+            ),
+            (packed(r#"{"scenario": {"format": "locklab/1"}, "strategy": "nave"}"#), "strategy: unknown strategy `nave`"),
+        ]);
         for (link, expected) in cases {
             let error = decode(&link).expect_err(&link[..link.len().min(40)]).to_string();
             assert!(error.contains(expected), "{}: {error}", &link[..link.len().min(40)]);

@@ -39,7 +39,7 @@ pub struct Scenario {
     /// Which strategies to run; absent means all six with defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategies: Option<Strategies>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "deserialize_faults")]
     pub faults: Vec<Fault>,
     /// The outcome each strategy is expected to reach (an extension).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -190,11 +190,10 @@ impl Serialize for StrategyId {
 
 impl<'de> Deserialize<'de> for StrategyId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        StrategyId::parse(&name).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown strategy `{name}`, expected one of naive, fencing, redlock, db-lock, unique-insert, consensus"
-            ))
+        crate::ids::deserialize_name(deserializer, |name| {
+            StrategyId::parse(name).ok_or_else(|| {
+                format!("unknown strategy `{name}`, expected one of naive, fencing, redlock, db-lock, unique-insert, consensus")
+            })
         })
     }
 }
@@ -366,16 +365,17 @@ impl Serialize for Target {
 
 impl<'de> Deserialize<'de> for Target {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        match name.as_str() {
+        crate::ids::deserialize_name(deserializer, |name| {
+            match name {
             "redis" => Ok(Target::AllRedis),
             "holder" => Ok(Target::Holder),
-            _ => Party::parse(&name).map(Target::Party).ok_or_else(|| {
-                serde::de::Error::custom(format!(
+            _ => Party::parse(name).map(Target::Party).ok_or_else(|| {
+                format!(
                     "unknown party `{name}`, expected an instance a…h, redis-1…redis-5, redis-1-replica, redis, db, storage, slack, consensus or holder"
-                ))
+                )
             }),
         }
+        })
     }
 }
 
@@ -439,8 +439,44 @@ faults! {
 }
 
 /// Separates a field path from its message inside a custom error, so that
-/// [`Scenario::from_json`] can append it to the document path.
-const FIELD_MARK: char = '\u{1f}';
+/// [`Scenario::from_json`] can report it. serde_json places an error raised
+/// after a fault was read (a fault is read whole, then dispatched on its
+/// `kind`) wherever its reader had got to, so a fault's errors carry their
+/// own path, `faults[i].field`, ahead of this mark.
+pub(crate) const FIELD_MARK: char = '\u{1f}';
+
+/// Reads the fault list, counting, so that an error names its fault.
+fn deserialize_faults<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Fault>, D::Error> {
+    struct Faults;
+    impl<'de> serde::de::Visitor<'de> for Faults {
+        type Value = Vec<Fault>;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a list of faults")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut sequence: A) -> Result<Vec<Fault>, A::Error> {
+            use serde::de::Error;
+            let mut faults = Vec::new();
+            loop {
+                let index = faults.len();
+                match sequence.next_element::<Fault>() {
+                    Ok(Some(fault)) => faults.push(fault),
+                    Ok(None) => return Ok(faults),
+                    Err(error) => {
+                        let text = error.to_string();
+                        // Errors without the mark are the parser's own and carry their position.
+                        return Err(match text.split_once(FIELD_MARK) {
+                            Some((field, message)) => {
+                                A::Error::custom(format!("faults[{index}]{field}{FIELD_MARK}{message}"))
+                            }
+                            None => error,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    deserializer.deserialize_seq(Faults)
+}
 
 impl<'de> Deserialize<'de> for Fault {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -448,16 +484,16 @@ impl<'de> Deserialize<'de> for Fault {
         let mut fields = serde_json::Map::deserialize(deserializer)?;
         let kind = match fields.remove("kind") {
             Some(serde_json::Value::String(kind)) => kind,
-            Some(other) => return Err(D::Error::custom(format!("`kind` must be a string, found {other}"))),
-            None => return Err(D::Error::custom("missing field `kind`")),
+            Some(other) => return Err(D::Error::custom(format!(".kind{FIELD_MARK}must be a string, found {other}"))),
+            None => return Err(D::Error::custom(format!("{FIELD_MARK}missing field `kind`"))),
         };
         let by_kind = serde_json::Value::Object(std::iter::once((kind, serde_json::Value::Object(fields))).collect());
         serde_path_to_error::deserialize::<_, FaultByKind>(by_kind).map(Fault::from).map_err(|error| {
             let path = error.path().to_string();
             let message = error.into_inner().to_string();
             match path.split_once('.') {
-                Some((_, field)) if !field.is_empty() => D::Error::custom(format!("{field}{FIELD_MARK}{message}")),
-                _ => D::Error::custom(message),
+                Some((_, field)) if !field.is_empty() => D::Error::custom(format!(".{field}{FIELD_MARK}{message}")),
+                _ => D::Error::custom(format!("{FIELD_MARK}{message}")),
             }
         })
     }
@@ -621,6 +657,19 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// The field path and message of a serde_json error in `text`, where the
+/// scenario sits at `scenario_path` (empty for a scenario document): a fault's
+/// error names its own path (see [`FIELD_MARK`]); any other is placed by its
+/// position. The message keeps serde_json's "at line L column C".
+pub(crate) fn error_path(text: &str, error: &serde_json::Error, scenario_path: &str) -> (String, String) {
+    let message = error.to_string();
+    match message.split_once(FIELD_MARK) {
+        Some((path, rest)) if scenario_path.is_empty() => (path.to_owned(), rest.to_owned()),
+        Some((path, rest)) => (format!("{scenario_path}.{path}"), rest.to_owned()),
+        None => (crate::json_path::at(text, error.line(), error.column()), message),
+    }
+}
+
 fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError { path: path.into(), message: message.into() }
 }
@@ -628,15 +677,9 @@ fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError 
 impl Scenario {
     /// Parses and validates a scenario document.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let deserializer = &mut serde_json::Deserializer::from_str(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(deserializer).map_err(|error| {
-            let path = error.path().to_string();
-            // serde_json appends "at line L column C"; keep it, it helps find the spot.
-            let message = error.into_inner().to_string();
-            match message.split_once(FIELD_MARK) {
-                Some((field, rest)) => refuse(format!("{path}.{field}"), rest),
-                None => refuse(path, message),
-            }
+        let scenario: Scenario = serde_json::from_str(text).map_err(|error| {
+            let (path, message) = error_path(text, &error, "");
+            refuse(path, message)
         })?;
         scenario.validate()?;
         Ok(scenario)
@@ -901,6 +944,16 @@ mod tests {
                 r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
                 "faults[0].at_ms",
             ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a", "duration_ms": 1},
+                    {"at_ms": 5, "kind": "gc_pause", "target": "a", "duration_ms": "long"}]}"#,
+                "faults[1].duration_ms: invalid type",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a"}  ]}"#,
+                "faults[0]: missing field `duration_ms`",
+            ),
+            (r#"{"format": "locklab/1", "faults": [{"at_ms": 5}]}"#, "faults[0]: missing field `kind`"),
             (
                 r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_paws", "target": "a", "duration_ms": 1}]}"#,
                 "unknown variant `gc_paws`",
