@@ -450,7 +450,7 @@ fn deserialize_faults<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<
     struct Faults;
     impl<'de> serde::de::Visitor<'de> for Faults {
         type Value = Vec<Fault>;
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
             formatter.write_str("a list of faults")
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut sequence: A) -> Result<Vec<Fault>, A::Error> {
