@@ -387,33 +387,22 @@ pub fn link_state(json: &str) -> Result<LinkState, LinkError> {
 /// Reports the outcome as a message.
 pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
     let view = if state.compare.is_some() { View::Compare } else { View::Single };
-    // Pretty, as `Scenario::to_json` writes, so the serializer is shared (the
-    // whitespace costs a few bytes after DEFLATE).
-    let json = serde_json::to_string_pretty(&LinkState {
+    let link = LinkState {
         scenario: (*state.scenario).clone(),
         strategy: state.strategy,
         cursor_ms: state.cursor_ms,
         view,
         builtin: None,
-    })
-    .unwrap_or_default();
+    };
     let Some(window) = web_sys::window() else {
         return;
     };
-    let encode = js_sys::Reflect::get(&window, &"locklabEncodeLink".into())
-        .ok()
-        .and_then(|encode| encode.dyn_into::<js_sys::Function>().ok());
     wasm_bindgen_futures::spawn_local(async move {
-        let fragment = match encode.map(|encode| encode.call1(&wasm_bindgen::JsValue::NULL, &json.into())) {
-            Some(Ok(promise)) => wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise)).await.ok(),
-            _ => None,
-        };
-        let Some(fragment) = fragment.and_then(|fragment| fragment.as_string()) else {
+        let Some(hash) = share_fragment(&link).await else {
             let text = "The link could not be made: this browser cannot compress it.".to_owned();
             dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
             return;
         };
-        let hash = format!("{LINK_PREFIX}{fragment}");
         if let Ok(history) = window.history() {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
@@ -425,6 +414,21 @@ pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
         };
         dispatch.emit(Action::Notify(Message { tone: Tone::Info, text: text.to_owned() }));
     });
+}
+
+/// The address fragment (`#v=1.…`) that opens `link` in the lab, made with
+/// the page's `locklabEncodeLink` (static/link.js, the platform's DEFLATE);
+/// `None` if this browser cannot compress. Any page loaded by boot.js can use it.
+pub async fn share_fragment(link: &LinkState) -> Option<String> {
+    // Pretty, as `Scenario::to_json` writes, so the serializer is shared (the
+    // whitespace costs a few bytes after DEFLATE).
+    let json = serde_json::to_string_pretty(link).ok()?;
+    let window = web_sys::window()?;
+    let encode =
+        js_sys::Reflect::get(&window, &"locklabEncodeLink".into()).ok()?.dyn_into::<js_sys::Function>().ok()?;
+    let promise = encode.call1(&wasm_bindgen::JsValue::NULL, &json.into()).ok()?;
+    let fragment = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise)).await.ok()?.as_string()?;
+    Some(format!("{LINK_PREFIX}{fragment}"))
 }
 
 /// `gc-pause-outlives-the-lease.json` from the scenario's name and `extension`.

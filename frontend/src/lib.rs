@@ -14,11 +14,14 @@
 
 pub mod components;
 pub mod effects;
+pub mod explore;
 pub mod format;
 pub mod lab;
 pub mod panic;
+pub mod quiz;
 pub mod state;
 pub mod svg;
+pub mod worker;
 
 /// Mounts the lab on the page's `#lab` element (or the body).
 pub fn start() {

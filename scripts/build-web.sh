@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds every page of the browser lab into dist/ with Trunk (release, offline):
+#   index.html   the lab (and its ?embed view)     -> dist/index.html
+#   quiz.html    the quiz                          -> dist/quiz.html
+#   explore.html the counterexample explorer       -> dist/explore.html
+# Each page is its own small wasm app over the same library, so the lab's
+# first load stays inside its size budget; the heavy, on-demand work (the
+# explorer's search, figure exports) runs in a Web Worker (locklab-worker),
+# loaded only when asked for. Trunk builds one page per run and empties its
+# dist folder first, so the other pages are built into their own folders and
+# copied beside the lab (hashed names never collide; the worker and the
+# shared scripts are the same files).
+# Needs what scripts/setup.sh installs; uses no network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.tools/bin:$PWD/node_modules/.bin:$PATH"
+export TRUNK_SKIP_VERSION_CHECK=true CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+trunk build --release index.html
+for page in quiz explore; do
+  [ -f "$page.html" ] || continue
+  staging="$TARGET_DIR/pages/$page"
+  trunk build --release "$page.html" --dist "$staging"
+  mv "$staging/index.html" "dist/$page.html"
+  cp -R "$staging/." dist/
+done
