@@ -4,7 +4,25 @@
 // A share link (`#v=…`) is unpacked here, before the lab starts, so the lab
 // opens on it in one render (see static/link.js); the wasm reads the result
 // from `locklabLink` and encodes new links with `locklabEncodeLink`.
+// Embedded (`?embed`, inside a frame), the page tells its parent its height
+// whenever it changes, so the host's embed.js can fit the frame to it.
 import { decodeLink, encodeLink } from './link.js';
+import './figure.js';
+
+if (new URLSearchParams(location.search).has('embed') && window.parent !== window) {
+  const host = document.getElementById('lab') ?? document.body;
+  let sent = 0;
+  const post = () => {
+    // The content's bottom edge plus the body's margin below it: the height
+    // the frame needs for no inner scrollbar.
+    const margin = parseFloat(getComputedStyle(document.body).marginBottom) || 0;
+    const height = Math.ceil(host.getBoundingClientRect().bottom + window.scrollY + margin);
+    if (height === sent) return;
+    sent = height;
+    window.parent.postMessage({ type: 'locklab:height', height }, '*');
+  };
+  new ResizeObserver(post).observe(host);
+}
 
 const tag = document.querySelector('script[data-locklab-js]');
 try {

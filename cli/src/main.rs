@@ -13,7 +13,7 @@ usage:
   locklab compare FILE|NAME
   locklab scenarios
   locklab show NAME
-  locklab render FILE|NAME --strategy ID --svg OUT
+  locklab render FILE|NAME --strategy ID [--svg OUT] [--log OUT]
   locklab explore --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
                   [--goal unsafe|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
                   [--format text|json]
@@ -55,6 +55,7 @@ struct Options {
     format: Format,
     all_events: bool,
     svg: Option<String>,
+    log: Option<String>,
     explore: Vec<(String, String)>,
     positional: Vec<String>,
 }
@@ -65,6 +66,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         format: Format::Text,
         all_events: false,
         svg: None,
+        log: None,
         explore: Vec::new(),
         positional: Vec::new(),
     };
@@ -90,6 +92,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             }
             "--all-events" => options.all_events = true,
             "--svg" => options.svg = Some(rest.next().ok_or("--svg needs an output file")?.clone()),
+            "--log" => options.log = Some(rest.next().ok_or("--log needs an output file")?.clone()),
             "--faults" | "--max-faults" | "--runs" | "--seed" | "--goal" | "--window" => {
                 let value = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
                 options.explore.push((arg.clone(), value.clone()));
@@ -122,12 +125,24 @@ fn run(args: &[String]) -> Result<String, String> {
         "render" => {
             let scenario = load(one_positional(&options, "render needs a scenario FILE or NAME")?)?;
             let strategy = options.strategy.ok_or("render needs --strategy ID")?;
-            let out = options.svg.as_deref().ok_or("render needs --svg OUT")?;
+            if options.svg.is_none() && options.log.is_none() {
+                return Err("render needs --svg OUT or --log OUT (or both)".to_owned());
+            }
             let log = locklab_engine::simulate(&scenario, strategy);
             let report = locklab_engine::report::analyze(&scenario, strategy, &log);
-            let svg = locklab_engine::svg::timeline(&scenario, strategy, &log, &report);
-            std::fs::write(out, svg).map_err(|error| format!("cannot write {out}: {error}"))?;
-            Ok(format!("wrote {out}: {} under {strategy}, {:?}\n", scenario.name, report.safety))
+            let mut written = String::new();
+            // The same figures the lab's Export buttons give (its worker calls the same functions).
+            if let Some(out) = options.svg.as_deref() {
+                let svg = locklab_engine::svg::timeline(&scenario, strategy, &log, &report);
+                std::fs::write(out, svg).map_err(|error| format!("cannot write {out}: {error}"))?;
+                written.push_str(&format!("wrote {out}: {} under {strategy}, {:?}\n", scenario.name, report.safety));
+            }
+            if let Some(out) = options.log.as_deref() {
+                let document = locklab_engine::log_document(&scenario, strategy, &log);
+                std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
+                written.push_str(&format!("wrote {out}: {} events\n", log.len()));
+            }
+            Ok(written)
         }
         "show" => {
             let name = one_positional(&options, "show needs a built-in NAME")?;

@@ -155,14 +155,35 @@ fn explore_prints_the_contract_json_and_its_scenario_reruns() {
 }
 
 #[test]
-fn render_writes_the_timeline_svg() {
+fn render_writes_the_timeline_svg_and_the_log_with_one_mark_per_write() {
     let out = std::env::temp_dir().join(format!("locklab-cli-test-{}-figure.svg", std::process::id()));
-    let output =
-        locklab(&["render", "delayed-packet", "--strategy", "redlock", "--svg", out.to_str().unwrap_or_default()]);
+    let log_out = std::env::temp_dir().join(format!("locklab-cli-test-{}-log.json", std::process::id()));
+    let output = locklab(&[
+        "render",
+        "delayed-packet",
+        "--strategy",
+        "redlock",
+        "--svg",
+        out.to_str().unwrap_or_default(),
+        "--log",
+        log_out.to_str().unwrap_or_default(),
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let svg = std::fs::read_to_string(&out).expect("written");
     assert!(svg.starts_with("<svg") && svg.contains("Delayed packet"));
     assert!(svg.contains(r#"class="write accepted"#));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log_out).expect("written")).expect("JSON");
+    assert_eq!(log["format"], "locklab-log/1");
+    assert_eq!(log["strategy"], "redlock");
+    let events = log["events"].as_array().expect("events");
+    let writes = events
+        .iter()
+        .filter(|event| event["type"] == "put" || event["statement"]["statement"] == "write_report")
+        .count();
+    assert!(writes > 0);
+    assert_eq!(svg.matches(r#"<g class="write"#).count(), writes, "one mark per write in the log");
+    assert!(events.iter().all(|event| event["text"].as_str().is_some_and(|text| !text.is_empty())));
 }
 
 #[test]
@@ -175,7 +196,7 @@ fn bad_explore_and_render_options_are_refused_clearly() {
         (vec!["explore", "--strategy", "fencing", "--goal", "fast"], "unknown goal `fast`"),
         (vec!["explore", "--strategy", "fencing", "--window", "9..3"], "must be non-empty"),
         (vec!["render", "calm-night", "--svg", "/tmp/x.svg"], "render needs --strategy ID"),
-        (vec!["render", "calm-night", "--strategy", "fencing"], "render needs --svg OUT"),
+        (vec!["render", "calm-night", "--strategy", "fencing"], "render needs --svg OUT or --log OUT"),
     ];
     for (args, expected) in cases {
         let output = locklab(&args);

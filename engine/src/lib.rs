@@ -60,3 +60,33 @@ pub fn log_digest(log: &[Event]) -> String {
     }
     format!("{hash:016x}")
 }
+
+/// The event log of one run as a JSON document (`locklab-log/1`), the export
+/// a reader can load anywhere: what ran (scenario name, seed, strategy), the
+/// log's digest, and every event as the engine records it plus its wire text.
+pub fn log_document(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> String {
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        format: &'static str,
+        scenario: &'a str,
+        seed: u64,
+        strategy: StrategyId,
+        digest: String,
+        events: Vec<Described<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Described<'a> {
+        #[serde(flatten)]
+        event: &'a Event,
+        text: String,
+    }
+    let document = Document {
+        format: "locklab-log/1",
+        scenario: &scenario.name,
+        seed: scenario.seed,
+        strategy,
+        digest: log_digest(log),
+        events: log.iter().map(|event| Described { event, text: event.to_string() }).collect(),
+    };
+    serde_json::to_string_pretty(&document).unwrap_or_default()
+}

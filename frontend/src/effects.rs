@@ -7,6 +7,8 @@
 
 use crate::lab::PICKER_ORDER;
 use crate::state::{Action, LabState, Message, Tone};
+use crate::worker::{JsonCodec, LabWorker, Request, Response};
+use gloo_worker::{Spawnable, WorkerBridge};
 use locklab_engine::link::{LinkError, LinkState, View};
 use locklab_engine::{Scenario, StrategyId, builtin};
 use std::cell::{Cell, RefCell};
@@ -35,6 +37,9 @@ pub struct Boot {
     pub cursor_ms: u64,
     /// A share link asked for all six side by side.
     pub compare: bool,
+    /// `?embed`: the compact view for an iframe in a post. It neither reads
+    /// nor writes the reader's stored lab: the author's scenario is what shows.
+    pub embed: bool,
 }
 
 /// The fragment that marks a share link: `#v=1.…`. Other fragments (`#main`
@@ -66,7 +71,34 @@ pub fn boot() -> Rc<Boot> {
         narrow,
         cursor_ms: 0,
         compare: false,
+        embed: false,
     };
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
+    let param = |name: &str| params.as_ref().and_then(|params| params.get(name));
+    boot.embed = params.as_ref().is_some_and(|params| params.has("embed"));
+    // `?scenario=NAME&strategy=ID`: a built-in by name, the short form of a link.
+    if let Some(name) = param("scenario") {
+        match builtin::find(&name).map(|builtin| Scenario::from_json(builtin.text)) {
+            Some(Ok(scenario)) => boot.scenario = scenario,
+            _ => {
+                boot.message = Some(Message {
+                    tone: Tone::Error,
+                    text: format!("There is no built-in scenario named `{name}`. Showing the default lab instead."),
+                });
+            }
+        }
+    }
+    if let Some(name) = param("strategy") {
+        match StrategyId::parse(&name) {
+            Some(strategy) => boot.strategy = strategy,
+            None => {
+                boot.message = Some(Message {
+                    tone: Tone::Error,
+                    text: format!("There is no strategy named `{name}`. Showing fencing instead."),
+                });
+            }
+        }
+    }
     // A link wins over the stored lab; a bad link opens the default lab (not
     // the stored one), so what the reader sees never depends on their history.
     if hash.starts_with(LINK_PREFIX) {
@@ -84,6 +116,9 @@ pub fn boot() -> Rc<Boot> {
                 });
             }
         }
+        return Rc::new(boot);
+    }
+    if boot.embed || param("scenario").is_some() {
         return Rc::new(boot);
     }
     if search.contains("reset") {
@@ -134,10 +169,14 @@ pub fn restore(strategy_text: &str, scenario_text: &str) -> Result<(Scenario, St
 #[hook]
 pub fn use_persistence(state: &UseReducerHandle<LabState>) {
     // The run changes exactly when the scenario or the strategy does.
-    use_effect_with(state.run.clone(), |run| {
+    let embed = state.embed;
+    use_effect_with(state.run.clone(), move |run| {
         let (scenario, strategy) = (&run.scenario, &run.strategy);
         let json = scenario.to_json();
-        if let Some(storage) = web_sys::window().and_then(|window| window.local_storage().ok().flatten()) {
+        // An embedded lab is someone else's post: it must not replace the reader's own lab.
+        let storage =
+            if embed { None } else { web_sys::window().and_then(|window| window.local_storage().ok().flatten()) };
+        if let Some(storage) = storage {
             let _ = storage.set_item(SCENARIO_KEY, &json);
             let _ = storage.set_item(STRATEGY_KEY, strategy.name());
         }
@@ -431,18 +470,259 @@ pub async fn share_fragment(link: &LinkState) -> Option<String> {
     Some(format!("{LINK_PREFIX}{fragment}"))
 }
 
+/// The page's connection to the lab's Web Worker ([`crate::worker`]), made
+/// on first use so a visit that never exports loads no worker.
+pub struct WorkerLink {
+    bridge: RefCell<Option<WorkerBridge<LabWorker>>>,
+    on_response: Callback<Response>,
+}
+
+impl std::fmt::Debug for WorkerLink {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("WorkerLink")
+    }
+}
+
+impl WorkerLink {
+    pub fn new(on_response: Callback<Response>) -> WorkerLink {
+        WorkerLink { bridge: RefCell::new(None), on_response }
+    }
+
+    pub fn send(&self, request: Request) {
+        let mut bridge = self.bridge.borrow_mut();
+        let bridge = bridge.get_or_insert_with(|| {
+            let on_response = self.on_response.clone();
+            LabWorker::spawner()
+                .callback(move |response| on_response.emit(response))
+                .encoding::<JsonCodec>()
+                .spawn_with_loader(crate::worker::LOADER_PATH)
+        });
+        bridge.send(request);
+    }
+}
+
+/// Which figure an export asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    Svg,
+    Png,
+    Log,
+}
+
+/// The lab's exports: the worker, started on first use under
+/// [`crate::worker::FIGURES_WORKER_NAME`] (its plain protocol keeps serde and
+/// gloo-worker out of the lab's wasm), and the requests waiting for it to load.
+pub struct Exporter {
+    worker: RefCell<Option<web_sys::Worker>>,
+    ready: Rc<Cell<bool>>,
+    /// Requests made before the worker said it was ready, in order.
+    waiting: Rc<RefCell<Vec<wasm_bindgen::JsValue>>>,
+    /// What each request asked for, in order: the worker answers in order.
+    wanted: Rc<RefCell<std::collections::VecDeque<Figure>>>,
+    dispatch: Callback<Action>,
+}
+
+impl std::fmt::Debug for Exporter {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Exporter")
+    }
+}
+
+impl Exporter {
+    /// Asks the worker for the figures of the current run.
+    pub fn export(&self, state: &LabState, figure: Figure) {
+        let request = js_sys::Array::of2(&state.scenario.to_json().into(), &state.strategy.name().into());
+        self.wanted.borrow_mut().push_back(figure);
+        let mut worker = self.worker.borrow_mut();
+        if worker.is_none() {
+            match self.start() {
+                Ok(started) => *worker = Some(started),
+                Err(problem) => {
+                    self.wanted.borrow_mut().clear();
+                    let text = format!("The export failed: {problem}.");
+                    self.dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
+                    return;
+                }
+            }
+        }
+        match worker.as_ref() {
+            Some(worker) if self.ready.get() => {
+                let _ = worker.post_message(&request);
+            }
+            _ => self.waiting.borrow_mut().push(request.into()),
+        }
+    }
+
+    fn start(&self) -> Result<web_sys::Worker, String> {
+        let options = web_sys::WorkerOptions::new();
+        options.set_name(crate::worker::FIGURES_WORKER_NAME);
+        let worker = web_sys::Worker::new_with_options(crate::worker::LOADER_PATH, &options)
+            .map_err(|_| "the browser would not start the lab's worker".to_owned())?;
+        let (ready, waiting, wanted, dispatch) =
+            (self.ready.clone(), self.waiting.clone(), self.wanted.clone(), self.dispatch.clone());
+        let sender = worker.clone();
+        let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let data = event.data();
+            if data.as_string().as_deref() == Some("ready") {
+                ready.set(true);
+                for request in waiting.borrow_mut().drain(..) {
+                    let _ = sender.post_message(&request);
+                }
+                return;
+            }
+            let reply = js_sys::Array::from(&data);
+            let figure = wanted.borrow_mut().pop_front().unwrap_or(Figure::Svg);
+            let text = |index: u32| reply.get(index).as_string().unwrap_or_default();
+            let result = if reply.length() == 3 { Ok((text(0), text(1), text(2))) } else { Err(text(0)) };
+            save_figure(result, figure, dispatch.clone());
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        // The handler lives as long as the page's worker.
+        on_message.forget();
+        Ok(worker)
+    }
+}
+
+/// The lab's exporter: the worker's answers become downloads and messages.
+#[hook]
+pub fn use_exporter(dispatch: Callback<Action>) -> Rc<Exporter> {
+    use_memo((), move |()| Exporter {
+        worker: RefCell::new(None),
+        ready: Rc::new(Cell::new(false)),
+        waiting: Rc::new(RefCell::new(Vec::new())),
+        wanted: Rc::new(RefCell::new(std::collections::VecDeque::new())),
+        dispatch,
+    })
+}
+
+/// Saves the figures the worker made (svg, log, file stem) as `figure` asks.
+fn save_figure(figures: Result<(String, String, String), String>, figure: Figure, dispatch: Callback<Action>) {
+    let notify = move |result: Result<String, String>| {
+        let message = match result {
+            Ok(file_name) => Message { tone: Tone::Info, text: format!("Exported {file_name}.") },
+            Err(problem) => Message { tone: Tone::Error, text: format!("The export failed: {problem}.") },
+        };
+        dispatch.emit(Action::Notify(message));
+    };
+    let (svg, log, file_stem) = match figures {
+        Ok(figures) => figures,
+        Err(problem) => return notify(Err(problem)),
+    };
+    match figure {
+        Figure::Svg => {
+            let file_name = format!("{file_stem}.svg");
+            notify(download_text(&svg, "image/svg+xml", &file_name).map(|()| file_name));
+        }
+        Figure::Log => {
+            let file_name = format!("{file_stem}.log.json");
+            notify(download_text(&log, "application/json", &file_name).map(|()| file_name));
+        }
+        Figure::Png => wasm_bindgen_futures::spawn_local(async move {
+            let file_name = format!("{file_stem}.png");
+            notify(svg_to_png(svg).await.and_then(|blob| download_blob(&blob, &file_name)).map(|()| file_name));
+        }),
+    }
+}
+
+/// Rasterizes an SVG with the page's `locklabSvgToPng` (static/figure.js: an
+/// image drawn on a canvas at twice the size, for sharp figures).
+async fn svg_to_png(svg: String) -> Result<web_sys::Blob, String> {
+    let convert = js_sys::Reflect::get(&js_sys::global(), &"locklabSvgToPng".into())
+        .ok()
+        .and_then(|convert| convert.dyn_into::<js_sys::Function>().ok())
+        .ok_or("this page cannot draw PNGs")?;
+    let promise = convert.call1(&wasm_bindgen::JsValue::NULL, &svg.into()).map_err(|_| "the drawing failed")?;
+    let blob = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(|error| error.as_string().unwrap_or_else(|| "the browser could not draw the figure".to_owned()))?;
+    blob.dyn_into::<web_sys::Blob>().map_err(|_| "the drawing gave no image".to_owned())
+}
+
+/// The `<iframe>` snippet that embeds the current view in a post, with the
+/// script that sizes the frame (static/embed.js); copied to the clipboard.
+pub fn copy_embed_code(state: &LabState, dispatch: Callback<Action>) {
+    let link = LinkState {
+        scenario: (*state.scenario).clone(),
+        strategy: state.strategy,
+        cursor_ms: state.cursor_ms,
+        view: View::Single,
+        builtin: None,
+    };
+    let title = format!("locklab: {} under {}", state.scenario.name, state.strategy.title());
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let Some(fragment) = share_fragment(&link).await else {
+            let text = "The embed code could not be made: this browser cannot compress the link.".to_owned();
+            dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
+            return;
+        };
+        let location = window.location();
+        let page = format!(
+            "{}{}",
+            location.origin().unwrap_or_default(),
+            location.pathname().unwrap_or_else(|_| "/".to_owned())
+        );
+        // The page's folder: embed.js sits beside index.html.
+        let folder = &page[..page.rfind('/').map_or(page.len(), |slash| slash + 1)];
+        let snippet = embed_snippet(folder, &fragment, &title);
+        let copied = wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(&snippet)).await;
+        let text = match copied {
+            Ok(_) => format!("Copied the embed code: {snippet}"),
+            Err(_) => format!("The browser would not let the lab copy; here is the embed code: {snippet}"),
+        };
+        dispatch.emit(Action::Notify(Message { tone: Tone::Info, text }));
+    });
+}
+
+/// The full lab on what an embedded view opened with: the same address
+/// without `?embed` (a share link in the fragment stays).
+pub fn full_size_href() -> String {
+    let location = web_sys::window().map(|window| window.location());
+    let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
+    let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
+    let query = web_sys::UrlSearchParams::new_with_str(&search)
+        .map(|params| {
+            params.delete("embed");
+            String::from(params.to_string())
+        })
+        .unwrap_or_default();
+    if query.is_empty() { format!("./{hash}") } else { format!("./?{query}{hash}") }
+}
+
+/// The embed snippet for the lab at `folder` (ending in `/`) showing `fragment`.
+pub fn embed_snippet(folder: &str, fragment: &str, title: &str) -> String {
+    let title = title.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    format!(
+        "<iframe src=\"{folder}?embed{fragment}\" title=\"{title}\" data-locklab width=\"100%\" height=\"560\" \
+         style=\"border:0\" loading=\"lazy\"></iframe><script src=\"{folder}embed.js\" async></script>"
+    )
+}
+
 /// `gc-pause-outlives-the-lease.json` from the scenario's name and `extension`.
 pub fn file_name_for(scenario: &Scenario, extension: &str) -> String {
+    let slug = slug(&scenario.name);
+    if slug.is_empty() { format!("locklab-scenario{extension}") } else { format!("{slug}{extension}") }
+}
+
+/// `gc-pause-outlives-the-lease-fencing`: a figure's file name without its extension.
+pub fn file_stem(scenario_name: &str, strategy: StrategyId) -> String {
+    let slug = slug(scenario_name);
+    if slug.is_empty() { format!("locklab-{strategy}") } else { format!("{slug}-{strategy}") }
+}
+
+/// Lower-case letters and digits of `name`, other runs of characters as one `-`.
+fn slug(name: &str) -> String {
     let mut slug = String::new();
-    for character in scenario.name.chars() {
+    for character in name.chars() {
         if character.is_ascii_alphanumeric() {
             slug.push(character.to_ascii_lowercase());
         } else if !slug.ends_with('-') && !slug.is_empty() {
             slug.push('-');
         }
     }
-    let slug = slug.trim_end_matches('-');
-    if slug.is_empty() { format!("locklab-scenario{extension}") } else { format!("{slug}{extension}") }
+    slug.trim_end_matches('-').to_owned()
 }
 
 /// Marks the first render on the page's root element (`data-first-render-ms`,

@@ -1,6 +1,409 @@
-//! The explorer page (explore.html): placeholder until the explorer is built.
+//! The explorer page (explore.html, bin `locklab-explore`): searches fault
+//! schedules for one that breaks a strategy, shrinks it to the smallest story
+//! and opens it in the lab with one click.
+//!
+//! The search itself runs in the lab's Web Worker ([`crate::worker`]), in
+//! slices, so this page stays responsive, shows schedules per second and can
+//! cancel. Like the lab: one reducer state at the root ([`ExploreState`]),
+//! pure; side effects (the worker, share links, downloads) in [`use_worker`]
+//! and the callbacks of the root.
+
+use crate::effects::{WorkerLink, share_fragment};
+use crate::lab::{PICKER_ORDER, strategy_label};
+use crate::worker::{ExploreRequest, Request, Response};
+use locklab_engine::explore::FAULT_KINDS;
+use locklab_engine::link::{LinkState, View};
+use locklab_engine::{Scenario, StrategyId};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// The goals the search can look for, with what each means.
+pub const GOALS: [(&str, &str); 5] = [
+    ("unsafe", "Unsafe: a stale write accepted or a report corrupted"),
+    ("stale_write", "Stale write: a write applied over a newer holder's (what a fencing token prevents)"),
+    ("two_holders", "Two holders: two instances believed they held the lock at once"),
+    ("late", "Late: a report late or missing"),
+    ("wasteful", "Wasteful: duplicate side effects, a starved pool, other services failing"),
+];
+
+/// Where a search stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Idle,
+    Running { search: u32, runs: u32, budget: u32, elapsed_ms: f64 },
+    Done { runs: u32, elapsed_ms: f64, outcome: Outcome },
+}
+
+/// How a search ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The minimal counterexample and, once made, the lab link that opens it.
+    Found {
+        scenario: Rc<Scenario>,
+        lab_href: Option<String>,
+    },
+    NotFound,
+    Cancelled,
+}
+
+/// The page's one state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExploreState {
+    pub request: ExploreRequest,
+    pub status: Status,
+    /// Runs of the seed's story per second in this browser, once measured.
+    pub bench: Option<(StrategyId, f64, u32)>,
+    pub benching: bool,
+    pub error: Option<String>,
+}
+
+impl Default for ExploreState {
+    fn default() -> Self {
+        ExploreState {
+            request: ExploreRequest {
+                strategy: StrategyId::Redlock,
+                goal: "unsafe".to_owned(),
+                kinds: FAULT_KINDS.iter().map(|kind| (*kind).to_owned()).collect(),
+                max_faults: 3,
+                window_ms: (0, 200_000),
+                runs: 10_000,
+                seed: 0,
+            },
+            status: Status::Idle,
+            bench: None,
+            benching: false,
+            error: None,
+        }
+    }
+}
+
+/// Everything that can happen to the page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExploreAction {
+    SetStrategy(StrategyId),
+    SetGoal(String),
+    ToggleKind(String),
+    SetMaxFaults(u8),
+    SetWindowEndS(u64),
+    SetRuns(u32),
+    SetSeed(u64),
+    /// The search was sent to the worker.
+    Started,
+    Bench,
+    Worker(Response),
+    LabHref(String),
+}
+
+impl ExploreState {
+    pub fn running(&self) -> bool {
+        matches!(self.status, Status::Running { .. })
+    }
+}
+
+impl Reducible for ExploreState {
+    type Action = ExploreAction;
+
+    fn reduce(self: Rc<Self>, action: ExploreAction) -> Rc<Self> {
+        let mut next = (*self).clone();
+        let request = &mut next.request;
+        match action {
+            ExploreAction::SetStrategy(strategy) => request.strategy = strategy,
+            ExploreAction::SetGoal(goal) => request.goal = goal,
+            ExploreAction::ToggleKind(kind) => match request.kinds.iter().position(|known| *known == kind) {
+                Some(index) => {
+                    request.kinds.remove(index);
+                }
+                // Kept in the engine's order, so the same choice is the same search.
+                None => {
+                    request.kinds.push(kind);
+                    request.kinds.sort_by_key(|kind| FAULT_KINDS.iter().position(|known| known == kind));
+                }
+            },
+            ExploreAction::SetMaxFaults(max_faults) => request.max_faults = max_faults,
+            ExploreAction::SetWindowEndS(end_s) => request.window_ms.1 = end_s.saturating_mul(1_000),
+            ExploreAction::SetRuns(runs) => request.runs = runs,
+            ExploreAction::SetSeed(seed) => request.seed = seed,
+            ExploreAction::Started => {
+                next.error = None;
+                next.status = Status::Running { search: 0, runs: 0, budget: next.request.runs, elapsed_ms: 0.0 };
+            }
+            ExploreAction::Bench => next.benching = true,
+            ExploreAction::Worker(response) => match response {
+                Response::Progress { search, runs, budget, elapsed_ms } => {
+                    if next.running() {
+                        next.status = Status::Running { search, runs, budget, elapsed_ms };
+                    }
+                }
+                Response::Explored { runs, elapsed_ms, scenario, cancelled, .. } => {
+                    let outcome = match (cancelled, scenario.map(|text| Scenario::from_json(&text))) {
+                        (true, _) => Outcome::Cancelled,
+                        (false, Some(Ok(scenario))) => Outcome::Found { scenario: Rc::new(scenario), lab_href: None },
+                        (false, Some(Err(error))) => {
+                            next.error = Some(format!("The worker's counterexample did not read back: {error}"));
+                            Outcome::NotFound
+                        }
+                        (false, None) => Outcome::NotFound,
+                    };
+                    next.status = Status::Done { runs, elapsed_ms, outcome };
+                }
+                Response::Bench { strategy, runs, elapsed_ms, .. } => {
+                    next.benching = false;
+                    next.bench = Some((strategy, f64::from(runs) * 1_000.0 / elapsed_ms.max(0.001), runs));
+                }
+                Response::Refused(problem) => {
+                    next.error = Some(problem);
+                    next.benching = false;
+                    if next.running() {
+                        next.status = Status::Idle;
+                    }
+                }
+                Response::Figures { .. } => {}
+            },
+            ExploreAction::LabHref(href) => {
+                if let Status::Done { outcome: Outcome::Found { lab_href, .. }, .. } = &mut next.status {
+                    *lab_href = Some(href);
+                }
+            }
+        }
+        if next == *self { self } else { Rc::new(next) }
+    }
+}
+
+/// The page's worker: its answers become actions; a counterexample also gets
+/// its lab link made (an async side effect).
+#[hook]
+fn use_worker(dispatch: Callback<ExploreAction>) -> Rc<WorkerLink> {
+    use_memo((), move |()| {
+        WorkerLink::new(Callback::from(move |response: Response| {
+            if let Response::Explored { scenario: Some(text), .. } = &response
+                && let Ok(scenario) = Scenario::from_json(text)
+            {
+                let dispatch = dispatch.clone();
+                let strategy =
+                    scenario.strategy_settings().first().map_or(StrategyId::Fencing, |settings| settings.id());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let link = LinkState { scenario, strategy, cursor_ms: 0, view: View::Single, builtin: None };
+                    if let Some(fragment) = share_fragment(&link).await {
+                        dispatch.emit(ExploreAction::LabHref(format!("index.html{fragment}")));
+                    }
+                });
+            }
+            dispatch.emit(ExploreAction::Worker(response));
+        }))
+    })
+}
+
+fn number_input<T: std::str::FromStr + ToString + 'static>(
+    id: &'static str,
+    label: &'static str,
+    value: T,
+    [min, max]: [&'static str; 2],
+    disabled: bool,
+    dispatch: &Callback<ExploreAction>,
+    action: fn(T) -> ExploreAction,
+) -> Html {
+    let dispatch = dispatch.clone();
+    // A value that is not a number is left as typed and not taken; the engine checks the ranges.
+    let onchange = Callback::from(move |event: Event| {
+        let input: web_sys::HtmlInputElement = event.target_unchecked_into();
+        if let Ok(value) = input.value().trim().parse::<T>() {
+            dispatch.emit(action(value));
+        }
+    });
+    html! {
+        <label class="field" for={id}>
+            <span>{ label }</span>
+            <input type="number" id={id} min={min} max={max} value={value.to_string()} {disabled} {onchange} />
+        </label>
+    }
+}
+
+#[function_component(ExplorePage)]
+pub fn explore_page() -> Html {
+    let state = use_reducer(ExploreState::default);
+    let dispatch: Callback<ExploreAction> = {
+        let dispatcher = state.dispatcher();
+        (*use_memo((), move |()| Callback::from(move |action| dispatcher.dispatch(action)))).clone()
+    };
+    let worker = use_worker(dispatch.clone());
+    use_effect_with((), |()| crate::effects::mark_first_render());
+    let running = state.running();
+    let request = &state.request;
+
+    let on_search = {
+        let (worker, dispatch, request) = (worker.clone(), dispatch.clone(), request.clone());
+        Callback::from(move |event: SubmitEvent| {
+            event.prevent_default();
+            dispatch.emit(ExploreAction::Started);
+            worker.send(Request::Explore(request.clone()));
+        })
+    };
+    let on_cancel = {
+        let worker = worker.clone();
+        Callback::from(move |_: MouseEvent| worker.send(Request::Cancel))
+    };
+    let on_bench = {
+        let (worker, dispatch, strategy) = (worker.clone(), dispatch.clone(), request.strategy);
+        Callback::from(move |_: MouseEvent| {
+            dispatch.emit(ExploreAction::Bench);
+            worker.send(Request::Bench { strategy, runs: 200 });
+        })
+    };
+
+    let strategies = PICKER_ORDER.iter().map(|strategy| {
+        let strategy = *strategy;
+        html! {
+            <option value={strategy.name()} selected={strategy == request.strategy}>{ strategy_label(strategy) }</option>
+        }
+    });
+    let on_strategy = dispatch.reform(|event: Event| {
+        let select: web_sys::HtmlSelectElement = event.target_unchecked_into();
+        ExploreAction::SetStrategy(StrategyId::parse(&select.value()).unwrap_or(StrategyId::Fencing))
+    });
+    let goals = GOALS.iter().map(|(goal, text)| {
+        html! { <option value={*goal} selected={*goal == request.goal}>{ *text }</option> }
+    });
+    let on_goal = dispatch.reform(|event: Event| {
+        let select: web_sys::HtmlSelectElement = event.target_unchecked_into();
+        ExploreAction::SetGoal(select.value())
+    });
+    let kinds = FAULT_KINDS.iter().map(|kind| {
+        let kind = *kind;
+        let checked = request.kinds.iter().any(|known| known == kind);
+        let onchange = dispatch.reform(move |_: Event| ExploreAction::ToggleKind(kind.to_owned()));
+        let id = format!("kind-{kind}");
+        html! {
+            <label class="kind" for={id.clone()}>
+                <input type="checkbox" id={id} {checked} disabled={running} {onchange} />
+                <code>{ kind }</code>
+            </label>
+        }
+    });
+
+    let progress = match &state.status {
+        Status::Idle => html! {},
+        Status::Running { runs, budget, elapsed_ms, .. } => {
+            let rate = f64::from(*runs) * 1_000.0 / elapsed_ms.max(1.0);
+            html! {
+                <div class="progress" id="progress" role="status" aria-live="polite">
+                    <progress max={budget.to_string()} value={runs.to_string()}></progress>
+                    <p>{ format!("{runs} of {budget} schedules · {rate:.0} schedules/s · {:.1} s", elapsed_ms / 1_000.0) }</p>
+                </div>
+            }
+        }
+        Status::Done { runs, elapsed_ms, outcome } => {
+            let rate = f64::from(*runs) * 1_000.0 / elapsed_ms.max(1.0);
+            let summary = format!("{runs} schedules in {:.1} s ({rate:.0} schedules/s)", elapsed_ms / 1_000.0);
+            match outcome {
+                Outcome::Found { scenario, lab_href } => {
+                    let faults =
+                        scenario.faults.iter().map(|fault| html! { <li><code>{ fault.to_string() }</code></li> });
+                    html! {
+                        <section class="panel result found" id="result" data-outcome="found" aria-labelledby="result-title">
+                            <h2 id="result-title">{ format!("Broken: a counterexample after {runs} schedule{} (found and shrunk in {:.1} s)",
+                                if *runs == 1 { "" } else { "s" }, elapsed_ms / 1_000.0) }</h2>
+                            <p class="story">{ scenario.description.clone().unwrap_or_default() }</p>
+                            <h3>{ format!("The smallest schedule that still fails ({} fault{})", scenario.faults.len(),
+                                if scenario.faults.len() == 1 { "" } else { "s" }) }</h3>
+                            <ol class="faults">{ for faults }</ol>
+                            if let Some(href) = lab_href {
+                                <p><a class="button primary" id="open-in-lab" href={href.clone()}>{"Open it in the lab"}</a></p>
+                            } else {
+                                <p class="hint">{"Making the lab link…"}</p>
+                            }
+                        </section>
+                    }
+                }
+                Outcome::NotFound => html! {
+                    <section class="panel result" id="result" data-outcome="not-found">
+                        <h2>{ format!("Nothing found: {summary}") }</h2>
+                        <p>{"No schedule within these limits broke the strategy for this goal. That is evidence, not proof: \
+                            a larger budget, more faults or other kinds may still find one, and the lab's world is a model."}</p>
+                    </section>
+                },
+                Outcome::Cancelled => html! {
+                    <section class="panel result" id="result" data-outcome="cancelled">
+                        <h2>{ format!("Cancelled after {summary}") }</h2>
+                    </section>
+                },
+            }
+        }
+    };
+    let bench = state.bench.map(|(strategy, runs_per_s, runs)| {
+        html! {
+            <p id="bench-result" data-runs-per-s={format!("{runs_per_s:.0}")}>
+                { format!("{runs_per_s:.0} runs/s of the seed's story under {strategy} ({runs} seeds) in this browser's WebAssembly.") }
+            </p>
+        }
+    });
+
+    html! {
+        <div class="lab explore" data-ready="true">
+            <header class="topbar">
+                <div class="brand">
+                    <h1>{"locklab · explorer"}</h1>
+                    <p class="tagline">{"Proof, not opinion: search for the schedule of faults that breaks a strategy."}</p>
+                </div>
+                <nav class="pages" aria-label="Other pages">
+                    <a href="./">{"Lab"}</a>
+                    <a href="quiz.html">{"Quiz"}</a>
+                </nav>
+            </header>
+            if let Some(error) = &state.error {
+                <div class="message error" role="alert" id="message"><span class="message-text">{ error }</span></div>
+            }
+            <form class="panel explore-form" onsubmit={on_search} aria-labelledby="search-title">
+                <h2 id="search-title">{"What to search"}</h2>
+                <div class="explore-fields">
+                    <label class="field" for="strategy">
+                        <span>{"Strategy"}</span>
+                        <select id="strategy" disabled={running} onchange={on_strategy}>{ for strategies }</select>
+                    </label>
+                    <label class="field wide" for="goal">
+                        <span>{"Stop at the first run that is"}</span>
+                        <select id="goal" disabled={running} onchange={on_goal}>{ for goals }</select>
+                    </label>
+                    { number_input("max-faults", "Faults at most", request.max_faults, ["1", "8"], running, &dispatch, ExploreAction::SetMaxFaults) }
+                    { number_input("window-end", "Faults strike before (s)", request.window_ms.1 / 1_000, ["1", "300"], running, &dispatch, ExploreAction::SetWindowEndS) }
+                    { number_input("runs", "Schedules at most", request.runs, ["1", "10000000"], running, &dispatch, ExploreAction::SetRuns) }
+                    { number_input("seed", "Seed", request.seed, ["0", "18446744073709551615"], running, &dispatch, ExploreAction::SetSeed) }
+                </div>
+                <fieldset class="kinds">
+                    <legend>{"Fault kinds allowed"}</legend>
+                    { for kinds }
+                </fieldset>
+                <div class="button-group">
+                    <button type="submit" class="primary" id="search" disabled={running}>{"Search"}</button>
+                    <button type="button" id="cancel" disabled={!running} onclick={on_cancel}>{"Cancel"}</button>
+                </div>
+                <p class="hint">{"The same inputs always give the same search. Each schedule is a full run of the lab's \
+                    world (3 instances, one cron period); what was found is shrunk — fewer faults, shorter pauses, \
+                    earlier times — until nothing smaller still fails. The search runs in a Web Worker: this page stays usable."}</p>
+            </form>
+            { progress }
+            <section class="panel bench" aria-labelledby="bench-title">
+                <h2 id="bench-title">{"Engine speed in this browser"}</h2>
+                <button type="button" id="bench" disabled={state.benching} onclick={on_bench}>
+                    { if state.benching { "Measuring…" } else { "Measure" } }
+                </button>
+                { for bench }
+            </section>
+        </div>
+    }
+}
 
 /// Mounts the explorer on the page's `#explore` element.
 pub fn start() {
     crate::panic::install_hook();
+    let host = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("explore"));
+    match host {
+        Some(host) => {
+            yew::Renderer::<ExplorePage>::with_root(host).render();
+        }
+        None => {
+            yew::Renderer::<ExplorePage>::new().render();
+        }
+    }
 }

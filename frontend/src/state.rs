@@ -146,6 +146,8 @@ pub struct LabState {
     pub message: Option<Message>,
     /// Narrow screen: the topology stacks its columns tighter.
     pub narrow: bool,
+    /// The compact view for an iframe in a post (`?embed`); fixed at start.
+    pub embed: bool,
 }
 
 /// Equal when nothing the user sees could differ: the scenario is compared by
@@ -165,6 +167,7 @@ impl PartialEq for LabState {
             && self.inject == other.inject
             && self.message == other.message
             && self.narrow == other.narrow
+            && self.embed == other.embed
     }
 }
 
@@ -184,6 +187,7 @@ impl LabState {
             inject: InjectParams::default(),
             message: None,
             narrow: false,
+            embed: false,
         }
     }
 

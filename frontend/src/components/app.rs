@@ -22,6 +22,7 @@ pub fn app(props: &AppProps) -> Html {
         let mut state = LabState::new(boot.scenario.clone(), boot.strategy);
         state.message = boot.message.clone();
         state.narrow = boot.narrow;
+        state.embed = boot.embed;
         // A share link's cursor and view; the link was checked against the run's length.
         state.cursor_ms = boot.cursor_ms.min(state.duration_ms());
         if boot.compare {
@@ -73,10 +74,34 @@ pub fn app(props: &AppProps) -> Html {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| effects::copy_share_link(&state, dispatch.clone()))
     };
+    let exporter = effects::use_exporter(dispatch.clone());
+    let on_export = |figure: effects::Figure| {
+        let exporter = exporter.clone();
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| exporter.export(&state, figure))
+    };
+    let on_copy_embed = {
+        let dispatch = dispatch.clone();
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| effects::copy_embed_code(&state, dispatch.clone()))
+    };
     let share_bar = html! {
-        <div class="share-bar" role="group" aria-label="Share">
-            <button type="button" id="copy-link" class="primary" onclick={on_copy_link}
-                title="Put a link to this exact view in the address bar and the clipboard">{"Copy link"}</button>
+        <div class="share-bar">
+            <div class="button-group" role="group" aria-label="Share">
+                <button type="button" id="copy-link" class="primary" onclick={on_copy_link}
+                    title="Put a link to this exact view in the address bar and the clipboard">{"Copy link"}</button>
+                <button type="button" id="copy-embed" onclick={on_copy_embed}
+                    title="Copy an <iframe> snippet that shows this run, compact, inside a post">{"Copy embed code"}</button>
+            </div>
+            <div class="button-group" role="group" aria-labelledby="export-label">
+                <span id="export-label" class="group-label">{"Export the timeline:"}</span>
+                <button type="button" id="export-svg" onclick={on_export(effects::Figure::Svg)}
+                    title="The timeline as an SVG figure (the same as `locklab render --svg`)">{"SVG"}</button>
+                <button type="button" id="export-png" onclick={on_export(effects::Figure::Png)}
+                    title="The timeline as a PNG picture">{"PNG"}</button>
+                <button type="button" id="export-log" onclick={on_export(effects::Figure::Log)}
+                    title="The event log as JSON (the same as `locklab render --log`)">{"Log JSON"}</button>
+            </div>
         </div>
     };
 
@@ -120,6 +145,36 @@ pub fn app(props: &AppProps) -> Html {
             </p>
         }
     };
+
+    if state.embed {
+        return html! {
+            <div class="lab embed" data-ready="true" data-strategy={state.strategy.name()}
+                data-cursor-ms={state.cursor_ms.to_string()} data-playing={state.playing.to_string()}>
+                <header class="embed-bar">
+                    <p class="embed-title">
+                        <strong>{ if state.scenario.name.is_empty() { "Untitled scenario" } else { &state.scenario.name } }</strong>
+                        { format!(" · {}", crate::lab::strategy_label(state.strategy)) }
+                    </p>
+                    <a class="embed-open" href={effects::full_size_href()} target="_blank" rel="noopener"
+                        id="open-full-size">{"Open in locklab ↗"}</a>
+                </header>
+                { for message }
+                <Transport cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
+                    playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
+                    clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />
+                <main id="main" class="embed-main">
+                    <section class="panel timeline-panel" aria-labelledby="timeline-title">
+                        <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
+                        <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
+                    </section>
+                    <section class="panel verdict-panel" aria-labelledby="verdict-title">
+                        <h2 id="verdict-title">{"Verdict"}</h2>
+                        <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+                    </section>
+                </main>
+            </div>
+        };
+    }
 
     let body = match &state.compare {
         Some(runs) => html! {
@@ -180,6 +235,10 @@ pub fn app(props: &AppProps) -> Html {
                 </div>
                 <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} />
                 { compare_toggle }
+                <nav class="pages" aria-label="Other pages">
+                    <a href="quiz.html">{"Quiz"}</a>
+                    <a href="explore.html">{"Explorer"}</a>
+                </nav>
             </header>
             { scenario_line }
             { share_bar }

@@ -1,0 +1,82 @@
+// End-to-end tests of the explorer page (explore.html): the search runs in
+// the Web Worker, shows progress, finds and shrinks a counterexample that
+// opens in the lab with one click and shows the same violation there; a
+// search can be cancelled while the page keeps updating; the engine's speed
+// in this browser's WebAssembly is measured and recorded for docs/bench.md.
+// Screenshots in tests/screenshots/. No sleeps: every wait is for a condition.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openLab, ready, shot, record } from './helpers.mjs';
+
+let env;
+before(async () => { env = await start(); });
+after(async () => { await env?.stop(); });
+
+/** Opens the explorer with only the given fault kinds allowed. */
+async function openExplorer(kinds) {
+  const opened = await openLab(env, { path: 'explore.html' });
+  await opened.page.waitForSelector('.explore[data-ready="true"]');
+  for (const box of await opened.page.locator('.kinds input[type=checkbox]').all()) {
+    const kind = (await box.getAttribute('id')).slice('kind-'.length);
+    if (kinds.includes(kind) !== (await box.isChecked())) await box.click();
+  }
+  return opened;
+}
+
+test('a single GC pause breaks Redlock: the counterexample is minimal and opens in the lab unsafe', async () => {
+  const { page, context, problems } = await openExplorer(['gc_pause']);
+  await page.selectOption('#strategy', 'redlock');
+  await page.selectOption('#goal', 'unsafe');
+  await page.fill('#runs', '5000');
+  await page.dispatchEvent('#runs', 'change');
+  await page.click('#search');
+  await page.waitForSelector('#result[data-outcome="found"]', { timeout: 120_000 });
+  const faults = await page.locator('#result .faults li').allTextContents();
+  assert.equal(faults.length, 1, `one fault is enough: ${faults}`);
+  assert.match(faults[0], /GC pause/i);
+  assert.ok((await page.textContent('#result .story')).length > 40, 'a story made from the findings');
+  await page.waitForSelector('#open-in-lab');
+  await shot(page, 'explore-found');
+  const href = await page.getAttribute('#open-in-lab', 'href');
+  assert.match(href, /^index\.html#v=1\./);
+  await page.click('#open-in-lab');
+  await ready(page);
+  assert.equal(await page.getAttribute('.lab', 'data-strategy'), 'redlock');
+  assert.equal(await page.locator('#message').count(), 0, 'the link opened cleanly');
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'unsafe', 'the lab shows the same violation');
+  await shot(page, 'explore-opened-in-lab');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a long search shows progress, keeps the page live and can be cancelled', async () => {
+  const { page, context, problems } = await openExplorer(['gc_pause', 'network_delay', 'clock_jump']);
+  await page.selectOption('#strategy', 'consensus');
+  await page.selectOption('#goal', 'stale_write');
+  await page.fill('#runs', '10000000');
+  await page.dispatchEvent('#runs', 'change');
+  await page.click('#search');
+  // Progress arrives slice after slice: the page renders while the worker searches.
+  const runsSoFar = async () => Number((await page.getAttribute('#progress progress', 'value')) ?? 0);
+  await page.waitForFunction(() => Number(document.querySelector('#progress progress')?.getAttribute('value')) > 0);
+  const first = await runsSoFar();
+  await page.waitForFunction((was) => Number(document.querySelector('#progress progress').getAttribute('value')) > was, first);
+  assert.ok(await page.isDisabled('#search'));
+  await shot(page, 'explore-running');
+  await page.click('#cancel');
+  await page.waitForSelector('#result[data-outcome="cancelled"]');
+  assert.ok(await page.isEnabled('#search'), 'a new search can start');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the engine\'s speed in this browser is measured (runs of the seed\'s story per second)', async () => {
+  const { page, context } = await openExplorer(['gc_pause']);
+  await page.selectOption('#strategy', 'fencing');
+  await page.click('#bench');
+  await page.waitForSelector('#bench-result');
+  const runsPerSecond = Number(await page.getAttribute('#bench-result', 'data-runs-per-s'));
+  assert.ok(runsPerSecond > 0);
+  record('wasm_story_runs_per_s_fencing', runsPerSecond);
+  await context.close();
+});
