@@ -280,6 +280,8 @@ pub(crate) struct Sim {
     pub(crate) now_ms: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
+    /// The one pending background arrival, kept out of the heap (see `schedule`).
+    next_background: Option<Queued>,
     pub(crate) log: Vec<Event>,
     pub(crate) notices: VecDeque<Notice>,
     rng_network: SimRng,
@@ -332,6 +334,7 @@ impl Sim {
             now_ms: 0,
             seq: 0,
             queue: BinaryHeap::new(),
+            next_background: None,
             log: Vec::with_capacity(4096),
             notices: VecDeque::new(),
             rng_network,
@@ -370,7 +373,7 @@ impl Sim {
 
     /// Runs the simulation to its end, driving `strategy`.
     pub(crate) fn run(&mut self, strategy: &mut dyn Strategy) {
-        while let Some(Reverse(next)) = self.queue.pop() {
+        while let Some(next) = self.next_queued() {
             if next.at_ms >= self.duration_ms {
                 break;
             }
@@ -411,7 +414,29 @@ impl Sim {
     pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
         let at_ms = at_ms.max(self.now_ms);
         self.seq += 1;
-        self.queue.push(Reverse(Queued { at_ms, seq: self.seq, action }));
+        let queued = Queued { at_ms, seq: self.seq, action };
+        if let Action::BackgroundArrival = action {
+            // Other services' arrivals are most of the queue's traffic and
+            // there is only ever one pending: it waits beside the heap, and
+            // `next_queued` takes it in (time, sequence) order as if queued.
+            assert!(self.next_background.is_none(), "two background arrivals pending");
+            self.next_background = Some(queued);
+        } else {
+            self.queue.push(Reverse(queued));
+        }
+    }
+
+    /// The next action in (time, sequence) order, from the heap or the
+    /// pending background arrival.
+    fn next_queued(&mut self) -> Option<Queued> {
+        match (self.next_background, self.queue.peek()) {
+            (Some(background), Some(Reverse(top))) if top < &background => self.queue.pop().map(|Reverse(next)| next),
+            (Some(background), _) => {
+                self.next_background = None;
+                Some(background)
+            }
+            (None, _) => self.queue.pop().map(|Reverse(next)| next),
+        }
     }
 
     pub(crate) fn record(&mut self, kind: EventKind) {
