@@ -17,11 +17,11 @@ export PATH="$PWD/.tools/bin:$PWD/node_modules/.bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
-trunk build --release index.html
+trunk build index.html --release
 for page in quiz explore; do
   [ -f "$page.html" ] || continue
   staging="$TARGET_DIR/pages/$page"
-  trunk build --release "$page.html" --dist "$staging"
+  trunk build "$page.html" --release --dist "$staging"
   mv "$staging/index.html" "dist/$page.html"
   cp -R "$staging/." dist/
 done
