@@ -35,12 +35,17 @@ export async function start() {
 
 /**
  * Opens the lab in a fresh context (empty storage). Fails the test on any
- * page error, console error, or request that leaves localhost.
+ * page error, console error, or request that leaves localhost. `init` (a
+ * function, with `initArg`) runs in the page before its own scripts, on every
+ * load: to put something in storage first, or take storage away.
  */
-export async function openLab(env, { width = 1400, height = 900, scheme = 'light', path = '', reducedMotion = 'no-preference' } = {}) {
+export async function openLab(env, {
+  width = 1400, height = 900, scheme = 'light', path = '', reducedMotion = 'no-preference', init, initArg,
+} = {}) {
   const context = await env.browser.newContext({
     viewport: { width, height }, colorScheme: scheme, reducedMotion, acceptDownloads: true,
   });
+  if (init) await context.addInitScript(init, initArg);
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error}`));
@@ -115,6 +120,57 @@ export async function playToEnd(page) {
   const duration = Number(await page.getAttribute('.timeline', 'aria-valuemax'));
   await page.click('#play');
   await page.waitForSelector(`.lab[data-playing="false"][data-cursor-ms="${duration}"]`, { timeout: 120_000 });
+}
+
+/** WCAG contrast of two `[r, g, b]` colours. */
+export function contrast(a, b) {
+  const luminance = ([r, g, bl]) => {
+    const channel = (value) => {
+      const c = value / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(bl);
+  };
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/**
+ * The page's visible text that misses WCAG AA contrast (4.5:1, large text
+ * 3:1) against its blended background, as `ratio: text` lines; and how many
+ * texts were sampled. Disabled controls are exempt, as WCAG says.
+ */
+export async function contrastFailures(page) {
+  const samples = await page.evaluate(() => {
+    const parse = (text) => (text.match(/[\d.]+/g) ?? []).map(Number);
+    const background = (element) => {
+      const layers = [];
+      for (let node = element; node; node = node.parentElement) {
+        const [r, g, b, a = 1] = parse(getComputedStyle(node).backgroundColor);
+        if (a > 0) layers.push([r, g, b, a]);
+        if (a >= 1) break;
+      }
+      let color = [255, 255, 255];
+      for (const [r, g, b, a] of layers.reverse()) color = [r * a + color[0] * (1 - a), g * a + color[1] * (1 - a), b * a + color[2] * (1 - a)];
+      return color;
+    };
+    const out = [];
+    for (const element of document.querySelectorAll('p, span, a, button, label, dt, dd, li, h1, h2, h3, h4, summary, legend, option, th, td, output, strong')) {
+      const own = [...element.childNodes].some((node) => node.nodeType === 3 && node.textContent.trim());
+      if (!own || !element.getClientRects().length || element.closest('.visually-hidden, svg, :disabled')) continue;
+      const style = getComputedStyle(element);
+      if (style.clip === 'rect(0px, 0px, 0px, 0px)') continue;
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      out.push({ text: element.textContent.trim().slice(0, 40), color: parse(style.color), back: background(element), large });
+    }
+    return out;
+  });
+  const failures = samples
+    .map((sample) => ({ ...sample, ratio: contrast(sample.color, sample.back) }))
+    .filter((sample) => sample.ratio < (sample.large ? 3 : 4.5))
+    .map((sample) => `${sample.ratio.toFixed(2)}: ${sample.text}`);
+  return { failures, sampled: samples.length };
 }
 
 export async function shot(page, name) {

@@ -15,6 +15,10 @@ pub struct VerdictProps {
     pub run: RunRef,
     pub cursor_ms: u64,
     pub dispatch: Callback<Action>,
+    /// The element's id: the lab has one verdict panel; a page that shows two
+    /// (the quiz's side-by-side) names each.
+    #[prop_or(AttrValue::Static("verdicts"))]
+    pub id: AttrValue,
 }
 
 /// The contract's word for a safety verdict.
@@ -200,7 +204,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
         })
     };
     html! {
-        <div class="verdicts" id="verdicts"
+        <div class="verdicts" id={props.id.clone()}
             data-safety={safety_word(report.safety)}
             data-liveness={liveness_word(report.liveness)}
             data-stale-accepted={metrics.stale_writes_accepted.to_string()}

@@ -1,6 +1,37 @@
-//! The quiz page (quiz.html): placeholder until the quiz is built.
+//! The quiz page (quiz.html, its own wasm): ten on-call stories, each with a
+//! question whose answer the engine computes. The learner picks a choice
+//! before anything runs, checks it, and then watches the scenario play under
+//! their pick beside the right answer (or, when they were right, beside
+//! another right answer or the wrong choice whose run comes closest), with the
+//! explanation, the references and a link that opens either run in the lab.
+//!
+//! Layout, following the house style:
+//! - [`progress`]: the stored progress and its pure parser;
+//! - [`state`]: the cards, the one reducer state and its actions; pure;
+//! - [`components`]: the root and its leaves, which get data and callbacks;
+//! - [`effects`]: every side effect (storage, the address, animation frames,
+//!   the lab links), used by the root.
 
-/// Mounts the quiz on the page's `#quiz` element.
+pub mod components;
+pub mod effects;
+pub mod progress;
+pub mod state;
+
+use std::rc::Rc;
+
+/// Mounts the quiz on the page's `#quiz` element (or the body).
 pub fn start() {
     crate::panic::install_hook();
+    let boot = Rc::new(effects::boot());
+    let host =
+        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id("quiz"));
+    let props = components::QuizAppProps { boot };
+    match host {
+        Some(host) => {
+            yew::Renderer::<components::QuizApp>::with_root_and_props(host, props).render();
+        }
+        None => {
+            yew::Renderer::<components::QuizApp>::with_props(props).render();
+        }
+    }
 }
