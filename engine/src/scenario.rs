@@ -405,7 +405,43 @@ macro_rules! faults {
                 }
             }
         }
+
+        /// The field of a `kind` fault an error is about: the first field
+        /// this kind does not have, or else the first whose value does not
+        /// read as its type. (Reading each field again is cheaper in the
+        /// browser's wasm than a deserializer that tracks paths.)
+        fn faulty_field(kind: &str, fields: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+            type Reads = fn(&serde_json::Value) -> bool;
+            let kinds: &[(&str, &[(&str, Reads)])] = &[
+                $( (stringify!($variant), &[$( (stringify!($field), reads_as::<$kind>) ),*]) ),*
+            ];
+            let (_, known) = kinds.iter().find(|(variant, _)| snake_case(variant) == kind)?;
+            if let Some(unknown) = fields.keys().find(|key| !known.iter().any(|(field, _)| field == key)) {
+                return Some(unknown.clone());
+            }
+            known
+                .iter()
+                .find(|(field, reads)| fields.get(*field).is_some_and(|value| !reads(value)))
+                .map(|(field, _)| (*field).to_owned())
+        }
     };
+}
+
+/// Whether a JSON value reads as a `T`.
+fn reads_as<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> bool {
+    serde_json::from_value::<T>(value.clone()).is_ok()
+}
+
+/// `GcPause` → `gc_pause`, as serde's `rename_all = "snake_case"` spells it.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::new();
+    for character in name.chars() {
+        if character.is_ascii_uppercase() && !snake.is_empty() {
+            snake.push('_');
+        }
+        snake.push(character.to_ascii_lowercase());
+    }
+    snake
 }
 
 faults! {
@@ -487,14 +523,12 @@ impl<'de> Deserialize<'de> for Fault {
             Some(other) => return Err(D::Error::custom(format!(".kind{FIELD_MARK}must be a string, found {other}"))),
             None => return Err(D::Error::custom(format!("{FIELD_MARK}missing field `kind`"))),
         };
-        let by_kind = serde_json::Value::Object(std::iter::once((kind, serde_json::Value::Object(fields))).collect());
-        serde_path_to_error::deserialize::<_, FaultByKind>(by_kind).map(Fault::from).map_err(|error| {
-            let path = error.path().to_string();
-            let message = error.into_inner().to_string();
-            match path.split_once('.') {
-                Some((_, field)) if !field.is_empty() => D::Error::custom(format!(".{field}{FIELD_MARK}{message}")),
-                _ => D::Error::custom(format!("{FIELD_MARK}{message}")),
-            }
+        let by_kind = serde_json::Value::Object(
+            std::iter::once((kind.clone(), serde_json::Value::Object(fields.clone()))).collect(),
+        );
+        serde_json::from_value::<FaultByKind>(by_kind).map(Fault::from).map_err(|error| {
+            let field = faulty_field(&kind, &fields).map(|field| format!(".{field}")).unwrap_or_default();
+            D::Error::custom(format!("{field}{FIELD_MARK}{error}"))
         })
     }
 }
@@ -954,6 +988,14 @@ mod tests {
                 "faults[0]: missing field `duration_ms`",
             ),
             (r#"{"format": "locklab/1", "faults": [{"at_ms": 5}]}"#, "faults[0]: missing field `kind`"),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a", "durations_ms": 1}]}"#,
+                "faults[0].durations_ms: unknown field `durations_ms`",
+            ),
+            (
+                r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "partition", "between": ["a"], "duration_ms": 1}]}"#,
+                "faults[0].between: invalid length 1",
+            ),
             (
                 r#"{"format": "locklab/1", "faults": [{"at_ms": 5, "kind": "gc_paws", "target": "a", "duration_ms": 1}]}"#,
                 "unknown variant `gc_paws`",

@@ -209,10 +209,19 @@ type FrameClosure = Closure<dyn FnMut(f64)>;
 /// playing re-anchors the loop, so it never jumps back.
 #[hook]
 pub fn use_playback(state: &UseReducerHandle<LabState>) {
-    let latest = use_mut_ref(Latest::default);
-    *latest.borrow_mut() = Latest { cursor_ms: state.cursor_ms, speed_ratio: state.speed_ratio };
     let dispatcher = state.dispatcher();
-    use_effect_with(state.playing, move |playing| {
+    let advance = use_memo((), move |()| Callback::from(move |at_ms| dispatcher.dispatch(Action::Advance(at_ms))));
+    use_playback_clock(state.playing, state.cursor_ms, state.speed_ratio, (*advance).clone());
+}
+
+/// The playback clock any page shares (the lab, the quiz's side by side):
+/// while `playing`, each animation frame asks `advance` for the cursor the
+/// real time elapsed times the speed has reached.
+#[hook]
+pub fn use_playback_clock(playing: bool, cursor_ms: u64, speed_ratio: f64, advance: Callback<u64>) {
+    let latest = use_mut_ref(Latest::default);
+    *latest.borrow_mut() = Latest { cursor_ms, speed_ratio };
+    use_effect_with(playing, move |playing| {
         let frame: Rc<RefCell<Option<FrameClosure>>> = Rc::new(RefCell::new(None));
         let handle = Rc::new(Cell::new(0));
         let window = web_sys::window();
@@ -248,7 +257,7 @@ pub fn use_playback(state: &UseReducerHandle<LabState>) {
                 let target = current.cursor_ms + elapsed_ms as u64;
                 if target != current.sent_ms {
                     current.sent_ms = target;
-                    dispatcher.dispatch(Action::Advance(target));
+                    advance.emit(target);
                 }
                 anchor.set(Some(current));
                 if let Some(callback) = next_frame.borrow().as_ref()
@@ -426,13 +435,7 @@ pub fn link_state(json: &str) -> Result<LinkState, LinkError> {
 /// Reports the outcome as a message.
 pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
     let view = if state.compare.is_some() { View::Compare } else { View::Single };
-    let link = LinkState {
-        scenario: (*state.scenario).clone(),
-        strategy: state.strategy,
-        cursor_ms: state.cursor_ms,
-        view,
-        builtin: None,
-    };
+    let link = link_of(state, view);
     let Some(window) = web_sys::window() else {
         return;
     };
@@ -453,6 +456,17 @@ pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
         };
         dispatch.emit(Action::Notify(Message { tone: Tone::Info, text: text.to_owned() }));
     });
+}
+
+/// What a link to the lab's current view holds.
+fn link_of(state: &LabState, view: View) -> LinkState {
+    LinkState {
+        scenario: (*state.scenario).clone(),
+        strategy: state.strategy,
+        cursor_ms: state.cursor_ms,
+        view,
+        builtin: None,
+    }
 }
 
 /// The address fragment (`#v=1.…`) that opens `link` in the lab, made with
@@ -641,13 +655,7 @@ async fn svg_to_png(svg: String) -> Result<web_sys::Blob, String> {
 /// The `<iframe>` snippet that embeds the current view in a post, with the
 /// script that sizes the frame (static/embed.js); copied to the clipboard.
 pub fn copy_embed_code(state: &LabState, dispatch: Callback<Action>) {
-    let link = LinkState {
-        scenario: (*state.scenario).clone(),
-        strategy: state.strategy,
-        cursor_ms: state.cursor_ms,
-        view: View::Single,
-        builtin: None,
-    };
+    let link = link_of(state, View::Single);
     let title = format!("locklab: {} under {}", state.scenario.name, state.strategy.title());
     let Some(window) = web_sys::window() else {
         return;

@@ -203,6 +203,7 @@ async fn the_app_mounts_steps_injects_and_compares() {
         narrow: false,
         cursor_ms: 0,
         compare: false,
+        embed: false,
     });
     yew::Renderer::<App>::with_root_and_props(host.clone(), AppProps { boot }).render();
     settle().await;

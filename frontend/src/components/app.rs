@@ -146,6 +146,19 @@ pub fn app(props: &AppProps) -> Html {
         }
     };
 
+    // The timeline and the verdict: the lab's middle row, and all an embed shows.
+    let run_panels = html! {
+        <>
+            <section class="panel timeline-panel" aria-labelledby="timeline-title">
+                <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
+                <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
+            </section>
+            <section class="panel verdict-panel" aria-labelledby="verdict-title">
+                <h2 id="verdict-title">{"Verdict"}</h2>
+                <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+            </section>
+        </>
+    };
     if state.embed {
         return html! {
             <div class="lab embed" data-ready="true" data-strategy={state.strategy.name()}
@@ -163,15 +176,9 @@ pub fn app(props: &AppProps) -> Html {
                     playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
                     clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />
                 <main id="main" class="embed-main">
-                    <section class="panel timeline-panel" aria-labelledby="timeline-title">
-                        <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
-                        <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
-                    </section>
-                    <section class="panel verdict-panel" aria-labelledby="verdict-title">
-                        <h2 id="verdict-title">{"Verdict"}</h2>
-                        <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
-                    </section>
+                    { run_panels }
                 </main>
+                <p class="hint embed-note">{"A simulation: the full lab says what it simplifies."}</p>
             </div>
         };
     }
@@ -197,14 +204,7 @@ pub fn app(props: &AppProps) -> Html {
                         replica={state.scenario.world.redis_replica}
                         dispatch={dispatch.clone()} />
                 </section>
-                <section class="panel timeline-panel" aria-labelledby="timeline-title">
-                    <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
-                    <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
-                </section>
-                <section class="panel verdict-panel" aria-labelledby="verdict-title">
-                    <h2 id="verdict-title">{"Verdict"}</h2>
-                    <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
-                </section>
+                { run_panels }
                 <section class="panel log-panel" aria-labelledby="log-title">
                     <h2 id="log-title">{"Event log: what went over the wire"}</h2>
                     <EventLog run={run.clone()} cursor_ms={state.cursor_ms}
