@@ -246,7 +246,7 @@ pub fn explore_page() -> Html {
         let (worker, dispatch, strategy) = (worker.clone(), dispatch.clone(), request.strategy);
         Callback::from(move |_: MouseEvent| {
             dispatch.emit(ExploreAction::Bench);
-            worker.send(Request::Bench { strategy, runs: 200 });
+            worker.send(Request::Bench { strategy, runs: 1_000 });
         })
     };
 

@@ -53,7 +53,7 @@ pub enum Request {
     Explore(ExploreRequest),
     /// Stops the running search.
     Cancel,
-    /// Runs the seed's story under `strategy` for seeds `0..runs` and times it.
+    /// Runs the seed's story under `strategy` for seeds `0..runs` and times it (after a warm-up).
     Bench { strategy: StrategyId, runs: u32 },
 }
 
@@ -176,6 +176,13 @@ impl LabWorker {
             Ok(scenario) => scenario,
             Err(error) => return Response::Refused(error.to_string()),
         };
+        // Warm up first: the browser compiles wasm with a quick baseline
+        // compiler and optimizes hot functions later, so the first runs are
+        // not what the engine does at speed.
+        for seed in 0..u64::from(runs / 4) {
+            scenario.seed = u64::MAX - seed;
+            let _ = locklab_engine::simulate(&scenario, strategy);
+        }
         let started_ms = now_ms();
         let mut events = 0u64;
         for seed in 0..u64::from(runs) {
