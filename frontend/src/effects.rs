@@ -1,8 +1,10 @@
 //! Every side effect of the lab, in one place: reading the start-up state
-//! (a share link in the fragment, or the stored scenario), storing the
-//! scenario, the playback loop on animation frames, the keyboard, the
-//! narrow-screen media query, loading and saving scenario files, and share
-//! links.
+//! (a share link in the fragment, a built-in named in the query, `?embed`, or
+//! the stored scenario), storing the scenario, the playback clock on
+//! animation frames (shared with the quiz), the keyboard, the narrow-screen
+//! media query, loading and saving scenario files, share links and embed
+//! code, figure exports through the worker, and the explorer page's
+//! connection to the worker (`WorkerLink`).
 //! Components call these; the reducer never does.
 
 use crate::lab::PICKER_ORDER;

@@ -157,7 +157,6 @@ impl Reducible for ExploreState {
                         next.status = Status::Idle;
                     }
                 }
-                Response::Figures { .. } => {}
             },
             ExploreAction::LabHref(href) => {
                 if let Status::Done { outcome: Outcome::Found { lab_href, .. }, .. } = &mut next.status {

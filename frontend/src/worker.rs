@@ -2,7 +2,7 @@
 //! heavy or rarely needed runs here, off the page's thread and in its own
 //! wasm, so the lab's first load stays small and the page stays responsive.
 //!
-//! - Figures: a run's timeline as SVG (`svg::timeline`, the same function as
+//! - Figures (the lab page, see below): a run's timeline as SVG (`svg::timeline`, the same function as
 //!   `locklab render`) and its event log as JSON (`log_document`). The worker
 //!   replays the scenario; the engine is deterministic, so this is the run the
 //!   page shows, event for event (the digest in the log says so).
@@ -47,8 +47,6 @@ impl Codec for JsonCodec {
 /// What the page asks of the worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
-    /// The figures of one run; the scenario as its JSON document.
-    Figures { scenario: String, strategy: StrategyId },
     /// Starts a search (a running one is replaced).
     Explore(ExploreRequest),
     /// Stops the running search.
@@ -90,11 +88,6 @@ impl ExploreRequest {
 /// What the worker answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Response {
-    Figures {
-        svg: String,
-        log: String,
-        file_stem: String,
-    },
     /// A search's progress after a slice.
     Progress {
         search: u32,
@@ -153,18 +146,16 @@ fn now_ms() -> f64 {
 }
 
 impl LabWorker {
-    fn figures(scenario: &str, strategy: StrategyId) -> Response {
-        let scenario = match Scenario::from_json(scenario) {
-            Ok(scenario) => scenario,
-            Err(error) => return Response::Refused(format!("the scenario is invalid: {error}")),
-        };
+    /// A run's timeline as SVG, its log as JSON and a file stem for both.
+    fn figures(scenario: &str, strategy: StrategyId) -> Result<[String; 3], String> {
+        let scenario = Scenario::from_json(scenario).map_err(|error| format!("the scenario is invalid: {error}"))?;
         let log = locklab_engine::simulate(&scenario, strategy);
         let report = locklab_engine::report::analyze(&scenario, strategy, &log);
-        Response::Figures {
-            svg: locklab_engine::svg::timeline(&scenario, strategy, &log, &report),
-            log: locklab_engine::log_document(&scenario, strategy, &log),
-            file_stem: crate::effects::file_stem(&scenario.name, strategy),
-        }
+        Ok([
+            locklab_engine::svg::timeline(&scenario, strategy, &log, &report),
+            locklab_engine::log_document(&scenario, strategy, &log),
+            crate::effects::file_stem(&scenario.name, strategy),
+        ])
     }
 
     fn bench(strategy: StrategyId, runs: u32) -> Response {
@@ -246,7 +237,6 @@ impl Worker for LabWorker {
 
     fn received(&mut self, scope: &WorkerScope<Self>, request: Request, client: HandlerId) {
         match request {
-            Request::Figures { scenario, strategy } => scope.respond(client, Self::figures(&scenario, strategy)),
             Request::Bench { strategy, runs } => scope.respond(client, Self::bench(strategy, runs)),
             Request::Explore(request) => match request.options() {
                 Ok(options) => {
@@ -307,11 +297,9 @@ fn serve_figures(scope: web_sys::DedicatedWorkerGlobalScope) {
         let scenario = request.get(0).as_string().unwrap_or_default();
         let strategy = request.get(1).as_string().and_then(|name| StrategyId::parse(&name));
         let reply = match strategy.map(|strategy| LabWorker::figures(&scenario, strategy)) {
-            Some(Response::Figures { svg, log, file_stem }) => {
-                js_sys::Array::of3(&svg.into(), &log.into(), &file_stem.into())
-            }
-            Some(Response::Refused(problem)) => js_sys::Array::of1(&problem.into()),
-            _ => js_sys::Array::of1(&"the request named no known strategy".into()),
+            Some(Ok([svg, log, file_stem])) => js_sys::Array::of3(&svg.into(), &log.into(), &file_stem.into()),
+            Some(Err(problem)) => js_sys::Array::of1(&problem.into()),
+            None => js_sys::Array::of1(&"the request named no known strategy".into()),
         };
         let _ = responder.post_message(&reply);
     });
