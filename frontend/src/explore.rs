@@ -89,6 +89,8 @@ pub enum ExploreAction {
     SetSeed(u64),
     /// The search was sent to the worker.
     Started,
+    /// The inputs cannot make a search; why, in the page's words.
+    Refuse(String),
     Bench,
     Worker(Response),
     LabHref(String),
@@ -127,6 +129,7 @@ impl Reducible for ExploreState {
                 next.error = None;
                 next.status = Status::Running { search: 0, runs: 0, budget: next.request.runs, elapsed_ms: 0.0 };
             }
+            ExploreAction::Refuse(problem) => next.error = Some(problem),
             ExploreAction::Bench => next.benching = true,
             ExploreAction::Worker(response) => match response {
                 Response::Progress { search, runs, budget, elapsed_ms } => {
@@ -192,6 +195,14 @@ fn use_worker(dispatch: Callback<ExploreAction>) -> Rc<WorkerLink> {
     })
 }
 
+/// The engine's option checks speak the command line's flags. The form's
+/// number fields carry their ranges, so the browser stops those itself; what
+/// is left to say is the fault kinds.
+fn in_form_words(problem: &str) -> String {
+    let worded = problem.replace("--faults needs at least one fault kind", "allow at least one fault kind");
+    format!("The search cannot start: {worded}.")
+}
+
 fn number_input<T: std::str::FromStr + ToString + 'static>(
     id: &'static str,
     label: &'static str,
@@ -233,6 +244,11 @@ pub fn explore_page() -> Html {
         let (worker, dispatch, request) = (worker.clone(), dispatch.clone(), request.clone());
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
+            // Checked here too, so a bad input is named at once, in the form's words.
+            if let Err(problem) = request.options() {
+                dispatch.emit(ExploreAction::Refuse(in_form_words(&problem)));
+                return;
+            }
             dispatch.emit(ExploreAction::Started);
             worker.send(Request::Explore(request.clone()));
         })

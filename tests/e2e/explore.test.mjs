@@ -80,3 +80,23 @@ test('the engine\'s speed in this browser is measured (runs of the seed\'s story
   record('wasm_story_runs_per_s_fencing', runsPerSecond);
   await context.close();
 });
+
+test('inputs that cannot make a search are refused with a message, and nothing starts', async () => {
+  const { page, context, problems } = await openExplorer([]);
+  await page.click('#search');
+  assert.match(await page.textContent('#message'), /The search cannot start: allow at least one fault kind/);
+  assert.equal(await page.locator('#progress').count(), 0, 'no search started');
+  // Out-of-range numbers are stopped by the form itself, with the browser's own message.
+  await page.click('#kind-gc_pause');
+  for (const [field, value] of [['#runs', '0'], ['#max-faults', '9']]) {
+    await page.fill(field, value);
+    await page.dispatchEvent(field, 'change');
+    await page.click('#search');
+    assert.ok(await page.$eval(field, (input) => !input.validity.valid && input.validationMessage.length > 0), `${field} ${value}`);
+    await page.fill(field, field === '#runs' ? '100' : '1');
+    await page.dispatchEvent(field, 'change');
+  }
+  assert.equal(await page.locator('#progress, #result').count(), 0, 'still nothing started');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
