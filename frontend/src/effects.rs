@@ -79,8 +79,9 @@ pub fn boot() -> Rc<Boot> {
     let param = |name: &str| params.as_ref().and_then(|params| params.get(name));
     boot.embed = params.as_ref().is_some_and(|params| params.has("embed"));
     // `?scenario=NAME&strategy=ID`: a built-in by name, the short form of a link.
-    if let Some(name) = param("scenario") {
-        match builtin::find(&name).map(|builtin| Scenario::from_json(builtin.text)) {
+    let named = param("scenario");
+    if let Some(name) = &named {
+        match builtin::find(name).map(|builtin| Scenario::from_json(builtin.text)) {
             Some(Ok(scenario)) => boot.scenario = scenario,
             _ => {
                 boot.message = Some(Message {
@@ -120,7 +121,8 @@ pub fn boot() -> Rc<Boot> {
         }
         return Rc::new(boot);
     }
-    if boot.embed || param("scenario").is_some() {
+    // An embed and a named built-in show what the address says, never the stored lab.
+    if boot.embed || named.is_some() {
         return Rc::new(boot);
     }
     if search.contains("reset") {
@@ -451,13 +453,18 @@ pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
         let url = window.location().href().unwrap_or(hash);
-        let copied = wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(&url)).await;
-        let text = match copied {
-            Ok(_) => "Copied the link to this view; it is in the address bar too.",
-            Err(_) => "The link to this view is in the address bar (the browser would not let the lab copy it).",
+        let text = if copy_text(&window, &url).await {
+            "Copied the link to this view; it is in the address bar too."
+        } else {
+            "The link to this view is in the address bar (the browser would not let the lab copy it)."
         };
         dispatch.emit(Action::Notify(Message { tone: Tone::Info, text: text.to_owned() }));
     });
+}
+
+/// Puts `text` on the clipboard; false if the browser would not allow it.
+async fn copy_text(window: &web_sys::Window, text: &str) -> bool {
+    wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(text)).await.is_ok()
 }
 
 /// What a link to the lab's current view holds.
@@ -478,12 +485,22 @@ pub async fn share_fragment(link: &LinkState) -> Option<String> {
     // Pretty, as `Scenario::to_json` writes, so the serializer is shared (the
     // whitespace costs a few bytes after DEFLATE).
     let json = serde_json::to_string_pretty(link).ok()?;
-    let window = web_sys::window()?;
-    let encode =
-        js_sys::Reflect::get(&window, &"locklabEncodeLink".into()).ok()?.dyn_into::<js_sys::Function>().ok()?;
-    let promise = encode.call1(&wasm_bindgen::JsValue::NULL, &json.into()).ok()?;
-    let fragment = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise)).await.ok()?.as_string()?;
+    let fragment = call_page_function("locklabEncodeLink", json.into()).await.ok()?.as_string()?;
     Some(format!("{LINK_PREFIX}{fragment}"))
+}
+
+/// Calls an async function the page's scripts put on the global object
+/// (static/link.js, static/figure.js) and awaits its answer; the error is
+/// what the script rejected with, when it is text.
+async fn call_page_function(name: &str, argument: wasm_bindgen::JsValue) -> Result<wasm_bindgen::JsValue, String> {
+    let function = js_sys::Reflect::get(&js_sys::global(), &name.into())
+        .ok()
+        .and_then(|function| function.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| format!("this page has no {name}"))?;
+    let promise = function.call1(&wasm_bindgen::JsValue::NULL, &argument).map_err(|_| format!("{name} failed"))?;
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(|error| error.as_string().unwrap_or_else(|| format!("{name} failed")))
 }
 
 /// The page's connection to the lab's Web Worker ([`crate::worker`]), made
@@ -624,33 +641,24 @@ fn save_figure(figures: Result<(String, String, String), String>, figure: Figure
         Ok(figures) => figures,
         Err(problem) => return notify(Err(problem)),
     };
-    match figure {
-        Figure::Svg => {
-            let file_name = format!("{file_stem}.svg");
-            notify(download_text(&svg, "image/svg+xml", &file_name).map(|()| file_name));
+    let (text, mime, extension) = match figure {
+        Figure::Svg => (svg, "image/svg+xml", "svg"),
+        Figure::Log => (log, "application/json", "log.json"),
+        Figure::Png => {
+            return wasm_bindgen_futures::spawn_local(async move {
+                let file_name = format!("{file_stem}.png");
+                notify(svg_to_png(svg).await.and_then(|blob| download_blob(&blob, &file_name)).map(|()| file_name));
+            });
         }
-        Figure::Log => {
-            let file_name = format!("{file_stem}.log.json");
-            notify(download_text(&log, "application/json", &file_name).map(|()| file_name));
-        }
-        Figure::Png => wasm_bindgen_futures::spawn_local(async move {
-            let file_name = format!("{file_stem}.png");
-            notify(svg_to_png(svg).await.and_then(|blob| download_blob(&blob, &file_name)).map(|()| file_name));
-        }),
-    }
+    };
+    let file_name = format!("{file_stem}.{extension}");
+    notify(download_text(&text, mime, &file_name).map(|()| file_name));
 }
 
 /// Rasterizes an SVG with the page's `locklabSvgToPng` (static/figure.js: an
 /// image drawn on a canvas at twice the size, for sharp figures).
 async fn svg_to_png(svg: String) -> Result<web_sys::Blob, String> {
-    let convert = js_sys::Reflect::get(&js_sys::global(), &"locklabSvgToPng".into())
-        .ok()
-        .and_then(|convert| convert.dyn_into::<js_sys::Function>().ok())
-        .ok_or("this page cannot draw PNGs")?;
-    let promise = convert.call1(&wasm_bindgen::JsValue::NULL, &svg.into()).map_err(|_| "the drawing failed")?;
-    let blob = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
-        .await
-        .map_err(|error| error.as_string().unwrap_or_else(|| "the browser could not draw the figure".to_owned()))?;
+    let blob = call_page_function("locklabSvgToPng", svg.into()).await?;
     blob.dyn_into::<web_sys::Blob>().map_err(|_| "the drawing gave no image".to_owned())
 }
 
@@ -677,10 +685,10 @@ pub fn copy_embed_code(state: &LabState, dispatch: Callback<Action>) {
         // The page's folder: embed.js sits beside index.html.
         let folder = &page[..page.rfind('/').map_or(page.len(), |slash| slash + 1)];
         let snippet = embed_snippet(folder, &fragment, &title);
-        let copied = wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(&snippet)).await;
-        let text = match copied {
-            Ok(_) => format!("Copied the embed code: {snippet}"),
-            Err(_) => format!("The browser would not let the lab copy; here is the embed code: {snippet}"),
+        let text = if copy_text(&window, &snippet).await {
+            format!("Copied the embed code: {snippet}")
+        } else {
+            format!("The browser would not let the lab copy; here is the embed code: {snippet}")
         };
         dispatch.emit(Action::Notify(Message { tone: Tone::Info, text }));
     });

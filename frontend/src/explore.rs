@@ -30,7 +30,7 @@ pub const GOALS: [(&str, &str); 5] = [
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     Idle,
-    Running { search: u32, runs: u32, budget: u32, elapsed_ms: f64 },
+    Running { runs: u32, budget: u32, elapsed_ms: f64 },
     Done { runs: u32, elapsed_ms: f64, outcome: Outcome },
 }
 
@@ -127,14 +127,14 @@ impl Reducible for ExploreState {
             ExploreAction::SetSeed(seed) => request.seed = seed,
             ExploreAction::Started => {
                 next.error = None;
-                next.status = Status::Running { search: 0, runs: 0, budget: next.request.runs, elapsed_ms: 0.0 };
+                next.status = Status::Running { runs: 0, budget: next.request.runs, elapsed_ms: 0.0 };
             }
             ExploreAction::Refuse(problem) => next.error = Some(problem),
             ExploreAction::Bench => next.benching = true,
             ExploreAction::Worker(response) => match response {
-                Response::Progress { search, runs, budget, elapsed_ms } => {
+                Response::Progress { runs, budget, elapsed_ms } => {
                     if next.running() {
-                        next.status = Status::Running { search, runs, budget, elapsed_ms };
+                        next.status = Status::Running { runs, budget, elapsed_ms };
                     }
                 }
                 Response::Explored { runs, elapsed_ms, scenario, cancelled, .. } => {

@@ -90,14 +90,12 @@ impl ExploreRequest {
 pub enum Response {
     /// A search's progress after a slice.
     Progress {
-        search: u32,
         runs: u32,
         budget: u32,
         elapsed_ms: f64,
     },
     /// A search ended: the counterexample as a scenario document, if one was found.
     Explored {
-        search: u32,
         runs: u32,
         elapsed_ms: f64,
         scenario: Option<String>,
@@ -224,12 +222,12 @@ impl Worker for LabWorker {
                 let scenario = exploration.scenario.as_ref().map(Scenario::to_json);
                 scope.respond(
                     client,
-                    Response::Explored { search: id, runs: exploration.runs, elapsed_ms, scenario, cancelled: false },
+                    Response::Explored { runs: exploration.runs, elapsed_ms, scenario, cancelled: false },
                 );
                 self.search = None;
             }
             None => {
-                scope.respond(client, Response::Progress { search: id, runs, budget, elapsed_ms });
+                scope.respond(client, Response::Progress { runs, budget, elapsed_ms });
                 Self::schedule(scope, id);
             }
         }
@@ -258,7 +256,6 @@ impl Worker for LabWorker {
                     scope.respond(
                         search.client,
                         Response::Explored {
-                            search: search.id,
                             runs: search.explorer.runs(),
                             elapsed_ms: now_ms() - search.started_ms,
                             scenario: None,
