@@ -19,6 +19,9 @@ impl LocalClock {
     /// What the clock reads at true time `true_ms` (not before its last change).
     pub fn local_at(&self, true_ms: u64) -> i64 {
         let elapsed = i64::try_from(true_ms.saturating_sub(self.base_true_ms)).unwrap_or(i64::MAX / 2);
+        if self.drift_ppm == 0 {
+            return self.base_local_ms + elapsed;
+        }
         // Floor division, so a slow clock never reads ahead of itself by a rounding.
         self.base_local_ms + elapsed + (elapsed * self.drift_ppm).div_euclid(PPM)
     }
@@ -27,6 +30,13 @@ impl LocalClock {
     /// reads at least `local_ms`.
     pub fn true_when(&self, local_ms: i64, not_before_ms: u64) -> u64 {
         let from = not_before_ms.max(self.base_true_ms);
+        if self.drift_ppm == 0 {
+            // Without drift the clock reads `base_local_ms` plus the time
+            // elapsed: the deadline is as far past `base_true_ms` as `local_ms`
+            // is past `base_local_ms`, or `from` if that is earlier.
+            let ahead_ms = u64::try_from(local_ms.saturating_sub(self.base_local_ms)).unwrap_or(0);
+            return self.base_true_ms.saturating_add(ahead_ms).max(from);
+        }
         if self.local_at(from) >= local_ms {
             return from;
         }
@@ -73,6 +83,23 @@ mod tests {
         assert_eq!(clock.local_at(12_345), 12_345);
         assert_eq!(clock.true_when(20_000, 0), 20_000);
         assert_eq!(clock.true_when(5, 100), 100, "a deadline already past fires now");
+    }
+
+    #[test]
+    fn clocks_without_drift_agree_with_the_general_inversion() {
+        // The drift-free shortcut must give what the search below it gives:
+        // compare with a clock whose drift is set and then removed by a step.
+        let mut clock = LocalClock::default();
+        clock.jump(5_000, -3_000);
+        for local_ms in [-10_000, 0, 1_999, 2_000, 2_001, 7_000, 900_000] {
+            for not_before_ms in [0, 4_999, 5_000, 6_000, 1_000_000] {
+                let at = clock.true_when(local_ms, not_before_ms);
+                let from = not_before_ms.max(5_000);
+                assert!(at >= from);
+                assert!(clock.local_at(at) >= local_ms || at == from, "{local_ms} {not_before_ms}");
+                assert!(at == from || clock.local_at(at - 1) < local_ms, "the first such instant");
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! that meet the row lock are simulated one by one and logged. The outcome is
 //! the same; the cost of a calm night's thousands of queries is not.
 
+use super::table::Table;
 use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
     BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange, RowLockMode, RowWrite, Sql,
@@ -95,14 +96,14 @@ struct BackgroundQuery {
 #[derive(Clone, Debug)]
 pub(crate) struct Database {
     max_connections: u16,
-    sessions: BTreeMap<SessionId, Session>,
+    sessions: Table<SessionId, Session>,
     /// Sessions the server ended, with the error the client reads next.
     ended: BTreeMap<SessionId, SqlError>,
     next_session: u32,
     holders: Vec<(SessionId, RowLockMode)>,
     queue: VecDeque<RowWaiter>,
     pub(crate) reports: BTreeMap<Period, ReportRow>,
-    statements: BTreeMap<u32, Statement>,
+    statements: Table<u32, Statement>,
     next_statement: u32,
     slow_until_ms: u64,
     slow_factor: f64,
@@ -115,23 +116,27 @@ pub(crate) struct Database {
     /// A scheduled re-check of the lock queue for when the fast path's share ends.
     recheck_at_ms: Option<u64>,
     background_queue: VecDeque<u32>,
-    background: BTreeMap<u32, BackgroundQuery>,
+    background: Table<u32, BackgroundQuery>,
     next_query: u32,
+    /// The bounds of the gap between arrivals: half to one and a half times
+    /// the mean the world's rate gives.
+    background_gap_ms: (u64, u64),
     lock_timeout_ms: u64,
     idle_timeout_ms: u64,
 }
 
 impl Database {
-    pub(crate) fn new(max_connections: u16) -> Database {
+    pub(crate) fn new(max_connections: u16, background_queries_per_s: u32) -> Database {
+        let mean_gap_ms = 1_000 / u64::from(background_queries_per_s.max(1));
         Database {
             max_connections,
-            sessions: BTreeMap::new(),
+            sessions: Table::new(),
             ended: BTreeMap::new(),
             next_session: 1,
             holders: Vec::new(),
             queue: VecDeque::new(),
             reports: BTreeMap::new(),
-            statements: BTreeMap::new(),
+            statements: Table::new(),
             next_statement: 0,
             slow_until_ms: 0,
             slow_factor: 1.0,
@@ -141,8 +146,9 @@ impl Database {
             quick_queries: VecDeque::new(),
             recheck_at_ms: None,
             background_queue: VecDeque::new(),
-            background: BTreeMap::new(),
+            background: Table::new(),
             next_query: 0,
+            background_gap_ms: (mean_gap_ms / 2, mean_gap_ms + mean_gap_ms / 2),
             lock_timeout_ms: 0,
             idle_timeout_ms: 0,
         }
@@ -512,8 +518,8 @@ impl Sim {
     // ----- other services' traffic -----
 
     pub(crate) fn background_gap_ms(&mut self) -> u64 {
-        let mean = 1_000 / u64::from(self.world.background_queries_per_s.max(1));
-        self.rng_background.between(mean / 2, mean + mean / 2).max(1)
+        let (low, high) = self.db.background_gap_ms;
+        self.rng_background.between(low, high).max(1)
     }
 
     fn schedule_recheck(&mut self, at_ms: u64) {
@@ -530,36 +536,62 @@ impl Sim {
         self.grant_waiters();
     }
 
-    pub(crate) fn background_arrival(&mut self) {
-        let gap = self.background_gap_ms();
-        self.schedule(self.now_ms + gap, Action::BackgroundArrival);
-        // Sessions of fast-path queries that have ended go back to the other services' pool.
-        while let Some((end, session)) = self.db.quick_queries.front().copied() {
-            if end > self.now_ms {
-                break;
-            }
-            self.db.quick_queries.pop_front();
-            self.background_session_free(session);
-        }
-        if !self.db.update_in_play() && self.db.background_queue.is_empty() {
-            let session = match self.db.background_free.pop() {
-                Some(session) => Some(session),
-                None if self.db.background_open < BACKGROUND_POOL_SIZE
-                    && self.db.connections() < usize::from(self.db.max_connections) =>
-                {
-                    self.db.background_open += 1;
-                    Some(self.open_session(DbClient::Background))
+    /// Other services' arrivals that come before `limit` (the queue's next
+    /// action, as `(time, sequence)`), in order, each exactly as if it had
+    /// been queued. Arrivals are most of a run's actions, so they are taken
+    /// here in one loop: between two of the world's own actions only these
+    /// arrivals touch the database, and an arrival on the fast path changes
+    /// neither the row's lock queue nor the queue for connections, so whether
+    /// the fast path is open is settled once for the whole stretch. Stops
+    /// after the first arrival that has to wait, since it queues actions.
+    pub(crate) fn background_until(&mut self, limit: (u64, u64)) {
+        let fast_path_open = !self.db.update_in_play() && self.db.background_queue.is_empty();
+        while let Some((at_ms, seq)) = self.next_background
+            && (at_ms, seq) < limit
+            && at_ms < self.duration_ms
+        {
+            self.advance_to(at_ms);
+            self.next_background = None;
+            let gap = self.background_gap_ms();
+            self.schedule_background(self.now_ms + gap);
+            // Sessions of fast-path queries that have ended go back to the other services' pool.
+            while let Some((end, session)) = self.db.quick_queries.front().copied() {
+                if end > self.now_ms {
+                    break;
                 }
-                None => None,
-            };
-            if let Some(session) = session {
-                let end = self.now_ms + self.statement_ms(BACKGROUND_QUERY_MS);
-                self.db.key_share_until_ms = self.db.key_share_until_ms.max(end);
-                self.db.quick_queries.push_back((end, session));
-                self.db.next_query += 1;
+                self.db.quick_queries.pop_front();
+                self.background_session_free(session);
+            }
+            if !(fast_path_open && self.background_quick()) {
+                self.background_wait();
                 return;
             }
         }
+    }
+
+    /// The fast path: with no `FOR UPDATE` in play, the query's `FOR KEY
+    /// SHARE` is granted at once, so it only needs a connection; whether it
+    /// got one.
+    fn background_quick(&mut self) -> bool {
+        let session = match self.db.background_free.pop() {
+            Some(session) => session,
+            None if self.db.background_open < BACKGROUND_POOL_SIZE
+                && self.db.connections() < usize::from(self.db.max_connections) =>
+            {
+                self.db.background_open += 1;
+                self.open_session(DbClient::Background)
+            }
+            None => return false,
+        };
+        let end = self.now_ms + self.statement_ms(BACKGROUND_QUERY_MS);
+        self.db.key_share_until_ms = self.db.key_share_until_ms.max(end);
+        self.db.quick_queries.push_back((end, session));
+        self.db.next_query += 1;
+        true
+    }
+
+    /// The slow path: the query is tracked until it runs, gives up or is refused.
+    fn background_wait(&mut self) {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;

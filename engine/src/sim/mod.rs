@@ -14,6 +14,7 @@ pub(crate) mod consensus;
 pub(crate) mod db;
 pub(crate) mod redis;
 pub(crate) mod runtime;
+pub(crate) mod table;
 
 use crate::clock::LocalClock;
 use crate::event::{
@@ -139,6 +140,9 @@ impl<T: Copy> Slots<T> {
     fn new() -> Slots<T> {
         Slots { items: Vec::new() }
     }
+    fn with_capacity(capacity: usize) -> Slots<T> {
+        Slots { items: Vec::with_capacity(capacity) }
+    }
     pub(crate) fn push(&mut self, item: T) -> u32 {
         self.items.push(Some(item));
         u32::try_from(self.items.len() - 1).expect("fewer than 2^32 items in a run")
@@ -201,7 +205,6 @@ pub(crate) enum Action {
         op: u32,
         incarnation: u32,
     },
-    BackgroundArrival,
     BackgroundGiveUp {
         query: u32,
     },
@@ -280,8 +283,9 @@ pub(crate) struct Sim {
     pub(crate) now_ms: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
-    /// The one pending background arrival, kept out of the heap (see `schedule`).
-    next_background: Option<Queued>,
+    /// When the one pending background arrival falls due, as `(at_ms, seq)`:
+    /// it is kept out of the heap (see `schedule`).
+    next_background: Option<(u64, u64)>,
     pub(crate) log: Vec<Event>,
     pub(crate) notices: VecDeque<Notice>,
     rng_network: SimRng,
@@ -327,13 +331,14 @@ impl Sim {
         let clocks = [ClockState { clock: LocalClock::default(), epoch: 0 }; PARTY_SLOTS];
 
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
-        let mut db = db::Database::new(world.db_max_connections);
+        let mut db = db::Database::new(world.db_max_connections, world.background_queries_per_s);
         db.configure(&settings);
         let mut sim = Sim {
             duration_ms: scenario.duration_ms(),
             now_ms: 0,
             seq: 0,
-            queue: BinaryHeap::new(),
+            // Sized for a typical run, so the hot tables rarely grow mid-run.
+            queue: BinaryHeap::with_capacity(64),
             next_background: None,
             log: Vec::with_capacity(4096),
             notices: VecDeque::new(),
@@ -346,8 +351,8 @@ impl Sim {
             consensus: consensus::ConsensusStore::default(),
             storage: Storage::default(),
             clocks,
-            timers: Slots::new(),
-            messages: Slots::new(),
+            timers: Slots::with_capacity(512),
+            messages: Slots::with_capacity(1024),
             replications: Slots::new(),
             link_last_arrival: vec![0; PARTY_SLOTS * PARTY_SLOTS],
             partitions: Vec::new(),
@@ -366,23 +371,45 @@ impl Sim {
         }
         if sim.world.background_queries_per_s > 0 {
             let gap = sim.background_gap_ms();
-            sim.schedule(gap, Action::BackgroundArrival);
+            sim.schedule_background(gap);
         }
         sim
     }
 
     /// Runs the simulation to its end, driving `strategy`.
     pub(crate) fn run(&mut self, strategy: &mut dyn Strategy) {
-        while let Some(next) = self.next_queued() {
-            if next.at_ms >= self.duration_ms {
-                break;
+        loop {
+            // Other services' arrivals are most of what happens in a run: the
+            // pending one, and those after it, go straight to their handler
+            // while they come before the heap's next action.
+            let heap_next = self.queue.peek().map_or((u64::MAX, u64::MAX), |Reverse(top)| (top.at_ms, top.seq));
+            if let Some(background) = self.next_background
+                && background < heap_next
+            {
+                if background.0 >= self.duration_ms {
+                    break;
+                }
+                self.background_until(heap_next);
+            } else {
+                let Some(Reverse(next)) = self.queue.pop() else {
+                    break;
+                };
+                if next.at_ms >= self.duration_ms {
+                    break;
+                }
+                self.advance_to(next.at_ms);
+                self.dispatch(next.action, strategy);
             }
-            assert!(next.at_ms >= self.now_ms, "time went backwards: {} < {}", next.at_ms, self.now_ms);
-            self.now_ms = next.at_ms;
-            self.dispatch(next.action, strategy);
-            self.handle_notices(strategy);
+            if !self.notices.is_empty() {
+                self.handle_notices(strategy);
+            }
         }
         self.now_ms = self.duration_ms;
+    }
+
+    fn advance_to(&mut self, at_ms: u64) {
+        assert!(at_ms >= self.now_ms, "time went backwards: {at_ms} < {}", self.now_ms);
+        self.now_ms = at_ms;
     }
 
     fn dispatch(&mut self, action: Action, strategy: &mut dyn Strategy) {
@@ -401,7 +428,6 @@ impl Sim {
                     self.replicate(op, incarnation);
                 }
             }
-            Action::BackgroundArrival => self.background_arrival(),
             Action::BackgroundGiveUp { query } => self.background_give_up(query),
             Action::BackgroundDone { query } => self.background_done(query),
             Action::KeepaliveExpiry { session } => self.keepalive_expiry(session),
@@ -414,29 +440,17 @@ impl Sim {
     pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
         let at_ms = at_ms.max(self.now_ms);
         self.seq += 1;
-        let queued = Queued { at_ms, seq: self.seq, action };
-        if let Action::BackgroundArrival = action {
-            // Other services' arrivals are most of the queue's traffic and
-            // there is only ever one pending: it waits beside the heap, and
-            // `next_queued` takes it in (time, sequence) order as if queued.
-            assert!(self.next_background.is_none(), "two background arrivals pending");
-            self.next_background = Some(queued);
-        } else {
-            self.queue.push(Reverse(queued));
-        }
+        self.queue.push(Reverse(Queued { at_ms, seq: self.seq, action }));
     }
 
-    /// The next action in (time, sequence) order, from the heap or the
-    /// pending background arrival.
-    fn next_queued(&mut self) -> Option<Queued> {
-        match (self.next_background, self.queue.peek()) {
-            (Some(background), Some(Reverse(top))) if top < &background => self.queue.pop().map(|Reverse(next)| next),
-            (Some(background), _) => {
-                self.next_background = None;
-                Some(background)
-            }
-            (None, _) => self.queue.pop().map(|Reverse(next)| next),
-        }
+    /// Queues the next arrival of other services' traffic. Arrivals are most
+    /// of a run's actions and only one is ever pending, so it waits beside the
+    /// heap with its own sequence number, and `run` takes it in (time,
+    /// sequence) order as if it had been queued.
+    pub(crate) fn schedule_background(&mut self, at_ms: u64) {
+        assert!(self.next_background.is_none(), "two background arrivals pending");
+        self.seq += 1;
+        self.next_background = Some((at_ms.max(self.now_ms), self.seq));
     }
 
     pub(crate) fn record(&mut self, kind: EventKind) {

@@ -14,7 +14,7 @@ use crate::event::{AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunP
 use crate::ids::{InstanceId, Party, Period, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::strategy::{Notice, Strategy};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Client timeouts of the runtime's own requests.
 const STORAGE_TIMEOUT_MS: u64 = 10_000;
@@ -105,7 +105,7 @@ pub(crate) struct Instance {
     pub(crate) generation: u32,
     pub(crate) rng: SimRng,
     pub(crate) deferred: Vec<Action>,
-    pub(crate) pending: BTreeMap<u32, Pending>,
+    pub(crate) pending: super::table::Table<u32, Pending>,
     pub(crate) pool: Pool,
     next_period: u32,
 }
@@ -117,7 +117,7 @@ impl Instance {
             generation: 0,
             rng,
             deferred: Vec::new(),
-            pending: BTreeMap::new(),
+            pending: super::table::Table::new(),
             pool: Pool::new(pool_size),
             next_period: 0,
         }
@@ -709,7 +709,7 @@ impl Sim {
         state.process = if host_lost { Process::HostLost } else { Process::Dead };
         state.generation += 1;
         state.deferred.clear();
-        let pending: Vec<Pending> = std::mem::take(&mut state.pending).into_values().collect();
+        let pending: Vec<Pending> = state.pending.take_values();
         let sessions: Vec<SessionId> = state.pool.conns.iter().map(|conn| conn.session).collect();
         state.pool = Pool::new(state.pool.size);
         for pending in pending {
