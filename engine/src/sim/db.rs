@@ -401,8 +401,7 @@ impl Sim {
 
     fn release_row(&mut self, session: SessionId) {
         let before = self.db.holders.len();
-        let held: Vec<RowLockMode> =
-            self.db.holders.iter().filter(|(holder, _)| *holder == session).map(|(_, mode)| *mode).collect();
+        let held_update = self.db.holders.contains(&(session, RowLockMode::Update));
         self.db.holders.retain(|(holder, _)| *holder != session);
         if self.db.holders.len() != before {
             let (client, lock_run) = self
@@ -410,7 +409,7 @@ impl Sim {
                 .sessions
                 .get_mut(&session)
                 .map_or((DbClient::Background, None), |state| (state.client, state.lock_run.take()));
-            if held.contains(&RowLockMode::Update) {
+            if held_update {
                 self.record(EventKind::RowLock {
                     session,
                     client,

@@ -340,7 +340,7 @@ impl Sim {
             // Sized for a typical run, so the hot tables rarely grow mid-run.
             queue: BinaryHeap::with_capacity(64),
             next_background: None,
-            log: Vec::with_capacity(4096),
+            log: Vec::with_capacity(1024),
             notices: VecDeque::new(),
             rng_network,
             rng_background,
