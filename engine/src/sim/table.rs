@@ -25,9 +25,12 @@ impl<K: Ord + Copy, V> Table<K, V> {
     }
 
     fn find(&self, key: &K) -> Result<usize, usize> {
-        // Ids usually arrive in order: check the end before searching.
-        match self.entries.last() {
-            Some((last, _)) if last < key => Err(self.entries.len()),
+        // Ids usually arrive in order (a new one goes at the end), and the
+        // oldest entry is the one asked for most (the other services' first
+        // connection): check both ends before searching.
+        match (self.entries.first(), self.entries.last()) {
+            (Some((first, _)), _) if first == key => Ok(0),
+            (_, Some((last, _))) if last < key => Err(self.entries.len()),
             _ => self.entries.binary_search_by(|(probe, _)| probe.cmp(key)),
         }
     }
