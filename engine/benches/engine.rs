@@ -147,6 +147,24 @@ fn heap_push_then_pop(bencher: Bencher) {
     });
 }
 
+/// The baseline taken literally: the `fencing` log's own events, as
+/// `(at_ms, position)` entries in log order, pushed into a bare heap and
+/// popped again.
+#[divan::bench(max_time = 5)]
+fn heap_story_events(bencher: Bencher) {
+    let log = simulate(&STORY, StrategyId::Fencing);
+    let times_ms: Vec<u64> = log.iter().map(|event| event.at_ms).collect();
+    bencher.counter(ItemsCount::new(u64::try_from(times_ms.len()).unwrap_or(u64::MAX))).bench(|| {
+        let mut heap = BinaryHeap::new();
+        for (seq, &at_ms) in (0u64..).zip(&times_ms) {
+            heap.push(Reverse(Entry { at_ms, seq, payload: [0, 1, 2, 3] }));
+        }
+        while let Some(Reverse(entry)) = heap.pop() {
+            black_box(entry);
+        }
+    });
+}
+
 /// The same number of entries as a simulation holds them: the queue stays ~32
 /// deep, each pop schedules one later entry (the classic hold model).
 #[divan::bench(max_time = 5)]

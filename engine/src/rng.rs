@@ -13,46 +13,12 @@ use rand_core::{Rng, SeedableRng};
 #[derive(Clone, Debug)]
 pub struct SimRng {
     stream: ChaCha8Rng,
-    /// The last bound drawn below, with what makes its remainders cheap: a
-    /// stream draws below the same bound again and again (latencies, gaps),
-    /// and the division was a twentieth of a run's time.
-    divisor: Divisor,
-}
-
-/// A bound and its reciprocal, for exact remainders without a division
-/// (Lemire, Kaser & Kurz, "Faster remainder by direct computation", 2019:
-/// with 128 fractional bits the remainder is exact for every 64-bit value).
-#[derive(Clone, Copy, Debug)]
-struct Divisor {
-    bound: u64,
-    /// `ceil(2^128 / bound)`; it wraps to 0 for a bound of 1, whose
-    /// remainders are all 0 anyway.
-    reciprocal: u128,
-}
-
-impl Divisor {
-    fn new(bound: u64) -> Divisor {
-        Divisor { bound, reciprocal: (u128::MAX / u128::from(bound)).wrapping_add(1) }
-    }
-
-    /// `value % bound`: the fractional part of `value / bound` (the low 128
-    /// bits of `value × reciprocal`) times `bound`, keeping the integer part.
-    fn remainder(self, value: u64) -> u64 {
-        let fraction = self.reciprocal.wrapping_mul(u128::from(value));
-        let bound = u128::from(self.bound);
-        let low = ((fraction & u128::from(u64::MAX)) * bound) >> 64;
-        let high = (fraction >> 64) * bound;
-        // Below `bound` after the shift, so the narrowing keeps every bit.
-        #[allow(clippy::cast_possible_truncation)]
-        let remainder = ((low + high) >> 64) as u64;
-        remainder
-    }
 }
 
 impl SimRng {
     /// The root stream of a scenario.
     pub fn from_seed(seed: u64) -> SimRng {
-        SimRng { stream: ChaCha8Rng::seed_from_u64(seed), divisor: Divisor::new(1) }
+        SimRng { stream: ChaCha8Rng::seed_from_u64(seed) }
     }
 
     /// A child stream. Children must be forked in a fixed order, so that
@@ -62,7 +28,7 @@ impl SimRng {
         for chunk in seed.chunks_exact_mut(8) {
             chunk.copy_from_slice(&self.stream.next_u64().to_le_bytes());
         }
-        SimRng { stream: ChaCha8Rng::from_seed(seed), divisor: Divisor::new(1) }
+        SimRng { stream: ChaCha8Rng::from_seed(seed) }
     }
 
     /// A uniform draw in `0..bound`; `bound` 0 gives 0.
@@ -70,17 +36,15 @@ impl SimRng {
         if bound == 0 {
             return 0;
         }
-        if self.divisor.bound != bound {
-            self.divisor = Divisor::new(bound);
-        }
         // Rejection sampling: discard the top sliver that would bias the
         // modulo. The sliver is `u64::MAX % bound + 1` values, never more than
         // `bound`, so a draw at or below `u64::MAX - bound` is always kept and
-        // the sliver's exact size is only worked out for the rare draw above.
+        // the sliver's exact size (a second division) is only worked out for
+        // the rare draw above it.
         loop {
             let draw = self.stream.next_u64();
-            if draw <= u64::MAX - bound || draw < u64::MAX - self.divisor.remainder(u64::MAX) {
-                return self.divisor.remainder(draw);
+            if draw <= u64::MAX - bound || draw < u64::MAX - (u64::MAX % bound) {
+                return draw % bound;
             }
         }
     }
@@ -117,24 +81,6 @@ mod tests {
         let mut child_a = root.fork();
         let mut child_b = root.fork();
         assert_ne!(child_a.below(u64::MAX), child_b.below(u64::MAX));
-    }
-
-    #[test]
-    fn remainders_without_division_are_exact() {
-        let mut rng = SimRng::from_seed(11);
-        let bounds = [1, 2, 3, 7, 10, 201, 1_000, 1 << 32, (1 << 32) + 1, u64::MAX / 3, u64::MAX - 1, u64::MAX];
-        let edges = [0, 1, 2, u64::MAX - 1, u64::MAX, 1 << 63, (1 << 63) - 1];
-        for bound in bounds {
-            let divisor = Divisor::new(bound);
-            let randoms: Vec<u64> = (0..2_000).map(|_| rng.stream.next_u64()).collect();
-            let near_multiples = (1..50u64).flat_map(|k| {
-                let multiple = bound.saturating_mul(k);
-                [multiple.wrapping_sub(1), multiple, multiple.wrapping_add(1)]
-            });
-            for value in randoms.into_iter().chain(edges).chain(near_multiples) {
-                assert_eq!(divisor.remainder(value), value % bound, "{value} % {bound}");
-            }
-        }
     }
 
     #[test]

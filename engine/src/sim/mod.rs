@@ -284,7 +284,7 @@ pub(crate) struct Sim {
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
     /// When the one pending background arrival falls due, as `(at_ms, seq)`:
-    /// it is kept out of the heap (see `schedule`).
+    /// it is kept out of the heap (see `schedule_background`).
     next_background: Option<(u64, u64)>,
     pub(crate) log: Vec<Event>,
     pub(crate) notices: VecDeque<Notice>,
