@@ -131,20 +131,23 @@ fn entry_times_ms(count: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Pushes one entry per time, in order (the position is the sequence number), then pops them all.
+fn push_then_pop(times_ms: &[u64]) {
+    let mut heap = BinaryHeap::new();
+    for (seq, &at_ms) in (0u64..).zip(times_ms) {
+        heap.push(Reverse(Entry { at_ms, seq, payload: [0, 1, 2, 3] }));
+    }
+    while let Some(Reverse(entry)) = heap.pop() {
+        black_box(entry);
+    }
+}
+
 /// Push as many entries as the `fencing` log has events, then pop them all.
 #[divan::bench(max_time = 5)]
 fn heap_push_then_pop(bencher: Bencher) {
     let count = log_len(StrategyId::Fencing);
     let times_ms = entry_times_ms(count);
-    bencher.counter(ItemsCount::new(count)).bench(|| {
-        let mut heap = BinaryHeap::new();
-        for (seq, &at_ms) in (0u64..).zip(&times_ms) {
-            heap.push(Reverse(Entry { at_ms, seq, payload: [0, 1, 2, 3] }));
-        }
-        while let Some(Reverse(entry)) = heap.pop() {
-            black_box(entry);
-        }
-    });
+    bencher.counter(ItemsCount::new(count)).bench(|| push_then_pop(&times_ms));
 }
 
 /// The baseline taken literally: the `fencing` log's own events, as
@@ -154,15 +157,9 @@ fn heap_push_then_pop(bencher: Bencher) {
 fn heap_story_events(bencher: Bencher) {
     let log = simulate(&STORY, StrategyId::Fencing);
     let times_ms: Vec<u64> = log.iter().map(|event| event.at_ms).collect();
-    bencher.counter(ItemsCount::new(u64::try_from(times_ms.len()).unwrap_or(u64::MAX))).bench(|| {
-        let mut heap = BinaryHeap::new();
-        for (seq, &at_ms) in (0u64..).zip(&times_ms) {
-            heap.push(Reverse(Entry { at_ms, seq, payload: [0, 1, 2, 3] }));
-        }
-        while let Some(Reverse(entry)) = heap.pop() {
-            black_box(entry);
-        }
-    });
+    bencher
+        .counter(ItemsCount::new(u64::try_from(times_ms.len()).unwrap_or(u64::MAX)))
+        .bench(|| push_then_pop(&times_ms));
 }
 
 /// The same number of entries as a simulation holds them: the queue stays ~32
