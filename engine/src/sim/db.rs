@@ -186,17 +186,24 @@ impl Database {
 
 impl Sim {
     fn statement_ms(&self, base_ms: u64) -> u64 {
-        if self.now_ms < self.db.slow_until_ms {
-            // Deterministic everywhere: one IEEE multiplication, truncated;
-            // validation bounds the factor to 1..=1000, so the product fits.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let slowed = (base_ms as f64 * self.db.slow_factor) as u64;
-            slowed
-        } else {
-            base_ms
-        }
+        if self.now_ms < self.db.slow_until_ms { slowed_ms(base_ms, self.db.slow_factor) } else { base_ms }
     }
+}
 
+/// A statement's time while the database is slowed. Kept out of line: the
+/// compiler otherwise worked the product out on every statement and arrival
+/// and threw it away unless a `db_slow` fault was in force.
+#[cold]
+#[inline(never)]
+fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
+    // Deterministic everywhere: one IEEE multiplication, truncated;
+    // validation bounds the factor to 1..=1000, so the product fits.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let slowed = (base_ms as f64 * factor) as u64;
+    slowed
+}
+
+impl Sim {
     pub(crate) fn db_slow(&mut self, factor: f64, duration_ms: u64) {
         self.db.slow_factor = factor;
         self.db.slow_until_ms = self.now_ms + duration_ms;
