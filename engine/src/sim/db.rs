@@ -549,9 +549,11 @@ impl Sim {
     /// arrivals touch the database, and an arrival on the fast path changes
     /// neither the row's lock queue nor the queue for connections, so whether
     /// the fast path is open is settled once for the whole stretch. Stops
-    /// after the first arrival that has to wait, since it queues actions.
+    /// after the first arrival that has to wait, since it queues actions
+    /// (a fast-path arrival queues none, so `limit` stays the queue's next).
     pub(crate) fn background_until(&mut self, limit: (u64, u64)) {
         let fast_path_open = !self.db.update_in_play() && self.db.background_queue.is_empty();
+        let queued = self.queue.len();
         while let Some((at_ms, seq)) = self.next_background
             && (at_ms, seq) < limit
             && at_ms < self.duration_ms
@@ -572,6 +574,7 @@ impl Sim {
                 self.background_wait();
                 return;
             }
+            assert_eq!(self.queue.len(), queued, "a fast-path arrival queued an action");
         }
     }
 
