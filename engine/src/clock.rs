@@ -87,8 +87,9 @@ mod tests {
 
     #[test]
     fn clocks_without_drift_agree_with_the_general_inversion() {
-        // The drift-free shortcut must give what the search below it gives:
-        // compare with a clock whose drift is set and then removed by a step.
+        // The drift-free shortcut must give the defining answer: the first
+        // instant, not before `not_before_ms` or the last change, at which the
+        // clock (here stepped back 3 s at 5 s) reads at least `local_ms`.
         let mut clock = LocalClock::default();
         clock.jump(5_000, -3_000);
         for local_ms in [-10_000, 0, 1_999, 2_000, 2_001, 7_000, 900_000] {

@@ -9,6 +9,7 @@
 //! post, and last the report row, which marks the period done. The row comes
 //! last so that a crash before it leaves the period to be retried.
 
+use super::table::Table;
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome};
 use crate::ids::{InstanceId, Party, Period, RunId, SessionId, Token};
@@ -105,7 +106,7 @@ pub(crate) struct Instance {
     pub(crate) generation: u32,
     pub(crate) rng: SimRng,
     pub(crate) deferred: Vec<Action>,
-    pub(crate) pending: super::table::Table<u32, Pending>,
+    pub(crate) pending: Table<u32, Pending>,
     pub(crate) pool: Pool,
     next_period: u32,
 }
@@ -117,7 +118,7 @@ impl Instance {
             generation: 0,
             rng,
             deferred: Vec::new(),
-            pending: super::table::Table::new(),
+            pending: Table::new(),
             pool: Pool::new(pool_size),
             next_period: 0,
         }
