@@ -11,13 +11,18 @@
 use locklab_engine::rng::SimRng;
 use locklab_engine::{Scenario, StrategyId, builtin, log_digest, simulate};
 
+/// One of `choices`, drawn uniformly.
+fn pick<T: Copy>(rng: &mut SimRng, choices: &[T]) -> T {
+    let index = rng.below(choices.len() as u64);
+    choices[usize::try_from(index).unwrap_or(0)]
+}
+
 /// One random fault as a `locklab/1` JSON object, at or after `at_ms`.
 fn fault(rng: &mut SimRng, duration_ms: u64) -> String {
     let at_ms = rng.below(duration_ms);
     let seconds = |rng: &mut SimRng, low: u64, high: u64| rng.between(low, high) * 1000;
-    let instance = |rng: &mut SimRng| ["holder", "holder", "a", "b", "c"][rng.below(5) as usize];
-    let party =
-        |rng: &mut SimRng| ["redis-1", "redis", "db", "storage", "consensus", "a", "slack"][rng.below(7) as usize];
+    let instance = |rng: &mut SimRng| pick(rng, &["holder", "holder", "a", "b", "c"]);
+    let party = |rng: &mut SimRng| pick(rng, &["redis-1", "redis", "db", "storage", "consensus", "a", "slack"]);
     match rng.below(11) {
         0 => format!(
             r#"{{"at_ms": {at_ms}, "kind": "oom_kill", "target": "{}", "restart_after_ms": {}}}"#,
@@ -79,9 +84,9 @@ fn main() {
     let mut combined = String::new();
     let mut accepted = 0u64;
     for index in 0..scenarios {
-        let mut scenario = stories[(index % stories.len() as u64) as usize].clone();
+        let mut scenario = stories[usize::try_from(index % stories.len() as u64).unwrap_or(0)].clone();
         scenario.seed = rng.below(u64::MAX);
-        scenario.world.background_queries_per_s = [0, 5, 5, 20, 80][rng.below(5) as usize];
+        scenario.world.background_queries_per_s = pick(&mut rng, &[0, 5, 5, 20, 80]);
         scenario.world.redis_replica = rng.below(2) == 0;
         let duration_ms = scenario.duration_ms();
         let faults: Vec<String> = (0..rng.below(5)).map(|_| fault(&mut rng, duration_ms)).collect();

@@ -35,6 +35,19 @@ pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
     sim.log
 }
 
+/// The same run with other services' arrivals each taken when due, never
+/// deferred: the reference that deferring them (see `sim::db`) is tested
+/// against, byte for byte. Not for anything else; it is only slower.
+#[doc(hidden)]
+pub fn simulate_undeferred(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
+    let settings = scenario.settings_for(strategy);
+    let mut implementation = strategy::build(&settings);
+    let mut sim = sim::Sim::new(scenario, settings);
+    sim.defer_background = false;
+    sim.run(implementation.as_mut());
+    sim.log
+}
+
 /// Runs every strategy the scenario names and reports on each.
 pub fn run(scenario: &Scenario) -> Report {
     let results = scenario

@@ -548,6 +548,35 @@ fn the_same_scenario_and_seed_give_the_same_log() {
     );
 }
 
+/// Other services' arrivals are deferred while the database's fast path is
+/// in its steady state, and caught up when a `FOR UPDATE` or a `db_slow`
+/// comes (`sim::db`). That must change nothing: the log is the one a run that
+/// takes every arrival when it is due writes, byte for byte — in quiet and
+/// busy databases, under every fault kind.
+#[test]
+fn deferring_other_services_arrivals_changes_nothing() {
+    check_property(
+        "deferral",
+        "proptest-regressions/properties/deferral.txt",
+        64,
+        (scenario(ALL_KINDS), proptest::sample::select(vec![0u32, 1, 5, 20, 60, 200])),
+        |(scenario, background_queries_per_s)| {
+            let mut scenario = scenario.clone();
+            scenario.world.background_queries_per_s = *background_queries_per_s;
+            assert_valid(&scenario)?;
+            for strategy in StrategyId::ALL {
+                let deferred = simulate_caught(&scenario, strategy)?;
+                let on_time = locklab_engine::simulate_undeferred(&scenario, strategy);
+                if deferred != on_time {
+                    let what = format!("deferring arrivals changed the log: {}", first_difference(&deferred, &on_time));
+                    return Err(Failure::new(Some(strategy), what, &scenario));
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
 #[test]
 fn a_fault_at_t_leaves_everything_before_t_alone() {
     check_property(

@@ -172,6 +172,17 @@ impl Database {
         })
     }
 
+    /// Whether other services' queries take the fast path: no `FOR UPDATE`
+    /// is held or queued, and none of theirs waits for a connection.
+    fn fast_path_open(&self) -> bool {
+        !self.update_in_play() && self.background_queue.is_empty()
+    }
+
+    /// How long a statement that starts at `at_ms` takes.
+    fn statement_ms_at(&self, at_ms: u64, base_ms: u64) -> u64 {
+        if at_ms < self.slow_until_ms { slowed_ms(base_ms, self.slow_factor) } else { base_ms }
+    }
+
     /// Whether a `FOR UPDATE` is held or queued: the fast path is closed then.
     fn update_in_play(&self) -> bool {
         self.holders.iter().any(|(_, mode)| *mode == RowLockMode::Update)
@@ -186,7 +197,7 @@ impl Database {
 
 impl Sim {
     fn statement_ms(&self, base_ms: u64) -> u64 {
-        if self.now_ms < self.db.slow_until_ms { slowed_ms(base_ms, self.db.slow_factor) } else { base_ms }
+        self.db.statement_ms_at(self.now_ms, base_ms)
     }
 }
 
@@ -205,6 +216,7 @@ fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
 
 impl Sim {
     pub(crate) fn db_slow(&mut self, factor: f64, duration_ms: u64) {
+        self.background_catch_up();
         self.db.slow_factor = factor;
         self.db.slow_until_ms = self.now_ms + duration_ms;
         // The factor is validated to 1..=1000, so a hundred times it fits a u32.
@@ -284,6 +296,8 @@ impl Sim {
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(rows), 0);
             }
             Sql::LockJobRow { wait } => {
+                // A `FOR UPDATE` asks about the key share and ends the steady state.
+                self.background_catch_up();
                 if let Some(state) = self.db.sessions.get_mut(&session) {
                     state.in_transaction = true;
                 }
@@ -542,23 +556,27 @@ impl Sim {
         self.grant_waiters();
     }
 
-    /// Other services' arrivals that come before `limit` (the queue's next
-    /// action, as `(time, sequence)`), in order, each exactly as if it had
-    /// been queued. Arrivals are most of a run's actions, so they are taken
-    /// here in one loop: between two of the world's own actions only these
-    /// arrivals touch the database, and an arrival on the fast path changes
-    /// neither the row's lock queue nor the queue for connections, so whether
-    /// the fast path is open is settled once for the whole stretch. Stops
-    /// after the first arrival that has to wait, since it queues actions
-    /// (a fast-path arrival queues none, so `limit` stays the queue's next).
-    pub(crate) fn background_until(&mut self, limit: (u64, u64)) {
-        let fast_path_open = !self.db.update_in_play() && self.db.background_queue.is_empty();
+    /// Other services' arrivals due no later than `limit_ms` (the queue's
+    /// next action), in order. Arrivals are most of a run's actions, so they
+    /// are taken here in one loop: between two of the world's own actions
+    /// only these arrivals touch the database, and an arrival on the fast
+    /// path changes neither the row's lock queue nor the queue for
+    /// connections, so whether the fast path is open is settled once for the
+    /// whole stretch. Stops after the first arrival that has to wait, since
+    /// it queues actions (a fast-path arrival queues none, so `limit_ms`
+    /// stays the queue's next).
+    pub(crate) fn background_until(&mut self, limit_ms: u64) {
+        assert!(
+            self.next_background.is_none_or(|at_ms| at_ms >= self.now_ms),
+            "deferred arrivals were not caught up before the fast path's steady state ended"
+        );
+        let fast_path_open = self.db.fast_path_open();
         let queued = self.queue.len();
-        while let Some((at_ms, seq)) = self.next_background
-            && (at_ms, seq) < limit
+        while let Some(at_ms) = self.next_background
+            && at_ms <= limit_ms
             && at_ms < self.duration_ms
         {
-            if fast_path_open && self.background_steady(limit) {
+            if fast_path_open && self.background_steady(limit_ms) {
                 continue;
             }
             self.advance_to(at_ms);
@@ -581,13 +599,53 @@ impl Sim {
         }
     }
 
+    /// Whether the pending arrivals can wait, untaken, while the world acts.
+    ///
+    /// In the fast path's steady state (see `background_steady`) an arrival
+    /// changes nothing anybody reads but the key share's end, which only a
+    /// `FOR UPDATE` asks about; and only a `FOR UPDATE` request or a
+    /// `db_slow` fault can end the steady state. So arrivals are deferred
+    /// until one of those comes, which catches them up first
+    /// (`background_catch_up`) — under a strategy that never takes the row
+    /// lock, for good. Taken late, each arrival has exactly the effect it
+    /// would have had on time.
+    pub(crate) fn background_deferred(&self) -> bool {
+        if !self.defer_background {
+            return false;
+        }
+        let Some(next_ms) = self.next_background else {
+            return false;
+        };
+        let Some(&(end_ms, session)) = self.db.quick_queries.front() else {
+            return false;
+        };
+        // Each query must end before the next arrival, this one and all later:
+        // the shortest gap outlasts a query while the database is not slowed.
+        self.db.quick_queries.len() == 1
+            && end_ms <= next_ms
+            && self.db.background_gap_ms.0.max(1) >= BACKGROUND_QUERY_MS
+            && self.now_ms >= self.db.slow_until_ms
+            && self.db.fast_path_open()
+            && self.db.sessions.contains_key(&session)
+    }
+
+    /// Takes the deferred arrivals due by now, before anything reads what
+    /// they change or ends the steady state they were deferred in.
+    pub(crate) fn background_catch_up(&mut self) {
+        if self.next_background.is_some_and(|at_ms| at_ms <= self.now_ms) && self.background_deferred() {
+            self.background_steady(self.now_ms);
+        }
+    }
+
     /// The fast path's steady state, taken in a tight loop: exactly one
     /// fast-path query is in flight and it has ended by the next arrival. The
     /// general path would then hand its session back to the pool and take
     /// the same session again at once (the pool is a stack), so the only
     /// changes an arrival makes are the in-flight query's end, the key share's
-    /// end, the sequence number and the next gap. Whether anything was taken.
-    fn background_steady(&mut self, limit: (u64, u64)) -> bool {
+    /// end and the next gap. Takes the arrivals due no later than `limit_ms`
+    /// without moving the clock (deferred ones are in the past); whether it
+    /// took any.
+    fn background_steady(&mut self, limit_ms: u64) -> bool {
         let Some(&(mut end_ms, session)) = self.db.quick_queries.front() else {
             return false;
         };
@@ -596,21 +654,18 @@ impl Sim {
         if self.db.quick_queries.len() != 1 || !self.db.sessions.contains_key(&session) {
             return false;
         }
-        let Some((mut at_ms, mut seq)) = self.next_background else {
+        let Some(mut at_ms) = self.next_background else {
             return false;
         };
         let start_query = self.db.next_query;
-        while (at_ms, seq) < limit && at_ms < self.duration_ms && end_ms <= at_ms {
-            self.advance_to(at_ms);
+        while at_ms <= limit_ms && at_ms < self.duration_ms && end_ms <= at_ms {
             let gap = self.background_gap_ms();
-            self.seq += 1;
-            seq = self.seq;
-            end_ms = at_ms + self.statement_ms(BACKGROUND_QUERY_MS);
+            end_ms = at_ms + self.db.statement_ms_at(at_ms, BACKGROUND_QUERY_MS);
             self.db.key_share_until_ms = self.db.key_share_until_ms.max(end_ms);
             self.db.next_query += 1;
             at_ms += gap;
         }
-        self.next_background = Some((at_ms, seq));
+        self.next_background = Some(at_ms);
         self.db.quick_queries[0].0 = end_ms;
         self.db.next_query != start_query
     }

@@ -283,9 +283,13 @@ pub(crate) struct Sim {
     pub(crate) now_ms: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
-    /// When the one pending background arrival falls due, as `(at_ms, seq)`:
-    /// it is kept out of the heap (see `schedule_background`).
-    next_background: Option<(u64, u64)>,
+    /// When the one pending background arrival falls due: it is kept out of
+    /// the heap (see `schedule_background`), and may lag behind `now_ms`
+    /// while the arrivals are deferred (see `db::background_deferred`).
+    next_background: Option<u64>,
+    /// Whether arrivals may be deferred; off only for the test that checks
+    /// deferring changes nothing.
+    pub(crate) defer_background: bool,
     pub(crate) log: Vec<Event>,
     pub(crate) notices: VecDeque<Notice>,
     rng_network: SimRng,
@@ -340,6 +344,7 @@ impl Sim {
             // Sized for a typical run, so the hot tables rarely grow mid-run.
             queue: BinaryHeap::with_capacity(64),
             next_background: None,
+            defer_background: true,
             log: Vec::with_capacity(1024),
             notices: VecDeque::new(),
             rng_network,
@@ -381,15 +386,17 @@ impl Sim {
         loop {
             // Other services' arrivals are most of what happens in a run: the
             // pending one, and those after it, go straight to their handler
-            // while they come before the heap's next action.
-            let heap_next = self.queue.peek().map_or((u64::MAX, u64::MAX), |Reverse(top)| (top.at_ms, top.seq));
-            if let Some(background) = self.next_background
-                && background < heap_next
+            // while they come no later than the heap's next action (at equal
+            // times, arrivals first), unless they can be deferred.
+            let heap_next_ms = self.queue.peek().map_or(u64::MAX, |Reverse(top)| top.at_ms);
+            if let Some(background_ms) = self.next_background
+                && background_ms <= heap_next_ms
+                && !self.background_deferred()
             {
-                if background.0 >= self.duration_ms {
+                if background_ms >= self.duration_ms {
                     break;
                 }
-                self.background_until(heap_next);
+                self.background_until(heap_next_ms);
             } else {
                 let Some(Reverse(next)) = self.queue.pop() else {
                     break;
@@ -445,12 +452,12 @@ impl Sim {
 
     /// Queues the next arrival of other services' traffic. Arrivals are most
     /// of a run's actions and only one is ever pending, so it waits beside the
-    /// heap with its own sequence number, and `run` takes it in (time,
-    /// sequence) order as if it had been queued.
+    /// heap, and `run` takes it before any of the world's own actions due at
+    /// the same time or later. It takes no sequence number, so deferring
+    /// arrivals (see `db::background_deferred`) leaves the world's own order as it is.
     pub(crate) fn schedule_background(&mut self, at_ms: u64) {
         assert!(self.next_background.is_none(), "two background arrivals pending");
-        self.seq += 1;
-        self.next_background = Some((at_ms.max(self.now_ms), self.seq));
+        self.next_background = Some(at_ms.max(self.now_ms));
     }
 
     pub(crate) fn record(&mut self, kind: EventKind) {
