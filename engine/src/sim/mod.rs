@@ -218,16 +218,31 @@ pub(crate) enum Action {
     RowRecheck,
 }
 
+/// How many low bits of a queue key hold the sequence number.
+const SEQ_BITS: u32 = 36;
+
+/// An action in the queue. Its key is the time it falls due and its
+/// sequence number packed into one integer, `at_ms << SEQ_BITS | seq`, so
+/// ordering the heap is one comparison the compiler can make without a
+/// branch: the heap's pops were a quarter of a run, mostly mispredicted
+/// branches between a tuple's two fields. A run is at most a day (validated,
+/// asserted in `Sim::new`), under 2^28 ms, and queues far fewer than 2^36
+/// actions (asserted in `schedule`), so the packing loses nothing.
 #[derive(Clone, Copy, Debug)]
 struct Queued {
-    at_ms: u64,
-    seq: u64,
+    key: u64,
     action: Action,
+}
+
+impl Queued {
+    fn at_ms(&self) -> u64 {
+        self.key >> SEQ_BITS
+    }
 }
 
 impl PartialEq for Queued {
     fn eq(&self, other: &Self) -> bool {
-        (self.at_ms, self.seq) == (other.at_ms, other.seq)
+        self.key == other.key
     }
 }
 impl Eq for Queued {}
@@ -238,7 +253,7 @@ impl PartialOrd for Queued {
 }
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at_ms, self.seq).cmp(&(other.at_ms, other.seq))
+        self.key.cmp(&other.key)
     }
 }
 
@@ -337,6 +352,12 @@ impl Sim {
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
         let mut db = db::Database::new(world.db_max_connections, world.background_queries_per_s);
         db.configure(&settings);
+        // Queue keys pack the time into the bits above the sequence number.
+        assert!(
+            scenario.duration_ms() < 1 << (64 - SEQ_BITS),
+            "a run of {} ms is longer than the engine can queue (validation allows a day)",
+            scenario.duration_ms()
+        );
         let mut sim = Sim {
             duration_ms: scenario.duration_ms(),
             now_ms: 0,
@@ -388,7 +409,7 @@ impl Sim {
             // pending one, and those after it, go straight to their handler
             // while they come no later than the heap's next action (at equal
             // times, arrivals first), unless they can be deferred.
-            let heap_next_ms = self.queue.peek().map_or(u64::MAX, |Reverse(top)| top.at_ms);
+            let heap_next_ms = self.queue.peek().map_or(u64::MAX, |Reverse(top)| top.at_ms());
             if let Some(background_ms) = self.next_background
                 && background_ms <= heap_next_ms
                 && !self.background_deferred()
@@ -401,10 +422,7 @@ impl Sim {
                 let Some(Reverse(next)) = self.queue.pop() else {
                     break;
                 };
-                if next.at_ms >= self.duration_ms {
-                    break;
-                }
-                self.advance_to(next.at_ms);
+                self.advance_to(next.at_ms());
                 self.dispatch(next.action, strategy);
             }
             if !self.notices.is_empty() {
@@ -446,8 +464,13 @@ impl Sim {
 
     pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
         let at_ms = at_ms.max(self.now_ms);
+        // What falls due at or after the end never runs: it is not queued.
+        if at_ms >= self.duration_ms {
+            return;
+        }
         self.seq += 1;
-        self.queue.push(Reverse(Queued { at_ms, seq: self.seq, action }));
+        assert!(self.seq < 1 << SEQ_BITS, "more than 2^{SEQ_BITS} actions queued in one run");
+        self.queue.push(Reverse(Queued { key: at_ms << SEQ_BITS | self.seq, action }));
     }
 
     /// Queues the next arrival of other services' traffic. Arrivals are most
