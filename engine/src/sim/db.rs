@@ -609,7 +609,12 @@ impl Sim {
     /// (`background_catch_up`) — under a strategy that never takes the row
     /// lock, for good. Taken late, each arrival has exactly the effect it
     /// would have had on time.
-    pub(crate) fn background_deferred(&self) -> bool {
+    pub(crate) fn background_deferred(&mut self) -> bool {
+        // Once deferred, the arrivals stay deferred until a catch-up: only
+        // what catches them up can end the steady state.
+        if self.background_deferring {
+            return true;
+        }
         if !self.defer_background {
             return false;
         }
@@ -621,18 +626,20 @@ impl Sim {
         };
         // Each query must end before the next arrival, this one and all later:
         // the shortest gap outlasts a query while the database is not slowed.
-        self.db.quick_queries.len() == 1
+        self.background_deferring = self.db.quick_queries.len() == 1
             && end_ms <= next_ms
             && self.db.background_gap_ms.0.max(1) >= BACKGROUND_QUERY_MS
             && self.now_ms >= self.db.slow_until_ms
             && self.db.fast_path_open()
-            && self.db.sessions.contains_key(&session)
+            && self.db.sessions.contains_key(&session);
+        self.background_deferring
     }
 
     /// Takes the deferred arrivals due by now, before anything reads what
     /// they change or ends the steady state they were deferred in.
     pub(crate) fn background_catch_up(&mut self) {
-        if self.next_background.is_some_and(|at_ms| at_ms <= self.now_ms) && self.background_deferred() {
+        if self.background_deferring {
+            self.background_deferring = false;
             self.background_steady(self.now_ms);
         }
     }

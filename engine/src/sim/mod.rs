@@ -305,6 +305,8 @@ pub(crate) struct Sim {
     /// Whether arrivals may be deferred; off only for the test that checks
     /// deferring changes nothing.
     pub(crate) defer_background: bool,
+    /// Arrivals are being deferred (see `db::background_deferred`).
+    background_deferring: bool,
     pub(crate) log: Vec<Event>,
     pub(crate) notices: VecDeque<Notice>,
     rng_network: SimRng,
@@ -366,6 +368,7 @@ impl Sim {
             queue: BinaryHeap::with_capacity(64),
             next_background: None,
             defer_background: true,
+            background_deferring: false,
             log: Vec::with_capacity(1024),
             notices: VecDeque::new(),
             rng_network,
