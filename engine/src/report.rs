@@ -111,8 +111,10 @@ struct Analysis<'a> {
     epochs: BTreeMap<RunId, u32>,
     /// The run of each epoch, by rank.
     epoch_runs: Vec<RunId>,
-    run_instance: BTreeMap<RunId, InstanceId>,
-    run_period: BTreeMap<RunId, Period>,
+    /// Each run's instance, by run id (ids are dense, from 0): the log
+    /// names a run on every step it takes, so this is looked up and written
+    /// more than anything else here.
+    run_instance: Vec<Option<InstanceId>>,
     latest_epoch: BTreeMap<Object, u32>,
     final_chunk_writer: BTreeMap<(Period, u8), RunId>,
     token_holder: BTreeMap<Token, (InstanceId, RunId)>,
@@ -144,8 +146,7 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         findings: Vec::new(),
         epochs: BTreeMap::new(),
         epoch_runs: Vec::new(),
-        run_instance: BTreeMap::new(),
-        run_period: BTreeMap::new(),
+        run_instance: Vec::new(),
         latest_epoch: BTreeMap::new(),
         final_chunk_writer: BTreeMap::new(),
         token_holder: BTreeMap::new(),
@@ -188,7 +189,8 @@ impl Analysis<'_> {
     }
 
     fn who(&self, run: RunId) -> String {
-        self.run_instance.get(&run).map_or_else(|| run.to_string(), |instance| instance.to_string())
+        let instance = usize::try_from(run.0).ok().and_then(|index| self.run_instance.get(index).copied().flatten());
+        instance.map_or_else(|| run.to_string(), |instance| instance.to_string())
     }
 
     /// The epoch of a run; a run never granted (it should not write) ranks last-but-unknown.
@@ -240,8 +242,12 @@ impl Analysis<'_> {
                 self.say(at, index, "fault", text);
             }
             EventKind::Run { run, instance, period, phase } => {
-                self.run_instance.insert(*run, *instance);
-                self.run_period.insert(*run, *period);
+                if let Ok(index) = usize::try_from(run.0) {
+                    if index >= self.run_instance.len() {
+                        self.run_instance.resize(index + 1, None);
+                    }
+                    self.run_instance[index] = Some(*instance);
+                }
                 match phase {
                     RunPhase::Started => {
                         self.metrics.runs_started += 1;
