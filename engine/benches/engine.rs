@@ -78,6 +78,27 @@ fn seeds_runs_fencing(bencher: Bencher) {
     });
 }
 
+/// The report alone: `report::analyze` of the story's `fencing` log, once per
+/// iteration; the counter is the log's length.
+#[divan::bench(max_time = 5)]
+fn report_fencing(bencher: Bencher) {
+    let log = simulate(&STORY, StrategyId::Fencing);
+    bencher
+        .counter(ItemsCount::new(log_len(StrategyId::Fencing)))
+        .bench(|| report::analyze(black_box(&STORY), StrategyId::Fencing, black_box(&log)));
+}
+
+/// The story under each seed, `fencing` alone, simulated but not reported; one item is one seed's run.
+#[divan::bench(max_time = 5)]
+fn seeds_simulate_fencing(bencher: Bencher) {
+    let scenarios = &*STORY_SEEDS;
+    bencher.counter(ItemsCount::new(SEEDS)).bench(|| {
+        for scenario in scenarios {
+            black_box(simulate(black_box(scenario), StrategyId::Fencing));
+        }
+    });
+}
+
 /// The story under each seed, all six strategies (`locklab_engine::run`, what `compare` does);
 /// one item is one seed's whole run.
 #[divan::bench(max_time = 5)]

@@ -374,7 +374,7 @@ impl Sim {
             rng_network,
             rng_background,
             instances,
-            runs: Vec::new(),
+            runs: Vec::with_capacity(128),
             redis,
             db,
             consensus: consensus::ConsensusStore::default(),
