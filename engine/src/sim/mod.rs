@@ -523,6 +523,11 @@ impl Sim {
         }
     }
 
+    /// When a live timer is due, by its party's clock.
+    pub(crate) fn timer_deadline(&self, id: TimerId) -> Option<i64> {
+        self.timers.get(id.0).map(|entry| entry.deadline_local_ms)
+    }
+
     pub(crate) fn cancel_timer(&mut self, id: TimerId) {
         self.timers.take(id.0);
     }

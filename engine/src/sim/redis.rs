@@ -260,6 +260,15 @@ impl Sim {
         let old = state.expiry_timer.take();
         let deadline = state.lock.map(|entry| entry.expires_at_local_ms);
         if let Some(old) = old {
+            // Most commands leave the key's expiry where it was (a refused
+            // `SET NX`, a read): the queued timer still stands, instead of a
+            // new one queued behind whatever is due at the same millisecond.
+            if active && deadline.is_some() && self.timer_deadline(old) == deadline {
+                if let Some(state) = self.redis.node_mut(node) {
+                    state.expiry_timer = Some(old);
+                }
+                return;
+            }
             self.cancel_timer(old);
         }
         if let (true, Some(deadline)) = (active, deadline) {
