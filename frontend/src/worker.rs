@@ -167,8 +167,11 @@ impl LabWorker {
         };
         // Warm up first: the browser compiles wasm with a quick baseline
         // compiler and optimizes hot functions later, so the first runs are
-        // not what the engine does at speed.
-        for seed in 0..u64::from(runs / 4) {
+        // not what the engine does at speed. Twice the timed runs: a quarter
+        // of them (the warm-up until December 2026) lasted ~25 ms once the
+        // engine got faster, too short for the optimizing compiler to finish,
+        // and measured half the speed (docs/bench.md).
+        for seed in 0..u64::from(runs.saturating_mul(2)) {
             scenario.seed = u64::MAX - seed;
             let _ = locklab_engine::simulate(&scenario, strategy);
         }
