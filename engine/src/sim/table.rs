@@ -7,6 +7,8 @@
 //! allocation, where a `BTreeMap` spent a tenth of a run's time. Iteration is
 //! in key order, as the `BTreeMap`'s was, so nothing that decides changes.
 
+use crate::ids::RunId;
+
 /// An ordered map on a sorted vector. Invariant: keys are strictly increasing.
 #[derive(Clone, Debug)]
 pub(crate) struct Table<K, V> {
@@ -76,10 +78,78 @@ impl<K: Ord + Copy, V> Table<K, V> {
     }
 }
 
+/// A map from run ids to values: a vector indexed by the id. Run ids are
+/// handed out densely from 0, one per attempt, and strategies look theirs up
+/// on every reply and timer, so an index beats a tree; iteration (were it
+/// needed) would be in id order, as the `BTreeMap`s it replaces gave.
+#[derive(Clone, Debug)]
+pub(crate) struct RunMap<V> {
+    slots: Vec<Option<V>>,
+}
+
+impl<V> Default for RunMap<V> {
+    fn default() -> Self {
+        RunMap { slots: Vec::new() }
+    }
+}
+
+impl<V> RunMap<V> {
+    pub(crate) fn new() -> RunMap<V> {
+        RunMap::default()
+    }
+
+    fn index(run: &RunId) -> usize {
+        usize::try_from(run.0).unwrap_or(usize::MAX)
+    }
+
+    /// Inserts or replaces `run`'s value, returning the old one.
+    pub(crate) fn insert(&mut self, run: RunId, value: V) -> Option<V> {
+        let index = RunMap::<V>::index(&run);
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots[index].replace(value)
+    }
+
+    pub(crate) fn get(&self, run: &RunId) -> Option<&V> {
+        self.slots.get(RunMap::<V>::index(run))?.as_ref()
+    }
+
+    pub(crate) fn get_mut(&mut self, run: &RunId) -> Option<&mut V> {
+        self.slots.get_mut(RunMap::<V>::index(run))?.as_mut()
+    }
+
+    pub(crate) fn remove(&mut self, run: &RunId) -> Option<V> {
+        self.slots.get_mut(RunMap::<V>::index(run))?.take()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Table;
+    use super::{RunId, RunMap, Table};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn run_map_behaves_as_a_map() {
+        let mut map = RunMap::new();
+        let mut reference = BTreeMap::new();
+        let mut state = 0x9e37_79b9_u32;
+        for _ in 0..2_000u32 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let run = RunId(state % 64);
+            match state % 3 {
+                0 => assert_eq!(map.insert(run, state), reference.insert(run, state)),
+                1 => assert_eq!(map.remove(&run), reference.remove(&run)),
+                _ => assert_eq!(map.get(&run), reference.get(&run)),
+            }
+            if let Some(value) = map.get_mut(&run) {
+                *value += 1;
+                *reference.get_mut(&run).expect("both hold the run") += 1;
+            }
+        }
+    }
 
     #[test]
     fn behaves_as_an_ordered_map() {

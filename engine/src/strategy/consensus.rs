@@ -9,8 +9,8 @@ use super::{LeaseKeeper, Strategy, lease};
 use crate::event::{ConsensusOp, ConsensusReply, RowWrite};
 use crate::ids::{LeaseId, Party, RunId, Token};
 use crate::scenario::LeaseSettings;
+use crate::sim::table::RunMap;
 use crate::sim::{Cx, Reply, Request};
-use std::collections::BTreeMap;
 
 const TAG_ACQUIRE: u32 = 0;
 const TAG_KEEPALIVE: u32 = 1;
@@ -28,12 +28,12 @@ struct Held {
 #[derive(Debug)]
 pub(crate) struct ConsensusLease {
     settings: LeaseSettings,
-    runs: BTreeMap<RunId, Held>,
+    runs: RunMap<Held>,
 }
 
 impl ConsensusLease {
     pub(crate) fn new(settings: LeaseSettings) -> ConsensusLease {
-        ConsensusLease { settings, runs: BTreeMap::new() }
+        ConsensusLease { settings, runs: RunMap::new() }
     }
 }
 

@@ -13,8 +13,8 @@ use super::Strategy;
 use crate::event::{RowWrite, Sql, SqlError, SqlOutcome};
 use crate::ids::{Party, RunId, SessionId, Token};
 use crate::scenario::DbLockSettings;
+use crate::sim::table::RunMap;
 use crate::sim::{Cx, Reply, Request};
-use std::collections::BTreeMap;
 
 const TAG_CHECKOUT: u32 = 0;
 const TAG_LOCK: u32 = 1;
@@ -40,12 +40,12 @@ struct Transaction {
 #[derive(Debug)]
 pub(crate) struct DbLock {
     settings: DbLockSettings,
-    runs: BTreeMap<RunId, Transaction>,
+    runs: RunMap<Transaction>,
 }
 
 impl DbLock {
     pub(crate) fn new(settings: DbLockSettings) -> DbLock {
-        DbLock { settings, runs: BTreeMap::new() }
+        DbLock { settings, runs: RunMap::new() }
     }
 
     /// Ends the transaction, gives the connection back and retries later.

@@ -11,8 +11,8 @@ use super::{LeaseKeeper, Strategy, lease};
 use crate::event::{RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::LeaseSettings;
+use crate::sim::table::RunMap;
 use crate::sim::{Cx, Reply, Request};
-use std::collections::BTreeMap;
 
 const TAG_SET: u32 = 0;
 const TAG_EXTEND: u32 = 2;
@@ -30,12 +30,12 @@ struct Held {
 #[derive(Debug)]
 pub(crate) struct Fencing {
     settings: LeaseSettings,
-    runs: BTreeMap<RunId, Held>,
+    runs: RunMap<Held>,
 }
 
 impl Fencing {
     pub(crate) fn new(settings: LeaseSettings) -> Fencing {
-        Fencing { settings, runs: BTreeMap::new() }
+        Fencing { settings, runs: RunMap::new() }
     }
 
     fn send(cx: &mut Cx<'_>, command: RedisCommand, tag: u32) {

@@ -16,8 +16,8 @@ use super::{LeaseKeeper, Strategy, lease};
 use crate::event::{RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::RedlockSettings;
+use crate::sim::table::RunMap;
 use crate::sim::{Cx, Reply, Request, Sim};
-use std::collections::BTreeMap;
 
 /// Tags below this are acquisition replies (tag = node index); from it up, extension replies.
 const TAG_EXTEND_BASE: u32 = 100;
@@ -46,12 +46,12 @@ struct Attempt {
 #[derive(Debug)]
 pub(crate) struct Redlock {
     settings: RedlockSettings,
-    runs: BTreeMap<RunId, Attempt>,
+    runs: RunMap<Attempt>,
 }
 
 impl Redlock {
     pub(crate) fn new(settings: RedlockSettings) -> Redlock {
-        Redlock { settings, runs: BTreeMap::new() }
+        Redlock { settings, runs: RunMap::new() }
     }
 
     fn quorum(&self) -> usize {
