@@ -6,6 +6,9 @@
 //! sorted `Vec` of pairs answers them with a short binary search and no node
 //! allocation, where a `BTreeMap` spent a tenth of a run's time. Iteration is
 //! in key order, as the `BTreeMap`'s was, so nothing that decides changes.
+//!
+//! `RunMap` is the same idea for state kept per run (the strategies'), whose
+//! ids are dense from 0: a vector indexed by the id.
 
 use crate::ids::RunId;
 
@@ -129,18 +132,24 @@ mod tests {
     use super::{RunId, RunMap, Table};
     use std::collections::BTreeMap;
 
+    /// The next value of a fixed xorshift walk, for the tables' reference tests.
+    fn next(state: &mut u32) -> u32 {
+        *state ^= *state << 13;
+        *state ^= *state >> 17;
+        *state ^= *state << 5;
+        *state
+    }
+
     #[test]
     fn run_map_behaves_as_a_map() {
         let mut map = RunMap::new();
         let mut reference = BTreeMap::new();
         let mut state = 0x9e37_79b9_u32;
         for _ in 0..2_000u32 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            let run = RunId(state % 64);
-            match state % 3 {
-                0 => assert_eq!(map.insert(run, state), reference.insert(run, state)),
+            let draw = next(&mut state);
+            let run = RunId(draw % 64);
+            match draw % 3 {
+                0 => assert_eq!(map.insert(run, draw), reference.insert(run, draw)),
                 1 => assert_eq!(map.remove(&run), reference.remove(&run)),
                 _ => assert_eq!(map.get(&run), reference.get(&run)),
             }
@@ -158,11 +167,9 @@ mod tests {
         let mut reference = BTreeMap::new();
         let mut state = 0x2545_f491_u32;
         for step in 0..5_000u32 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            let key = state % 64;
-            if state.is_multiple_of(3) {
+            let draw = next(&mut state);
+            let key = draw % 64;
+            if draw.is_multiple_of(3) {
                 assert_eq!(table.remove(&key), reference.remove(&key), "step {step}");
             } else {
                 assert_eq!(table.insert(key, step), reference.insert(key, step), "step {step}");
