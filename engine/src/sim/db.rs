@@ -618,20 +618,15 @@ impl Sim {
         if !self.defer_background {
             return false;
         }
-        let Some(next_ms) = self.next_background else {
-            return false;
-        };
-        let Some(&(end_ms, session)) = self.db.quick_queries.front() else {
+        let (Some(next_ms), Some(end_ms)) = (self.next_background, self.one_quick_query_end()) else {
             return false;
         };
         // Each query must end before the next arrival, this one and all later:
         // the shortest gap outlasts a query while the database is not slowed.
-        self.background_deferring = self.db.quick_queries.len() == 1
-            && end_ms <= next_ms
+        self.background_deferring = end_ms <= next_ms
             && self.db.background_gap_ms.0.max(1) >= BACKGROUND_QUERY_MS
             && self.now_ms >= self.db.slow_until_ms
-            && self.db.fast_path_open()
-            && self.db.sessions.contains_key(&session);
+            && self.db.fast_path_open();
         self.background_deferring
     }
 
@@ -653,15 +648,9 @@ impl Sim {
     /// without moving the clock (deferred ones are in the past); whether it
     /// took any.
     fn background_steady(&mut self, limit_ms: u64) -> bool {
-        let Some(&(mut end_ms, session)) = self.db.quick_queries.front() else {
-            return false;
-        };
         // Between two of the world's own actions no session opens or closes,
         // so the one check holds for the whole stretch.
-        if self.db.quick_queries.len() != 1 || !self.db.sessions.contains_key(&session) {
-            return false;
-        }
-        let Some(mut at_ms) = self.next_background else {
+        let (Some(mut at_ms), Some(mut end_ms)) = (self.next_background, self.one_quick_query_end()) else {
             return false;
         };
         let start_query = self.db.next_query;
@@ -675,6 +664,17 @@ impl Sim {
         self.next_background = Some(at_ms);
         self.db.quick_queries[0].0 = end_ms;
         self.db.next_query != start_query
+    }
+
+    /// When the one fast-path query in flight ends, if exactly one is and its
+    /// session is still open: the steady state's first condition.
+    fn one_quick_query_end(&self) -> Option<u64> {
+        match self.db.quick_queries.front() {
+            Some(&(end_ms, session)) if self.db.quick_queries.len() == 1 && self.db.sessions.contains_key(&session) => {
+                Some(end_ms)
+            }
+            _ => None,
+        }
     }
 
     /// The fast path: with no `FOR UPDATE` in play, the query's `FOR KEY
