@@ -222,12 +222,12 @@ pub(crate) enum Action {
 const SEQ_BITS: u32 = 36;
 
 /// An action in the queue. Its key is the time it falls due and its
-/// sequence number packed into one integer, `at_ms << SEQ_BITS | seq`, so
-/// ordering the heap is one comparison the compiler can make without a
-/// branch: the heap's pops were a quarter of a run, mostly mispredicted
-/// branches between a tuple's two fields. A run is at most a day (validated,
-/// asserted in `Sim::new`), under 2^28 ms, and queues far fewer than 2^36
-/// actions (asserted in `schedule`), so the packing loses nothing.
+/// sequence number packed into one integer, `at_ms << SEQ_BITS | seq`, so a
+/// heap level compares one integer, without a branch, instead of a tuple's
+/// two fields (the heap's pops were a quarter of a run; what is left of their
+/// cost is the chain of loads down the heap). A run is at most a day
+/// (validated, asserted in `Sim::new`), under 2^28 ms, and queues far fewer
+/// than 2^36 actions (asserted in `schedule`), so the packing loses nothing.
 #[derive(Clone, Copy, Debug)]
 struct Queued {
     key: u64,
