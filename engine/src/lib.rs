@@ -28,11 +28,7 @@ pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
 
 /// Runs one strategy through a scenario and returns its event log.
 pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
-    let settings = scenario.settings_for(strategy);
-    let mut implementation = strategy::build(&settings);
-    let mut sim = sim::Sim::new(scenario, settings);
-    sim.run(implementation.as_mut());
-    sim.log
+    simulate_deferring(scenario, strategy, true)
 }
 
 /// The same run with other services' arrivals each taken when due, never
@@ -40,10 +36,14 @@ pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
 /// against, byte for byte. Not for anything else; it is only slower.
 #[doc(hidden)]
 pub fn simulate_undeferred(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
+    simulate_deferring(scenario, strategy, false)
+}
+
+fn simulate_deferring(scenario: &Scenario, strategy: StrategyId, defer_background: bool) -> Vec<Event> {
     let settings = scenario.settings_for(strategy);
     let mut implementation = strategy::build(&settings);
     let mut sim = sim::Sim::new(scenario, settings);
-    sim.defer_background = false;
+    sim.defer_background = defer_background;
     sim.run(implementation.as_mut());
     sim.log
 }
