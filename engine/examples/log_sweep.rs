@@ -9,7 +9,7 @@
 //! (defaults 2,000 and 1). It prints the digest and, with `--each`, one line
 //! per scenario so a difference can be traced to the scenario that shows it.
 use locklab_engine::rng::SimRng;
-use locklab_engine::{Scenario, StrategyId, builtin, log_digest, simulate};
+use locklab_engine::{Scenario, StrategyId, builtin, digest, log_digest, simulate};
 
 /// One of `choices`, drawn uniformly.
 fn pick<T: Copy>(rng: &mut SimRng, choices: &[T]) -> T {
@@ -101,17 +101,7 @@ fn main() {
         if each {
             println!("{index} {line}");
         }
-        combined = log_digest_of(&(combined + &line));
+        combined = digest((combined + &line).as_bytes());
     }
     println!("{scenarios} scenarios from seed {seed} ({accepted} valid): {combined}");
-}
-
-/// A digest of a string, the same FNV-1a the logs' digests use.
-fn log_digest_of(text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016x}")
 }

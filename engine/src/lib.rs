@@ -65,10 +65,15 @@ pub fn run(scenario: &Scenario) -> Report {
 /// give equal digests on every platform; the determinism tests compare them
 /// natively and in wasm, and a view can show it so people can compare runs.
 pub fn log_digest(log: &[Event]) -> String {
-    let bytes = serde_json::to_vec(log).unwrap_or_default();
+    digest(&serde_json::to_vec(log).unwrap_or_default())
+}
+
+/// FNV-1a (64-bit) of some bytes, as 16 hex digits: the hash behind
+/// `log_digest`, for tools that fold many digests into one.
+pub fn digest(bytes: &[u8]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in bytes {
-        hash ^= u64::from(byte);
+        hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{hash:016x}")
