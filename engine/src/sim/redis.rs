@@ -163,7 +163,9 @@ impl Sim {
         }
         self.expire_if_due(node);
         let local = self.local_now(node);
-        let mut replication: Vec<ReplicationOp> = Vec::new();
+        // What the command sends to the replica, in order: a command writes
+        // at most the lock and then the counter, so two places and no allocation.
+        let mut replication: [Option<ReplicationOp>; 2] = [None, None];
         let mut revoked = None;
         let state = self.redis.node_mut(node)?;
         let ttl_entry = |ttl_ms: u64| LockEntry {
@@ -179,7 +181,7 @@ impl Sim {
                 } else {
                     let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
                     state.lock = Some(entry);
-                    replication.push(ReplicationOp::SetLock(entry));
+                    replication[0] = Some(ReplicationOp::SetLock(entry));
                     RedisReply::Ok
                 }
             }
@@ -190,8 +192,7 @@ impl Sim {
                     let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
                     state.lock = Some(entry);
                     state.counter += 1;
-                    replication.push(ReplicationOp::SetLock(entry));
-                    replication.push(ReplicationOp::Counter(state.counter));
+                    replication = [Some(ReplicationOp::SetLock(entry)), Some(ReplicationOp::Counter(state.counter))];
                     RedisReply::Integer(state.counter)
                 }
             }
@@ -200,7 +201,7 @@ impl Sim {
                 Some(entry) => {
                     let reason = if entry.run == run { RevokeReason::Released } else { RevokeReason::DeletedByOther };
                     revoked = Some(reason);
-                    replication.push(ReplicationOp::DelLock);
+                    replication[0] = Some(ReplicationOp::DelLock);
                     RedisReply::Integer(1)
                 }
                 None => RedisReply::Integer(0),
@@ -208,21 +209,21 @@ impl Sim {
             RedisCommand::Pexpire { ttl_ms } => match &mut state.lock {
                 Some(entry) => {
                     entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication.push(ReplicationOp::SetLock(*entry));
+                    replication[0] = Some(ReplicationOp::SetLock(*entry));
                     RedisReply::Integer(1)
                 }
                 None => RedisReply::Integer(0),
             },
             RedisCommand::Incr => {
                 state.counter += 1;
-                replication.push(ReplicationOp::Counter(state.counter));
+                replication[0] = Some(ReplicationOp::Counter(state.counter));
                 RedisReply::Integer(state.counter)
             }
             RedisCommand::CompareAndDelete { value } => match state.lock {
                 Some(entry) if entry.value == value => {
                     state.lock = None;
                     revoked = Some(RevokeReason::Released);
-                    replication.push(ReplicationOp::DelLock);
+                    replication[0] = Some(ReplicationOp::DelLock);
                     RedisReply::Integer(1)
                 }
                 _ => RedisReply::Integer(0),
@@ -230,7 +231,7 @@ impl Sim {
             RedisCommand::CompareAndExtend { value, ttl_ms } => match &mut state.lock {
                 Some(entry) if entry.value == value => {
                     entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication.push(ReplicationOp::SetLock(*entry));
+                    replication[0] = Some(ReplicationOp::SetLock(*entry));
                     RedisReply::Integer(1)
                 }
                 _ => RedisReply::Integer(0),
@@ -241,7 +242,7 @@ impl Sim {
         if self.redis.replicates(node) {
             let incarnation = self.redis.nodes[0].incarnation;
             let at = self.now_ms + self.world.replication_lag_ms;
-            for op in replication {
+            for op in replication.into_iter().flatten() {
                 let op = self.replications.push(op);
                 self.schedule(at, Action::Replicate { op, incarnation });
             }

@@ -163,7 +163,11 @@ pub(crate) struct RunRecord {
     pub(crate) ended: bool,
     /// Chunk uploads sent and not yet answered.
     chunks_in_flight: u8,
-    timers: Vec<TimerId>,
+    /// The retry it waits for: a run waits for one retry at a time.
+    retry_timer: Option<TimerId>,
+    /// The job's chunk timers and its end timer, set one after the other, so
+    /// their ids are consecutive: `first..first + count`.
+    job_timers: (u32, u32),
 }
 
 impl Sim {
@@ -250,7 +254,8 @@ impl Sim {
             started: false,
             ended: false,
             chunks_in_flight: 0,
-            timers: Vec::new(),
+            retry_timer: None,
+            job_timers: (0, 0),
         });
         self.log_run(run, RunPhase::Trying);
         strategy.acquire(&mut self.cx(run));
@@ -304,7 +309,8 @@ impl Sim {
         record.stage = Stage::Waiting;
         let instance = record.instance;
         let timer = self.set_timer(Party::Instance(instance), retry_after_ms, TimerPurpose::Retry { run });
-        self.run_record_mut(run).timers.push(timer);
+        let previous = self.run_record_mut(run).retry_timer.replace(timer);
+        assert!(previous.is_none_or(|previous| self.timer_deadline(previous).is_none()), "{run} waits for two retries");
     }
 
     /// The run stops before finishing.
@@ -344,11 +350,14 @@ impl Sim {
         assert!(!record.ended, "{run} ended twice");
         record.ended = true;
         record.stage = Stage::Ended;
-        let timers = std::mem::take(&mut record.timers);
+        let (retry_timer, (first, count)) = (record.retry_timer.take(), std::mem::take(&mut record.job_timers));
         let (believed, instance) = (record.believes, record.instance);
         record.believes = false;
-        for timer in timers {
+        if let Some(timer) = retry_timer {
             self.cancel_timer(timer);
+        }
+        for id in first..first + count {
+            self.cancel_timer(TimerId(id));
         }
         if believed {
             self.record(EventKind::Belief { instance, run, holds: false, token: None });
@@ -419,13 +428,18 @@ impl Sim {
         let job_ms = self.world.job_ms;
         let chunks = u64::from(self.world.report_chunks);
         let party = Party::Instance(instance);
-        let mut timers = Vec::new();
+        let mut last = None;
         for chunk in 0..self.world.report_chunks {
             let after = job_ms * (u64::from(chunk) + 1) / (chunks + 1);
-            timers.push(self.set_timer(party, after, TimerPurpose::Chunk { run, chunk }));
+            last = Some(self.set_timer(party, after, TimerPurpose::Chunk { run, chunk }));
         }
-        timers.push(self.set_timer(party, job_ms, TimerPurpose::JobEnd { run }));
-        self.run_record_mut(run).timers.extend(timers);
+        let end = self.set_timer(party, job_ms, TimerPurpose::JobEnd { run });
+        let count = u32::from(self.world.report_chunks) + 1;
+        let first = end.0 + 1 - count;
+        assert!(last.is_none_or(|last| last.0 + 1 == end.0), "{run}'s job timers are not consecutive");
+        let record = self.run_record_mut(run);
+        assert_eq!(record.job_timers.1, 0, "{run} started its job twice");
+        record.job_timers = (first, count);
     }
 
     fn write_chunk(&mut self, run: RunId, chunk: u8, strategy: &mut dyn Strategy) {
