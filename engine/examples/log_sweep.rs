@@ -8,8 +8,10 @@
 //! Usage: `cargo run --release --example log_sweep -p locklab-engine -- [SCENARIOS] [SEED]`
 //! (defaults 2,000 and 1). It prints the digest and, with `--each`, one line
 //! per scenario so a difference can be traced to the scenario that shows it.
+//! With `--reports` the digest covers each log's report too (as JSON), for a
+//! change to the report that must keep every verdict, metric and finding.
 use locklab_engine::rng::SimRng;
-use locklab_engine::{Scenario, StrategyId, builtin, digest, log_digest, simulate};
+use locklab_engine::{Scenario, StrategyId, builtin, digest, log_digest, report, simulate};
 
 /// One of `choices`, drawn uniformly.
 fn pick<T: Copy>(rng: &mut SimRng, choices: &[T]) -> T {
@@ -75,6 +77,7 @@ fn fault(rng: &mut SimRng, duration_ms: u64) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let each = args.iter().any(|arg| arg == "--each");
+    let reports = args.iter().any(|arg| arg == "--reports");
     let numbers: Vec<u64> = args.iter().filter_map(|arg| arg.parse().ok()).collect();
     let scenarios = numbers.first().copied().unwrap_or(2_000);
     let seed = numbers.get(1).copied().unwrap_or(1);
@@ -95,7 +98,19 @@ fn main() {
         let Ok(scenario) = Scenario::from_json(&document.to_string()) else {
             continue; // a drawn fault the format refuses (e.g. a party this world lacks)
         };
-        let digests: Vec<String> = StrategyId::ALL.into_iter().map(|id| log_digest(&simulate(&scenario, id))).collect();
+        let digests: Vec<String> = StrategyId::ALL
+            .into_iter()
+            .map(|id| {
+                let log = simulate(&scenario, id);
+                if reports {
+                    let report =
+                        serde_json::to_string(&report::analyze(&scenario, id, &log)).expect("a report is JSON");
+                    format!("{}/{}", log_digest(&log), digest(report.as_bytes()))
+                } else {
+                    log_digest(&log)
+                }
+            })
+            .collect();
         let line = digests.join(" ");
         accepted += 1;
         if each {

@@ -102,39 +102,62 @@ enum Object {
     Row(Period),
 }
 
+/// What the report knows of one run.
+#[derive(Clone, Copy, Debug, Default)]
+struct RunFacts {
+    instance: Option<InstanceId>,
+    /// The run's current epoch: the rank of its latest grant.
+    epoch: Option<u32>,
+    /// The period it is working on, from its start until it ends.
+    working: Option<Period>,
+    /// It started work.
+    started: bool,
+    /// It started work and stopped before finishing.
+    stopped: bool,
+    /// It gave up on its report row (client timeout): the row may still land.
+    gave_up_on_row: bool,
+}
+
+/// What the report counts of one period.
+#[derive(Clone, Copy, Debug, Default)]
+struct PeriodFacts {
+    runs_started: u32,
+    puts: u32,
+    posts: u32,
+    /// When its report row landed first.
+    report_done_ms: Option<u64>,
+}
+
+/// The entry for `index` in a table indexed by a dense id, grown as needed.
+fn entry<T: Default + Clone>(table: &mut Vec<T>, index: u32) -> &mut T {
+    let index = usize::try_from(index).unwrap_or(usize::MAX);
+    if index >= table.len() {
+        table.resize(index + 1, T::default());
+    }
+    &mut table[index]
+}
+
 struct Analysis<'a> {
     scenario: &'a Scenario,
     strategy: StrategyId,
     metrics: Metrics,
     findings: Vec<Finding>,
-    /// Each run's current epoch: the rank of its latest grant.
-    epochs: BTreeMap<RunId, u32>,
+    /// Per run and per period, by id: run and period ids are dense from 0,
+    /// and the log names a run on every step it takes, so these tables are
+    /// vectors rather than maps.
+    runs: Vec<RunFacts>,
+    periods: Vec<PeriodFacts>,
     /// The run of each epoch, by rank.
     epoch_runs: Vec<RunId>,
-    /// Each run's instance, by run id (ids are dense, from 0): the log
-    /// names a run on every step it takes, so this is looked up and written
-    /// more than anything else here.
-    run_instance: Vec<Option<InstanceId>>,
     latest_epoch: BTreeMap<Object, u32>,
     final_chunk_writer: BTreeMap<(Period, u8), RunId>,
     token_holder: BTreeMap<Token, (InstanceId, RunId)>,
     believers: BTreeMap<InstanceId, (RunId, Option<Token>)>,
-    report_done_ms: BTreeMap<Period, u64>,
-    started_per_period: BTreeMap<Period, u32>,
-    puts_per_period: BTreeMap<Period, u32>,
-    posts_per_period: BTreeMap<Period, u32>,
     waits: BTreeMap<SessionId, u64>,
     exhausted: BTreeSet<InstanceId>,
     last_ms: u64,
     said_background: bool,
     said_pool: bool,
-    /// Runs that started work and have not ended, with their period.
-    working: BTreeMap<RunId, Period>,
-    /// Runs that gave up on their report row (client timeout): it may still land.
-    gave_up_on_row: BTreeSet<RunId>,
-    /// Runs that started work, and those of them that stopped before finishing.
-    run_started: BTreeSet<RunId>,
-    stopped: BTreeSet<RunId>,
 }
 
 /// Computes the report of one strategy from its log.
@@ -143,36 +166,41 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         scenario,
         strategy,
         metrics: Metrics::default(),
-        findings: Vec::new(),
-        epochs: BTreeMap::new(),
-        epoch_runs: Vec::new(),
-        run_instance: Vec::new(),
+        findings: Vec::with_capacity(16),
+        // Room for a typical run's attempts and periods, so they rarely grow.
+        runs: Vec::with_capacity(128),
+        periods: Vec::with_capacity(
+            usize::try_from(scenario.duration_ms().div_ceil(scenario.world.cron_period_ms.max(1)))
+                .unwrap_or(0)
+                .min(1024),
+        ),
+        epoch_runs: Vec::with_capacity(16),
         latest_epoch: BTreeMap::new(),
         final_chunk_writer: BTreeMap::new(),
         token_holder: BTreeMap::new(),
         believers: BTreeMap::new(),
-        report_done_ms: BTreeMap::new(),
-        started_per_period: BTreeMap::new(),
-        puts_per_period: BTreeMap::new(),
-        posts_per_period: BTreeMap::new(),
         waits: BTreeMap::new(),
         exhausted: BTreeSet::new(),
         last_ms: 0,
         said_background: false,
         said_pool: false,
-        working: BTreeMap::new(),
-        gave_up_on_row: BTreeSet::new(),
-        run_started: BTreeSet::new(),
-        stopped: BTreeSet::new(),
     };
     for (index, event) in log.iter().enumerate() {
-        analysis.advance(event.at_ms);
-        // Messages on their way are half of every log and nothing the report
-        // counts (what they carry is logged where it lands).
-        if matches!(event.kind, EventKind::Sent { .. }) {
-            continue;
+        // Most of a log is nothing the report reads: messages on their way
+        // (what they carry is logged where it lands) and the commands and
+        // statements that went as planned. Skipping them also skips
+        // `advance`, which is the same: what it adds up (time with two
+        // believers, time with a pool exhausted) only changes at events the
+        // report reads, so the time since the last one is added at the next.
+        let read = match &event.kind {
+            EventKind::Sent { .. } | EventKind::Redis { .. } => false,
+            EventKind::Sql { outcome, .. } => matches!(outcome, SqlOutcome::StaleToken { .. }),
+            _ => true,
+        };
+        if read {
+            analysis.advance(event.at_ms);
+            analysis.event(u32::try_from(index).unwrap_or(u32::MAX), event);
         }
-        analysis.event(u32::try_from(index).unwrap_or(u32::MAX), event);
     }
     analysis.finish()
 }
@@ -193,14 +221,25 @@ impl Analysis<'_> {
         self.last_ms = at_ms.max(self.last_ms);
     }
 
+    fn run(&self, run: RunId) -> RunFacts {
+        usize::try_from(run.0).ok().and_then(|index| self.runs.get(index).copied()).unwrap_or_default()
+    }
+
     fn who(&self, run: RunId) -> String {
-        let instance = usize::try_from(run.0).ok().and_then(|index| self.run_instance.get(index).copied().flatten());
-        instance.map_or_else(|| run.to_string(), |instance| instance.to_string())
+        self.run(run).instance.map_or_else(|| run.to_string(), |instance| instance.to_string())
     }
 
     /// The epoch of a run; a run never granted (it should not write) ranks last-but-unknown.
     fn epoch(&self, run: RunId) -> Option<u32> {
-        self.epochs.get(&run).copied()
+        self.run(run).epoch
+    }
+
+    /// The report row of `period` has landed.
+    fn report_done(&self, period: Period) -> bool {
+        usize::try_from(period.0)
+            .ok()
+            .and_then(|index| self.periods.get(index))
+            .is_some_and(|facts| facts.report_done_ms.is_some())
     }
 
     /// Records an applied write; returns the later run whose write it lands on, if stale.
@@ -222,7 +261,7 @@ impl Analysis<'_> {
     fn begin_epoch(&mut self, run: RunId) {
         let epoch = u32::try_from(self.epoch_runs.len()).unwrap_or(u32::MAX);
         self.epoch_runs.push(run);
-        self.epochs.insert(run, epoch);
+        entry(&mut self.runs, run.0).epoch = Some(epoch);
     }
 
     fn event(&mut self, index: u32, event: &Event) {
@@ -247,25 +286,19 @@ impl Analysis<'_> {
                 self.say(at, index, "fault", text);
             }
             EventKind::Run { run, instance, period, phase } => {
-                if let Ok(index) = usize::try_from(run.0) {
-                    if index >= self.run_instance.len() {
-                        self.run_instance.resize(index + 1, None);
-                    }
-                    self.run_instance[index] = Some(*instance);
-                }
+                entry(&mut self.runs, run.0).instance = Some(*instance);
                 match phase {
                     RunPhase::Started => {
                         self.metrics.runs_started += 1;
                         let count = {
-                            let count = self.started_per_period.entry(*period).or_insert(0);
-                            *count += 1;
-                            *count
+                            let facts = entry(&mut self.periods, period.0);
+                            facts.runs_started += 1;
+                            facts.runs_started
                         };
-                        let others: Vec<String> = self
-                            .working
-                            .iter()
-                            .filter(|(other, other_period)| *other_period == period && *other != run)
-                            .map(|(other, _)| self.who(*other))
+                        let others: Vec<String> = (0u32..)
+                            .zip(&self.runs)
+                            .filter(|(other, facts)| facts.working == Some(*period) && *other != run.0)
+                            .map(|(other, _)| self.who(RunId(other)))
                             .collect();
                         if !others.is_empty() {
                             let verb = if others.len() > 1 { "are" } else { "is" };
@@ -282,16 +315,18 @@ impl Analysis<'_> {
                             );
                             self.say(at, index, "rerun", text);
                         }
-                        self.working.insert(*run, *period);
-                        self.run_started.insert(*run);
+                        let facts = entry(&mut self.runs, run.0);
+                        facts.working = Some(*period);
+                        facts.started = true;
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
-                        self.working.remove(run);
+                        let facts = entry(&mut self.runs, run.0);
+                        facts.working = None;
                         if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
-                            self.gave_up_on_row.insert(*run);
+                            facts.gave_up_on_row = true;
                         }
-                        if matches!(phase, RunPhase::Aborted(_)) && self.run_started.contains(run) {
-                            self.stopped.insert(*run);
+                        if matches!(phase, RunPhase::Aborted(_)) && facts.started {
+                            facts.stopped = true;
                         }
                         if let RunPhase::Aborted(reason) = phase
                             && *reason != AbortReason::ProcessDied
@@ -363,7 +398,7 @@ impl Analysis<'_> {
             }
             EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => match outcome {
                 PutOutcome::Accepted => {
-                    *self.puts_per_period.entry(*period).or_insert(0) += 1;
+                    entry(&mut self.periods, period.0).puts += 1;
                     if *own_object {
                         return;
                     }
@@ -390,9 +425,12 @@ impl Analysis<'_> {
                 }
             },
             EventKind::Post { instance, period, .. } => {
-                let count = self.posts_per_period.entry(*period).or_insert(0);
-                *count += 1;
-                if *count > 1 {
+                let count = {
+                    let facts = entry(&mut self.periods, period.0);
+                    facts.posts += 1;
+                    facts.posts
+                };
+                if count > 1 {
                     let text = format!(
                         "{instance} posts period {}'s report to Slack again (post {count}); Slack cannot check a token",
                         period.0
@@ -401,8 +439,8 @@ impl Analysis<'_> {
                 }
             }
             EventKind::RowApplied { period, run, token } => {
-                self.report_done_ms.entry(*period).or_insert(at);
-                if self.gave_up_on_row.contains(run) {
+                entry(&mut self.periods, period.0).report_done_ms.get_or_insert(at);
+                if self.run(*run).gave_up_on_row {
                     let text = format!(
                         "{}'s report row for period {} lands after {} gave up on it: an in-doubt commit; another run may already be redoing the report",
                         self.who(*run),
@@ -495,14 +533,14 @@ impl Analysis<'_> {
         }
         for (period, runs) in &writers {
             // Only a complete report (its row exists) is a report; a half-written one is a missed period.
-            if runs.len() > 1 && self.report_done_ms.contains_key(period) {
+            if runs.len() > 1 && self.report_done(*period) {
                 self.metrics.corrupted_reports += 1;
                 let names: Vec<String> = runs.iter().map(|run| self.who(*run)).collect();
                 let text = format!("period {}'s stored report mixes chunks from {}", period.0, names.join(" and "));
                 self.say(duration, u32::MAX, "corrupted_report", text);
                 // Say so when a writer stopped halfway: then no stale write is needed to mix the report.
                 let stopped: Vec<String> =
-                    runs.iter().filter(|run| self.stopped.contains(run)).map(|run| self.who(*run)).collect();
+                    runs.iter().filter(|run| self.run(**run).stopped).map(|run| self.who(*run)).collect();
                 if !stopped.is_empty() {
                     let text = format!(
                         "{} stopped halfway through rewriting period {}'s report after another run had completed it: each write was fenced, the report as a whole is not atomic",
@@ -514,21 +552,17 @@ impl Analysis<'_> {
             }
         }
         let chunks = u32::from(self.scenario.world.report_chunks);
-        for started in self.started_per_period.values() {
-            self.metrics.duplicate_runs += started.saturating_sub(1);
-        }
-        for puts in self.puts_per_period.values() {
-            self.metrics.duplicate_side_effects += puts.saturating_sub(chunks);
-        }
-        for posts in self.posts_per_period.values() {
-            self.metrics.duplicate_side_effects += posts.saturating_sub(1);
+        for facts in &self.periods {
+            self.metrics.duplicate_runs += facts.runs_started.saturating_sub(1);
+            self.metrics.duplicate_side_effects += facts.puts.saturating_sub(chunks) + facts.posts.saturating_sub(1);
         }
         let period_ms = self.scenario.world.cron_period_ms;
         let periods = u32::try_from(duration.div_ceil(period_ms)).unwrap_or(u32::MAX);
         let mut late = false;
         for period in 0..periods {
             let due = u64::from(period) * period_ms;
-            match self.report_done_ms.get(&Period(period)) {
+            let done_ms = usize::try_from(period).ok().and_then(|index| self.periods.get(index)?.report_done_ms);
+            match done_ms {
                 Some(done) => {
                     let delay = done.saturating_sub(due);
                     self.metrics.max_report_delay_ms = self.metrics.max_report_delay_ms.max(delay);

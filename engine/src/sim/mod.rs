@@ -508,16 +508,20 @@ impl Sim {
     /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
     pub(crate) fn set_timer_at(&mut self, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) -> TimerId {
         let id = TimerId(self.timers.push(TimerEntry { party, deadline_local_ms, purpose }));
-        self.queue_timer(id);
+        self.queue_timer_for(id, party, deadline_local_ms);
         id
     }
 
     fn queue_timer(&mut self, id: TimerId) {
-        let Some(entry) = self.timers.get(id.0) else {
-            return;
-        };
-        let state = self.clock_state(entry.party);
-        let at = state.clock.true_when(entry.deadline_local_ms, self.now_ms);
+        if let Some(entry) = self.timers.get(id.0) {
+            self.queue_timer_for(id, entry.party, entry.deadline_local_ms);
+        }
+    }
+
+    /// Queues timer `id` for when `party`'s clock, as it runs now, reads `deadline_local_ms`.
+    fn queue_timer_for(&mut self, id: TimerId, party: Party, deadline_local_ms: i64) {
+        let state = self.clock_state(party);
+        let at = state.clock.true_when(deadline_local_ms, self.now_ms);
         if at < self.duration_ms {
             self.schedule(at, Action::Timer { id, epoch: state.epoch });
         }

@@ -94,7 +94,14 @@ pub(crate) struct Pool {
 
 impl Pool {
     fn new(size: u8) -> Pool {
-        Pool { size, conns: Vec::new(), connecting: 0, waiters: VecDeque::new(), last_logged: (0, 0, 0) }
+        // Sized up front: every instance opens connections and queues for them in every run.
+        Pool {
+            size,
+            conns: Vec::with_capacity(usize::from(size)),
+            connecting: 0,
+            waiters: VecDeque::with_capacity(4),
+            last_logged: (0, 0, 0),
+        }
     }
 }
 
@@ -118,7 +125,7 @@ impl Instance {
             generation: 0,
             rng,
             deferred: Vec::new(),
-            pending: Table::new(),
+            pending: Table::with_capacity(8),
             pool: Pool::new(pool_size),
             next_period: 0,
         }

@@ -29,6 +29,11 @@ impl<K: Ord + Copy, V> Table<K, V> {
         Table::default()
     }
 
+    /// An empty table with room for `capacity` entries before it allocates again.
+    pub(crate) fn with_capacity(capacity: usize) -> Table<K, V> {
+        Table { entries: Vec::with_capacity(capacity) }
+    }
+
     fn find(&self, key: &K) -> Result<usize, usize> {
         // Ids usually arrive in order (a new one goes at the end), and the
         // oldest entry is the one asked for most (the other services' first
@@ -97,8 +102,9 @@ impl<V> Default for RunMap<V> {
 }
 
 impl<V> RunMap<V> {
+    /// Room for a typical run's attempts (as `Sim::runs`), so it rarely grows mid-run.
     pub(crate) fn new() -> RunMap<V> {
-        RunMap::default()
+        RunMap { slots: Vec::with_capacity(128) }
     }
 
     fn index(run: &RunId) -> usize {
