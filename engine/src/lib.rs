@@ -28,7 +28,7 @@ pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
 
 /// Runs one strategy through a scenario and returns its event log.
 pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
-    simulate_deferring(scenario, strategy, true)
+    simulate_with(scenario, strategy, Shortcuts { defer_background: true, park_timeouts: true })
 }
 
 /// The same run with other services' arrivals each taken when due, never
@@ -36,14 +36,29 @@ pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
 /// against, byte for byte. Not for anything else; it is only slower.
 #[doc(hidden)]
 pub fn simulate_undeferred(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
-    simulate_deferring(scenario, strategy, false)
+    simulate_with(scenario, strategy, Shortcuts { defer_background: false, park_timeouts: true })
 }
 
-fn simulate_deferring(scenario: &Scenario, strategy: StrategyId, defer_background: bool) -> Vec<Event> {
+/// The same run with every request timeout in the heap, none parked: the
+/// reference that parking them (see `sim::Sim::park`) is tested against,
+/// byte for byte. Not for anything else; it is only slower.
+#[doc(hidden)]
+pub fn simulate_unparked(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {
+    simulate_with(scenario, strategy, Shortcuts { defer_background: true, park_timeouts: false })
+}
+
+/// The engine's two shortcuts, each of which must leave the log as it is.
+struct Shortcuts {
+    defer_background: bool,
+    park_timeouts: bool,
+}
+
+fn simulate_with(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts) -> Vec<Event> {
     let settings = scenario.settings_for(strategy);
     let mut implementation = strategy::build(&settings);
     let mut sim = sim::Sim::new(scenario, settings);
-    sim.defer_background = defer_background;
+    sim.defer_background = shortcuts.defer_background;
+    sim.park_timeouts = shortcuts.park_timeouts;
     sim.run(implementation.as_mut());
     sim.log
 }

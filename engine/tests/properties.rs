@@ -577,6 +577,34 @@ fn deferring_other_services_arrivals_changes_nothing() {
     );
 }
 
+/// Parking request timeouts outside the heap (only the first is in it)
+/// writes exactly the log of the run that queues every one of them — under
+/// every fault kind, clock jumps and drift included, which re-queue them.
+#[test]
+fn parking_request_timeouts_changes_nothing() {
+    check_property(
+        "parking",
+        "proptest-regressions/properties/parking.txt",
+        64,
+        (scenario(ALL_KINDS), proptest::sample::select(vec![0u32, 5, 60])),
+        |(scenario, background_queries_per_s)| {
+            let mut scenario = scenario.clone();
+            scenario.world.background_queries_per_s = *background_queries_per_s;
+            assert_valid(&scenario)?;
+            for strategy in StrategyId::ALL {
+                let parked = simulate_caught(&scenario, strategy)?;
+                let queued = locklab_engine::simulate_unparked(&scenario, strategy);
+                if parked != queued {
+                    let what =
+                        format!("parking request timeouts changed the log: {}", first_difference(&parked, &queued));
+                    return Err(Failure::new(Some(strategy), what, &scenario));
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
 #[test]
 fn a_fault_at_t_leaves_everything_before_t_alone() {
     check_property(

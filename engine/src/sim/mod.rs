@@ -298,6 +298,13 @@ pub(crate) struct Sim {
     pub(crate) now_ms: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
+    /// Request timeouts waiting outside the heap, by key (see `park`).
+    parked: VecDeque<Queued>,
+    /// The key of the parked timeout that is in the heap, below every key in `parked`.
+    parked_guard: Option<u64>,
+    /// Whether request timeouts are parked; off only for the reference run
+    /// the parking is tested against (`simulate_unparked`).
+    pub(crate) park_timeouts: bool,
     /// When the one pending background arrival falls due: it is kept out of
     /// the heap (see `schedule_background`), and may lag behind `now_ms`
     /// while the arrivals are deferred (see `db::background_deferred`).
@@ -366,6 +373,9 @@ impl Sim {
             seq: 0,
             // Sized for a typical run, so the hot tables rarely grow mid-run.
             queue: BinaryHeap::with_capacity(64),
+            parked: VecDeque::with_capacity(64),
+            parked_guard: None,
+            park_timeouts: true,
             next_background: None,
             defer_background: true,
             background_deferring: false,
@@ -425,6 +435,9 @@ impl Sim {
                 let Some(Reverse(next)) = self.queue.pop() else {
                     break;
                 };
+                if self.parked_guard == Some(next.key) {
+                    self.unpark();
+                }
                 self.advance_to(next.at_ms());
                 self.dispatch(next.action, strategy);
             }
@@ -465,15 +478,64 @@ impl Sim {
 
     // ----- queue, log, clocks and timers -----
 
+    #[inline]
     pub(crate) fn schedule(&mut self, at_ms: u64, action: Action) {
+        if let Some(entry) = self.queued(at_ms, action) {
+            self.queue.push(Reverse(entry));
+        }
+    }
+
+    /// The queue entry for an action due at `at_ms` (now, if that is past),
+    /// with the next sequence number; `None` when it falls due at or after
+    /// the end, since then it never runs and is not queued.
+    #[inline(always)]
+    fn queued(&mut self, at_ms: u64, action: Action) -> Option<Queued> {
         let at_ms = at_ms.max(self.now_ms);
-        // What falls due at or after the end never runs: it is not queued.
         if at_ms >= self.duration_ms {
-            return;
+            return None;
         }
         self.seq += 1;
         assert!(self.seq < 1 << SEQ_BITS, "more than 2^{SEQ_BITS} actions queued in one run");
-        self.queue.push(Reverse(Queued { key: at_ms << SEQ_BITS | self.seq, action }));
+        Some(Queued { key: at_ms << SEQ_BITS | self.seq, action })
+    }
+
+    /// Queues a request timeout. Nearly every one is cancelled by its reply
+    /// long before it is due, and then its turn in the heap would be a pop
+    /// that does nothing. So only the timeout with the smallest key, the
+    /// guard, is in the heap; the others wait in `parked`, in key order, each
+    /// with the key it would have had in the heap. When the guard's turn
+    /// comes (see `run`), the first parked timeout still live takes its place,
+    /// and those cancelled meanwhile are dropped unseen. Every live timeout so
+    /// reaches the heap before its key comes up, with its own key: the world
+    /// sees the same actions in the same order, less the pops that did nothing.
+    fn park(&mut self, entry: Queued) {
+        match self.parked_guard {
+            Some(guard) if entry.key > guard => {
+                let index = self.parked.partition_point(|parked| parked.key < entry.key);
+                self.parked.insert(index, entry);
+            }
+            // Nothing parked is in the heap, or this one comes first: it is the new guard.
+            _ => {
+                self.parked_guard = Some(entry.key);
+                self.queue.push(Reverse(entry));
+            }
+        }
+    }
+
+    /// The guard's turn: the first parked timeout still live becomes the guard.
+    fn unpark(&mut self) {
+        self.parked_guard = None;
+        while let Some(entry) = self.parked.pop_front() {
+            if let Action::Timer { id, epoch } = entry.action
+                && let Some(timer) = self.timers.get(id.0)
+                && self.clock_state(timer.party).epoch == epoch
+            {
+                self.parked_guard = Some(entry.key);
+                self.queue.push(Reverse(entry));
+                return;
+            }
+            // Cancelled, or queued under a clock reading that has since changed: it would do nothing.
+        }
     }
 
     /// Queues the next arrival of other services' traffic. Arrivals are most
@@ -508,22 +570,32 @@ impl Sim {
     /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
     pub(crate) fn set_timer_at(&mut self, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) -> TimerId {
         let id = TimerId(self.timers.push(TimerEntry { party, deadline_local_ms, purpose }));
-        self.queue_timer_for(id, party, deadline_local_ms);
+        self.queue_timer_for(id, party, deadline_local_ms, purpose);
         id
     }
 
     fn queue_timer(&mut self, id: TimerId) {
         if let Some(entry) = self.timers.get(id.0) {
-            self.queue_timer_for(id, entry.party, entry.deadline_local_ms);
+            self.queue_timer_for(id, entry.party, entry.deadline_local_ms, entry.purpose);
         }
     }
 
     /// Queues timer `id` for when `party`'s clock, as it runs now, reads `deadline_local_ms`.
-    fn queue_timer_for(&mut self, id: TimerId, party: Party, deadline_local_ms: i64) {
+    fn queue_timer_for(&mut self, id: TimerId, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) {
         let state = self.clock_state(party);
         let at = state.clock.true_when(deadline_local_ms, self.now_ms);
-        if at < self.duration_ms {
-            self.schedule(at, Action::Timer { id, epoch: state.epoch });
+        if at >= self.duration_ms {
+            return;
+        }
+        let action = Action::Timer { id, epoch: state.epoch };
+        if let TimerPurpose::RequestTimeout { .. } = purpose
+            && self.park_timeouts
+        {
+            if let Some(entry) = self.queued(at, action) {
+                self.park(entry);
+            }
+        } else {
+            self.schedule(at, action);
         }
     }
 
