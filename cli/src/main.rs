@@ -14,11 +14,13 @@ usage:
   locklab scenarios
   locklab show NAME
   locklab render FILE|NAME --strategy ID [--svg OUT] [--log OUT]
-  locklab explore --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
+  locklab explore [FILE|NAME] --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
                   [--goal unsafe|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
                   [--format text|json]
 
 FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
+explore searches the seed's world over one cron period, or the world of FILE|NAME (its own
+faults set aside; faults then strike in the first two thirds of its run unless --window says).
 Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.";
 
 fn main() -> ExitCode {
@@ -294,9 +296,12 @@ fn list_builtins() -> String {
 
 fn explore(options: &Options) -> Result<String, String> {
     use locklab_engine::explore::{ExploreOptions, Explorer, Goal};
-    if !options.positional.is_empty() {
-        return Err(format!("explore takes no scenario file (got `{}`)", options.positional[0]));
-    }
+    // The world searched in: a scenario's (its own faults set aside), or by default the seed's over one period.
+    let world = match options.positional.as_slice() {
+        [] => None,
+        [one] => Some(load(one)?),
+        more => return Err(format!("explore searches one scenario's world, got {}", more.len())),
+    };
     let strategy = options.strategy.ok_or("explore needs --strategy ID")?;
     let goal = options
         .explore
@@ -309,7 +314,10 @@ fn explore(options: &Options) -> Result<String, String> {
         })
         .transpose()?
         .unwrap_or(Goal::Unsafe);
-    let mut search = ExploreOptions::new(strategy, goal);
+    let mut search = match &world {
+        Some(scenario) => ExploreOptions::in_world(strategy, goal, scenario),
+        None => ExploreOptions::new(strategy, goal),
+    };
     let number = |flag: &str, value: &str| -> Result<u64, String> {
         value.parse::<u64>().map_err(|_| format!("{flag} needs a whole number, got `{value}`"))
     };
@@ -341,7 +349,11 @@ fn explore(options: &Options) -> Result<String, String> {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&result).map_err(|error| error.to_string())?));
     }
     let Some(scenario) = &result.scenario else {
-        return Ok(format!("no counterexample for {strategy} in {} schedules\n", result.runs));
+        let place = match &world {
+            Some(scenario) => format!("the world of \"{}\"", scenario.name),
+            None => "the seed's world (one cron period)".to_owned(),
+        };
+        return Ok(format!("no counterexample for {strategy} in {} schedules of {place}\n", result.runs));
     };
     Ok(format!(
         "found after {} schedules: {}\n{}\n\n{}\nSave it and rerun: locklab run FILE --strategy {strategy}\n",

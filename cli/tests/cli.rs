@@ -155,6 +155,41 @@ fn explore_prints_the_contract_json_and_its_scenario_reruns() {
 }
 
 #[test]
+fn explore_searches_the_world_of_a_given_scenario() {
+    // The naive lock sized to the 90 s job (EX 100) instead of the cron period:
+    // a single pause breaks it, where the seed's EX 300 needs two faults.
+    let world = temp_file(
+        "naive-100.json",
+        r#"{"format": "locklab/1", "duration_ms": 300000, "world": {"background_queries_per_s": 0},
+            "strategies": {"naive": {"ttl_ms": 100000}}}"#,
+    );
+    let world = world.to_str().unwrap_or_default();
+    let args =
+        ["--strategy", "naive", "--faults", "gc_pause", "--max-faults", "1", "--runs", "3000", "--format", "json"];
+    let sized = locklab(&[&["explore", world][..], &args[..]].concat());
+    assert!(sized.status.success(), "{}", stderr(&sized));
+    let result: serde_json::Value = serde_json::from_str(&stdout(&sized)).expect("valid JSON");
+    assert_eq!(result["found"], true, "a single pause breaks EX 100");
+    assert_eq!(result["scenario"]["strategies"]["naive"]["ttl_ms"], 100_000, "the world's settings are kept");
+    assert_eq!(result["scenario"]["faults"].as_array().map(Vec::len), Some(1));
+
+    let seed = locklab(&[&["explore"][..], &args[..]].concat());
+    let result: serde_json::Value = serde_json::from_str(&stdout(&seed)).expect("valid JSON");
+    assert_eq!(result["found"], false, "no single pause breaks the seed's EX 300");
+
+    let builtin =
+        locklab(&["explore", "calm-night", "--strategy", "consensus", "--faults", "gc_pause", "--runs", "50"]);
+    assert!(builtin.status.success(), "a built-in's world by name: {}", stderr(&builtin));
+    assert_eq!(stdout(&builtin), "no counterexample for consensus in 50 schedules of the world of \"A calm night\"\n");
+    let two = locklab(&["explore", "calm-night", "two-am-saturday", "--strategy", "redlock"]);
+    assert_eq!(two.status.code(), Some(2));
+    assert!(stderr(&two).contains("explore searches one scenario's world, got 2"), "{}", stderr(&two));
+    let missing = locklab(&["explore", "no-such-world.json", "--strategy", "redlock"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("cannot read no-such-world.json"), "{}", stderr(&missing));
+}
+
+#[test]
 fn render_writes_the_timeline_svg_and_the_log_with_one_mark_per_write() {
     let out = std::env::temp_dir().join(format!("locklab-cli-test-{}-figure.svg", std::process::id()));
     let log_out = std::env::temp_dir().join(format!("locklab-cli-test-{}-log.json", std::process::id()));

@@ -49,8 +49,42 @@ fn a_single_pause_breaks_redlock_within_a_few_thousand_schedules() {
     assert!(scenario.description.as_deref().unwrap_or_default().contains("stale write"));
 }
 
+/// The naive lock as a team sizes it after the OOM night, so that a dead
+/// holder's lock does not sit for four minutes: `EX 100`, just above the 90 s
+/// job. With no fault it is exclusive and safe; the seed's own `EX 300` is the
+/// cron period.
+const NAIVE_SIZED_TO_THE_JOB: &str = r#"{
+  "format": "locklab/1",
+  "name": "The naive lock sized to the job",
+  "duration_ms": 300000,
+  "world": {"background_queries_per_s": 0},
+  "strategies": {"naive": {"ttl_ms": 100000}}
+}"#;
+
 #[test]
-fn the_naive_lock_needs_two_faults_because_its_ttl_is_the_cron_period() {
+fn a_single_pause_breaks_the_naive_lock_once_its_ttl_is_sized_to_the_job() {
+    let world = Scenario::from_json(NAIVE_SIZED_TO_THE_JOB).expect("valid scenario");
+    let calm = report::analyze(&world, StrategyId::Naive, &locklab_engine::simulate(&world, StrategyId::Naive));
+    assert_eq!(calm.safety, locklab_engine::scenario::Safety::Safe, "with no fault the lock is safe");
+    assert_eq!(calm.metrics.overlap_ms, 0, "with no fault the lock is exclusive");
+
+    let mut options = ExploreOptions::in_world(StrategyId::Naive, Goal::Unsafe, &world);
+    options.kinds = vec!["gc_pause".to_owned()];
+    options.max_faults = 1;
+    options.runs = 5_000;
+    let found = Explorer::new(options).run();
+    assert!(
+        found.found,
+        "rerun: cargo run --release --bin locklab -- explore FILE --strategy naive --faults gc_pause --max-faults 1 --runs 5000\nwith FILE holding:\n{NAIVE_SIZED_TO_THE_JOB}"
+    );
+    let scenario = replays(&found, Goal::Unsafe);
+    assert_eq!(scenario.faults.len(), 1, "shrunk to one fault");
+    assert_eq!(scenario.faults[0].kind_name(), "gc_pause");
+    assert_eq!(scenario.settings_for(StrategyId::Naive), world.settings_for(StrategyId::Naive), "the world is kept");
+}
+
+#[test]
+fn the_seeds_naive_lock_needs_two_faults_because_its_ttl_is_the_cron_period() {
     // A pause that outlives the 300 s lock hands it to the next period's run, which
     // writes the next period's report: late, never a rival for the same one. With
     // the key lost (a Redis restart), a loser of the same period walks in, and a

@@ -409,8 +409,9 @@ fn download_blob(blob: &web_sys::Blob, file_name: &str) -> Result<(), String> {
 /// started (`globalThis.locklabLink`: `{ json }` or `{ error, detail }`),
 /// checked as the engine's `link::decode` checks it. The byte work (base64,
 /// DEFLATE) is the browser's: the engine's DEFLATE code would not fit the
-/// wasm's size budget. Errors are worded by the engine's `LinkError`.
-fn unpacked_link() -> Result<LinkState, LinkError> {
+/// wasm's size budget. Errors are worded by the engine's `LinkError`. Any
+/// page started by boot.js has it (the explorer takes a lab's world this way).
+pub fn unpacked_link() -> Result<LinkState, LinkError> {
     let unpacked = js_sys::Reflect::get(&js_sys::global(), &"locklabLink".into()).unwrap_or_default();
     let field = |name: &str| js_sys::Reflect::get(&unpacked, &name.into()).ok().and_then(|value| value.as_string());
     if let Some(json) = field("json") {
@@ -459,6 +460,24 @@ pub fn copy_share_link(state: &LabState, dispatch: Callback<Action>) {
             "The link to this view is in the address bar (the browser would not let the lab copy it)."
         };
         dispatch.emit(Action::Notify(Message { tone: Tone::Info, text: text.to_owned() }));
+    });
+}
+
+/// Opens the explorer on the lab's current scenario: the same share link,
+/// given to explore.html, whose search then runs in this world (its own
+/// faults set aside) under the lab's strategy.
+pub fn search_this_world(state: &LabState, dispatch: Callback<Action>) {
+    let link = link_of(state, View::Single);
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let Some(hash) = share_fragment(&link).await else {
+            let text = "The explorer could not be opened on this world: this browser cannot compress the link.";
+            dispatch.emit(Action::Notify(Message { tone: Tone::Error, text: text.to_owned() }));
+            return;
+        };
+        let _ = window.location().set_href(&format!("explore.html{hash}"));
     });
 }
 

@@ -8,11 +8,12 @@
 //! pure; side effects (the worker, share links, downloads) in [`use_worker`]
 //! and the callbacks of the root.
 
-use crate::effects::{WorkerLink, share_fragment};
+use crate::effects::{LINK_PREFIX, WorkerLink, share_fragment};
 use crate::lab::{PICKER_ORDER, strategy_label};
 use crate::worker::{ExploreRequest, Request, Response};
-use locklab_engine::explore::FAULT_KINDS;
+use locklab_engine::explore::{ExploreOptions, FAULT_KINDS, Goal, world_window_ms};
 use locklab_engine::link::{LinkState, View};
+use locklab_engine::scenario::StrategySettings;
 use locklab_engine::{Scenario, StrategyId};
 use std::rc::Rc;
 use yew::prelude::*;
@@ -50,6 +51,9 @@ pub enum Outcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExploreState {
     pub request: ExploreRequest,
+    /// The world searched in when it is not the seed's: a lab scenario that
+    /// came with a share link. `request.world` is its document.
+    pub world: Option<Rc<Scenario>>,
     pub status: Status,
     /// Runs of the seed's story per second in this browser, once measured.
     pub bench: Option<(StrategyId, f64, u32)>,
@@ -68,7 +72,9 @@ impl Default for ExploreState {
                 window_ms: (0, 200_000),
                 runs: 10_000,
                 seed: 0,
+                world: None,
             },
+            world: None,
             status: Status::Idle,
             bench: None,
             benching: false,
@@ -87,6 +93,8 @@ pub enum ExploreAction {
     SetWindowEndS(u64),
     SetRuns(u32),
     SetSeed(u64),
+    /// Search this scenario's world (its own faults set aside), or the seed's (`None`).
+    SetWorld(Option<Rc<Scenario>>),
     /// The search was sent to the worker.
     Started,
     /// The inputs cannot make a search; why, in the page's words.
@@ -99,6 +107,50 @@ pub enum ExploreAction {
 impl ExploreState {
     pub fn running(&self) -> bool {
         matches!(self.status, Status::Running { .. })
+    }
+
+    /// The page as its address opens it: a share link (`#v=1.…`, unpacked by
+    /// boot.js) brings the lab's scenario and strategy to search; a bad one
+    /// is named, and the seed's world searched instead.
+    pub fn from_address() -> ExploreState {
+        let state = ExploreState::default();
+        let hash = web_sys::window().and_then(|window| window.location().hash().ok()).unwrap_or_default();
+        if !hash.starts_with(LINK_PREFIX) {
+            return state;
+        }
+        match crate::effects::unpacked_link() {
+            Ok(link) => {
+                let mut state = state.with_world(Some(Rc::new(link.scenario)));
+                state.request.strategy = link.strategy;
+                state
+            }
+            Err(problem) => ExploreState {
+                error: Some(format!("This link could not be opened: {problem}. Searching the seed's world instead.")),
+                ..state
+            },
+        }
+    }
+
+    /// The same page searching `world` (its faults set aside), with the
+    /// fault window that world's length calls for.
+    pub fn with_world(mut self, world: Option<Rc<Scenario>>) -> ExploreState {
+        self.request.world = world.as_ref().map(|world| world.to_json());
+        self.request.window_ms = match &world {
+            Some(world) => world_window_ms(world),
+            None => ExploreOptions::new(self.request.strategy, Goal::Unsafe).window_ms,
+        };
+        self.world = world;
+        self
+    }
+
+    /// The longest run a fault window may cover, in whole seconds.
+    pub fn world_duration_s(&self) -> u64 {
+        self.world
+            .as_ref()
+            .map_or(ExploreOptions::new(self.request.strategy, Goal::Unsafe).base.duration_ms(), |world| {
+                world.duration_ms()
+            })
+            / 1_000
     }
 }
 
@@ -125,6 +177,7 @@ impl Reducible for ExploreState {
             ExploreAction::SetWindowEndS(end_s) => request.window_ms.1 = end_s.saturating_mul(1_000),
             ExploreAction::SetRuns(runs) => request.runs = runs,
             ExploreAction::SetSeed(seed) => request.seed = seed,
+            ExploreAction::SetWorld(world) => next = next.with_world(world),
             ExploreAction::Started => {
                 next.error = None;
                 next.status = Status::Running { runs: 0, budget: next.request.runs, elapsed_ms: 0.0 };
@@ -195,6 +248,23 @@ fn use_worker(dispatch: Callback<ExploreAction>) -> Rc<WorkerLink> {
     })
 }
 
+/// How the chosen strategy is set in a lab's world when that differs from
+/// the seed's (the strategy picker's labels name the seed's settings).
+fn settings_note(world: &Scenario, strategy: StrategyId) -> Option<String> {
+    let settings = world.settings_for(strategy);
+    if settings == StrategySettings::default_for(strategy) {
+        return None;
+    }
+    let text = match &settings {
+        StrategySettings::Naive(naive) => serde_json::to_string(naive),
+        StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_string(lease),
+        StrategySettings::Redlock(redlock) => serde_json::to_string(redlock),
+        StrategySettings::DbLock(db_lock) => serde_json::to_string(db_lock),
+        StrategySettings::UniqueInsert => return None,
+    };
+    Some(format!("Here {strategy} is set to {}, not the seed's settings.", text.ok()?))
+}
+
 /// The engine's option checks speak the command line's flags. The form's
 /// number fields carry their ranges, so the browser stops those itself; what
 /// is left to say is the fault kinds.
@@ -207,7 +277,7 @@ fn number_input<T: std::str::FromStr + ToString + 'static>(
     id: &'static str,
     label: &'static str,
     value: T,
-    [min, max]: [&'static str; 2],
+    [min, max]: [&str; 2],
     disabled: bool,
     dispatch: &Callback<ExploreAction>,
     action: fn(T) -> ExploreAction,
@@ -223,14 +293,14 @@ fn number_input<T: std::str::FromStr + ToString + 'static>(
     html! {
         <label class="field" for={id}>
             <span>{ label }</span>
-            <input type="number" id={id} min={min} max={max} value={value.to_string()} {disabled} {onchange} />
+            <input type="number" id={id} min={min.to_owned()} max={max.to_owned()} value={value.to_string()} {disabled} {onchange} />
         </label>
     }
 }
 
 #[function_component(ExplorePage)]
 pub fn explore_page() -> Html {
-    let state = use_reducer(ExploreState::default);
+    let state = use_reducer(ExploreState::from_address);
     let dispatch: Callback<ExploreAction> = {
         let dispatcher = state.dispatcher();
         (*use_memo((), move |()| Callback::from(move |action| dispatcher.dispatch(action)))).clone()
@@ -294,6 +364,40 @@ pub fn explore_page() -> Html {
             </label>
         }
     });
+
+    let window_max_s = state.world_duration_s().max(1).to_string();
+    let world = match &state.world {
+        Some(world) => {
+            let on_seed_world = dispatch.reform(|_: MouseEvent| ExploreAction::SetWorld(None));
+            let length = crate::format::duration(world.duration_ms());
+            let own_faults = match world.faults.len() {
+                0 => "it has no faults of its own".to_owned(),
+                1 => "its own fault set aside".to_owned(),
+                count => format!("its own {count} faults set aside"),
+            };
+            html! {
+                <div class="world" id="world" data-world="lab">
+                    <p>
+                        {"World: "}<strong>{ world.name.clone() }</strong>
+                        { format!(" from the lab — its instances, settings and seed over {length} of simulated time; \
+                            {own_faults}.") }
+                        if let Some(note) = settings_note(world, request.strategy) {
+                            {" "}<span id="world-settings">{ note }</span>
+                        }
+                    </p>
+                    <button type="button" id="seed-world" disabled={running} onclick={on_seed_world}>
+                        {"Search the seed's world instead"}</button>
+                </div>
+            }
+        }
+        None => html! {
+            <div class="world" id="world" data-world="seed">
+                <p>{"World: the seed's — 3 instances, one 5-minute cron period, every setting at its default. \
+                    To search another (a longer run, a shorter lock TTL, a replica), open it in the lab and press \
+                    “Search this world”."}</p>
+            </div>
+        },
+    };
 
     let progress = match &state.status {
         Status::Idle => html! {},
@@ -369,6 +473,7 @@ pub fn explore_page() -> Html {
             }
             <form class="panel explore-form" onsubmit={on_search} aria-labelledby="search-title">
                 <h2 id="search-title">{"What to search"}</h2>
+                { world }
                 <div class="explore-fields">
                     <label class="field" for="strategy">
                         <span>{"Strategy"}</span>
@@ -379,7 +484,7 @@ pub fn explore_page() -> Html {
                         <select id="goal" disabled={running} onchange={on_goal}>{ for goals }</select>
                     </label>
                     { number_input("max-faults", "Faults at most", request.max_faults, ["1", "8"], running, &dispatch, ExploreAction::SetMaxFaults) }
-                    { number_input("window-end", "Faults strike before (s)", request.window_ms.1 / 1_000, ["1", "300"], running, &dispatch, ExploreAction::SetWindowEndS) }
+                    { number_input("window-end", "Faults strike before (s)", request.window_ms.1 / 1_000, ["1", &window_max_s], running, &dispatch, ExploreAction::SetWindowEndS) }
                     { number_input("runs", "Schedules at most", request.runs, ["1", "10000000"], running, &dispatch, ExploreAction::SetRuns) }
                     { number_input("seed", "Seed", request.seed, ["0", "18446744073709551615"], running, &dispatch, ExploreAction::SetSeed) }
                 </div>
@@ -391,8 +496,8 @@ pub fn explore_page() -> Html {
                     <button type="submit" class="primary" id="search" disabled={running}>{"Search"}</button>
                     <button type="button" id="cancel" disabled={!running} onclick={on_cancel}>{"Cancel"}</button>
                 </div>
-                <p class="hint">{"The same inputs always give the same search. Each schedule is a full run of the lab's \
-                    world (3 instances, one cron period); what was found is shrunk — fewer faults, shorter pauses, \
+                <p class="hint">{"The same inputs always give the same search. Each schedule is a full run of the \
+                    world above with the faults drawn for it; what was found is shrunk — fewer faults, shorter pauses, \
                     earlier times — until nothing smaller still fails. The search runs in a Web Worker: this page stays usable."}</p>
             </form>
             { progress }

@@ -66,19 +66,32 @@ pub struct ExploreRequest {
     pub window_ms: (u64, u64),
     pub runs: u32,
     pub seed: u64,
+    /// The world searched in, as a scenario document whose own faults are set
+    /// aside (a lab's scenario, brought by a share link); absent, the seed's
+    /// world over one cron period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<String>,
 }
 
 impl ExploreRequest {
     /// The engine's options, or what is wrong with the request.
     pub fn options(&self) -> Result<ExploreOptions, String> {
         let goal = Goal::parse(&self.goal).ok_or_else(|| format!("unknown goal `{}`", self.goal))?;
+        let defaults = match &self.world {
+            Some(text) => {
+                let world = Scenario::from_json(text)
+                    .map_err(|error| format!("the world to search cannot be read: {error}"))?;
+                ExploreOptions::in_world(self.strategy, goal, &world)
+            }
+            None => ExploreOptions::new(self.strategy, goal),
+        };
         let options = ExploreOptions {
             kinds: self.kinds.clone(),
             max_faults: self.max_faults,
             window_ms: self.window_ms,
             runs: self.runs,
             seed: self.seed,
-            ..ExploreOptions::new(self.strategy, goal)
+            ..defaults
         };
         options.validate()?;
         Ok(options)

@@ -6,22 +6,31 @@
 // Screenshots in tests/screenshots/. No sleeps: every wait is for a condition.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { deflateRawSync } from 'node:zlib';
 import { start, openLab, ready, shot, record } from './helpers.mjs';
 
 let env;
 before(async () => { env = await start(); });
 after(async () => { await env?.stop(); });
 
+/** Allows only the given fault kinds on an open explorer page. */
+async function allowOnly(page, kinds) {
+  for (const box of await page.locator('.kinds input[type=checkbox]').all()) {
+    const kind = (await box.getAttribute('id')).slice('kind-'.length);
+    if (kinds.includes(kind) !== (await box.isChecked())) await box.click();
+  }
+}
+
 /** Opens the explorer with only the given fault kinds allowed. */
 async function openExplorer(kinds) {
   const opened = await openLab(env, { path: 'explore.html' });
   await opened.page.waitForSelector('.explore[data-ready="true"]');
-  for (const box of await opened.page.locator('.kinds input[type=checkbox]').all()) {
-    const kind = (await box.getAttribute('id')).slice('kind-'.length);
-    if (kinds.includes(kind) !== (await box.isChecked())) await box.click();
-  }
+  await allowOnly(opened.page, kinds);
   return opened;
 }
+
+/** A v1 share link as engine/src/link.rs writes it. */
+const engineLink = (state) => `1.${deflateRawSync(Buffer.from(JSON.stringify(state)), { level: 9 }).toString('base64url')}`;
 
 test('a single GC pause breaks Redlock: the counterexample is minimal and opens in the lab unsafe', async () => {
   const { page, context, problems } = await openExplorer(['gc_pause']);
@@ -97,6 +106,65 @@ test('inputs that cannot make a search are refused with a message, and nothing s
     await page.dispatchEvent(field, 'change');
   }
   assert.equal(await page.locator('#progress, #result').count(), 0, 'still nothing started');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('"Search this world" takes the lab\'s scenario to the explorer: a naive lock sized to its job breaks under one pause', async () => {
+  // The seed's EX 300 is the cron period, so no single pause breaks it; sized
+  // to the 90 s job (EX 100), one pause does. The world must travel intact.
+  const scenario = {
+    format: 'locklab/1', name: 'Naive lock sized to the job', duration_ms: 300000,
+    world: { background_queries_per_s: 0 }, strategies: { naive: { ttl_ms: 100000 } },
+  };
+  const link = engineLink({ scenario, strategy: 'naive', cursor_ms: 0, view: 'single' });
+  const { page, context, problems } = await openLab(env, { path: `#v=${link}` });
+  await ready(page);
+  await page.click('#search-world');
+  await page.waitForURL(/explore\.html#v=1\./);
+  await page.waitForSelector('.explore[data-ready="true"]');
+  assert.equal(await page.getAttribute('#world', 'data-world'), 'lab');
+  assert.match(await page.textContent('#world'), /Naive lock sized to the job/);
+  assert.equal(await page.inputValue('#strategy'), 'naive', 'the lab\'s strategy comes along');
+  assert.match(await page.textContent('#world-settings'), /naive is set to \{"ttl_ms":100000,"release":"never"\}/);
+  assert.equal(await page.inputValue('#window-end'), '200', 'faults strike in the first two thirds of its 300 s');
+  await allowOnly(page, ['gc_pause']);
+  await page.fill('#max-faults', '1');
+  await page.dispatchEvent('#max-faults', 'change');
+  await page.click('#search');
+  await page.waitForSelector('#result[data-outcome="found"]', { timeout: 120_000 });
+  const faults = await page.locator('#result .faults li').allTextContents();
+  assert.equal(faults.length, 1, `one pause is enough: ${faults}`);
+  await page.waitForSelector('#open-in-lab');
+  await shot(page, 'explore-lab-world-found');
+  await page.click('#open-in-lab');
+  await ready(page);
+  assert.equal(await page.getAttribute('.lab', 'data-strategy'), 'naive');
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'unsafe', 'the lab shows the violation');
+
+  // Back on the seed's world the same search finds nothing: its lock is the cron period.
+  await page.goBack();
+  await page.waitForURL(/explore\.html#v=1\./);
+  await page.waitForSelector('.explore[data-ready="true"]');
+  await page.click('#seed-world');
+  assert.equal(await page.getAttribute('#world', 'data-world'), 'seed');
+  await allowOnly(page, ['gc_pause']);
+  await page.selectOption('#strategy', 'naive');
+  await page.fill('#max-faults', '1');
+  await page.dispatchEvent('#max-faults', 'change');
+  await page.fill('#runs', '2000');
+  await page.dispatchEvent('#runs', 'change');
+  await page.click('#search');
+  await page.waitForSelector('#result[data-outcome="not-found"]', { timeout: 120_000 });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a damaged link to the explorer is named, and the seed\'s world searched instead', async () => {
+  const { page, context, problems } = await openLab(env, { path: 'explore.html#v=1.AAAA' });
+  await page.waitForSelector('.explore[data-ready="true"]');
+  assert.match(await page.textContent('#message'), /This link could not be opened: .*Searching the seed's world instead/);
+  assert.equal(await page.getAttribute('#world', 'data-world'), 'seed');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -74,6 +74,11 @@ pub fn app(props: &AppProps) -> Html {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| effects::copy_share_link(&state, dispatch.clone()))
     };
+    let on_search_world = {
+        let state = state.clone();
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| effects::search_this_world(&state, dispatch.clone()))
+    };
     let exporter = effects::use_exporter(dispatch.clone());
     let on_export = |figure: effects::Figure| {
         let exporter = exporter.clone();
@@ -92,6 +97,11 @@ pub fn app(props: &AppProps) -> Html {
                     title="Put a link to this exact view in the address bar and the clipboard">{"Copy link"}</button>
                 <button type="button" id="copy-embed" onclick={on_copy_embed}
                     title="Copy an <iframe> snippet that shows this run, compact, inside a post">{"Copy embed code"}</button>
+            </div>
+            <div class="button-group" role="group" aria-label="Explore">
+                <button type="button" id="search-world" onclick={on_search_world}
+                    title="Open the explorer on this scenario's world and strategy: search for the fault schedule that breaks it">
+                    {"Search this world ↗"}</button>
             </div>
             <div class="button-group" role="group" aria-labelledby="export-label">
                 <span id="export-label" class="group-label">{"Export the timeline:"}</span>
