@@ -29,6 +29,19 @@ async function openExplorer(kinds) {
   return opened;
 }
 
+/** Types a number into a field as a person does: the page takes it on change. */
+async function setNumber(page, field, value) {
+  await page.fill(field, String(value));
+  await page.dispatchEvent(field, 'change');
+}
+
+/** Presses Search and waits for the outcome; returns the counterexample's faults as shown. */
+async function searchFor(page, outcome) {
+  await page.click('#search');
+  await page.waitForSelector(`#result[data-outcome="${outcome}"]`, { timeout: 120_000 });
+  return page.locator('#result .faults li').allTextContents();
+}
+
 /** A v1 share link as engine/src/link.rs writes it. */
 const engineLink = (state) => `1.${deflateRawSync(Buffer.from(JSON.stringify(state)), { level: 9 }).toString('base64url')}`;
 
@@ -36,11 +49,8 @@ test('a single GC pause breaks Redlock: the counterexample is minimal and opens 
   const { page, context, problems } = await openExplorer(['gc_pause']);
   await page.selectOption('#strategy', 'redlock');
   await page.selectOption('#goal', 'unsafe');
-  await page.fill('#runs', '5000');
-  await page.dispatchEvent('#runs', 'change');
-  await page.click('#search');
-  await page.waitForSelector('#result[data-outcome="found"]', { timeout: 120_000 });
-  const faults = await page.locator('#result .faults li').allTextContents();
+  await setNumber(page, '#runs', '5000');
+  const faults = await searchFor(page, 'found');
   assert.equal(faults.length, 1, `one fault is enough: ${faults}`);
   assert.match(faults[0], /GC pause/i);
   assert.ok((await page.textContent('#result .story')).length > 40, 'a story made from the findings');
@@ -62,8 +72,7 @@ test('a long search shows progress, keeps the page live and can be cancelled', a
   const { page, context, problems } = await openExplorer(['gc_pause', 'network_delay', 'clock_jump']);
   await page.selectOption('#strategy', 'consensus');
   await page.selectOption('#goal', 'stale_write');
-  await page.fill('#runs', '10000000');
-  await page.dispatchEvent('#runs', 'change');
+  await setNumber(page, '#runs', '10000000');
   await page.click('#search');
   // Progress arrives slice after slice: the page renders while the worker searches.
   const runsSoFar = async () => Number((await page.getAttribute('#progress progress', 'value')) ?? 0);
@@ -98,12 +107,10 @@ test('inputs that cannot make a search are refused with a message, and nothing s
   // Out-of-range numbers are stopped by the form itself, with the browser's own message.
   await page.click('#kind-gc_pause');
   for (const [field, value] of [['#runs', '0'], ['#max-faults', '9']]) {
-    await page.fill(field, value);
-    await page.dispatchEvent(field, 'change');
+    await setNumber(page, field, value);
     await page.click('#search');
     assert.ok(await page.$eval(field, (input) => !input.validity.valid && input.validationMessage.length > 0), `${field} ${value}`);
-    await page.fill(field, field === '#runs' ? '100' : '1');
-    await page.dispatchEvent(field, 'change');
+    await setNumber(page, field, field === '#runs' ? '100' : '1');
   }
   assert.equal(await page.locator('#progress, #result').count(), 0, 'still nothing started');
   assert.deepEqual(problems, []);
@@ -129,11 +136,8 @@ test('"Search this world" takes the lab\'s scenario to the explorer: a naive loc
   assert.match(await page.textContent('#world-settings'), /naive is set to \{"ttl_ms":100000,"release":"never"\}/);
   assert.equal(await page.inputValue('#window-end'), '200', 'faults strike in the first two thirds of its 300 s');
   await allowOnly(page, ['gc_pause']);
-  await page.fill('#max-faults', '1');
-  await page.dispatchEvent('#max-faults', 'change');
-  await page.click('#search');
-  await page.waitForSelector('#result[data-outcome="found"]', { timeout: 120_000 });
-  const faults = await page.locator('#result .faults li').allTextContents();
+  await setNumber(page, '#max-faults', '1');
+  const faults = await searchFor(page, 'found');
   assert.equal(faults.length, 1, `one pause is enough: ${faults}`);
   await page.waitForSelector('#open-in-lab');
   await shot(page, 'explore-lab-world-found');
@@ -150,12 +154,9 @@ test('"Search this world" takes the lab\'s scenario to the explorer: a naive loc
   assert.equal(await page.getAttribute('#world', 'data-world'), 'seed');
   await allowOnly(page, ['gc_pause']);
   await page.selectOption('#strategy', 'naive');
-  await page.fill('#max-faults', '1');
-  await page.dispatchEvent('#max-faults', 'change');
-  await page.fill('#runs', '2000');
-  await page.dispatchEvent('#runs', 'change');
-  await page.click('#search');
-  await page.waitForSelector('#result[data-outcome="not-found"]', { timeout: 120_000 });
+  await setNumber(page, '#max-faults', '1');
+  await setNumber(page, '#runs', '2000');
+  assert.deepEqual(await searchFor(page, 'not-found'), []);
   assert.deepEqual(problems, []);
   await context.close();
 });
