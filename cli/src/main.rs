@@ -192,7 +192,7 @@ fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String>
         let log = locklab_engine::simulate(scenario, *strategy);
         let report = locklab_engine::report::analyze(scenario, *strategy, &log);
         if options.format == Format::Text {
-            text.push_str(&format!("== {} — {}\n", strategy, strategy.title()));
+            text.push_str(&format!("== {} — {}\n", strategy, scenario.settings_for(*strategy).title()));
             for event in &log {
                 if options.all_events || shown_by_default(&event.kind) {
                     text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));

@@ -239,6 +239,31 @@ impl StrategySettings {
         }
     }
 
+    /// A short name for people that says how these settings differ from the
+    /// seed's where the name would otherwise mislead: the naive lock's TTL
+    /// and release (`SET NX EX 100`, not the seed's `EX 300`), Redlock's node
+    /// count. Anything else reads as [`StrategyId::title`].
+    pub fn title(&self) -> String {
+        match self {
+            StrategySettings::Naive(naive) if *naive != NaiveSettings::default() => {
+                let ttl = if naive.ttl_ms.is_multiple_of(1_000) {
+                    format!("EX {}", naive.ttl_ms / 1_000)
+                } else {
+                    format!("PX {}", naive.ttl_ms)
+                };
+                let release = match naive.release {
+                    NaiveRelease::Never => "",
+                    NaiveRelease::Del => ", released with a plain DEL",
+                };
+                format!("SET NX {ttl}{release}")
+            }
+            StrategySettings::Redlock(redlock) if redlock.nodes != RedlockSettings::default().nodes => {
+                format!("Redlock over {} Redis nodes", redlock.nodes)
+            }
+            settings => settings.id().title().to_owned(),
+        }
+    }
+
     /// Default settings of a strategy.
     pub fn default_for(id: StrategyId) -> StrategySettings {
         match id {
@@ -959,6 +984,21 @@ mod tests {
         assert_eq!(scenario.world, World::default());
         assert_eq!(scenario.duration_ms(), 900_000);
         assert_eq!(scenario.strategy_settings().len(), 6);
+    }
+
+    #[test]
+    fn a_title_names_the_settings_that_differ_from_the_seeds() {
+        let title = |json: &str, id: StrategyId| Scenario::from_json(json).unwrap().settings_for(id).title();
+        let seed = r#"{"format": "locklab/1"}"#;
+        assert_eq!(title(seed, StrategyId::Naive), StrategyId::Naive.title());
+        assert_eq!(title(seed, StrategyId::Redlock), StrategyId::Redlock.title());
+        let sized = r#"{"format": "locklab/1", "strategies": {"naive": {"ttl_ms": 100000}}}"#;
+        assert_eq!(title(sized, StrategyId::Naive), "SET NX EX 100");
+        let overrun = r#"{"format": "locklab/1", "strategies": {"naive": {"ttl_ms": 1500, "release": "del"}}}"#;
+        assert_eq!(title(overrun, StrategyId::Naive), "SET NX PX 1500, released with a plain DEL");
+        let three = r#"{"format": "locklab/1", "strategies": {"redlock": {"nodes": 3}}}"#;
+        assert_eq!(title(three, StrategyId::Redlock), "Redlock over 3 Redis nodes");
+        assert_eq!(title(three, StrategyId::Fencing), StrategyId::Fencing.title());
     }
 
     #[test]

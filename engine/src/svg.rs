@@ -91,7 +91,7 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
     let _ = write!(
         figure.svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="system-ui, sans-serif" font-size="12" role="img" aria-label="{}">"#,
-        escape(&format!("Timeline of {} under {}", scenario.name, strategy.title()))
+        escape(&format!("Timeline of {} under {}", scenario.name, scenario.settings_for(strategy).title()))
     );
     figure.svg.push_str(
         "<style>text{fill:#1a1a1a}.lane-label{font-weight:600}.on-bar{fill:#fff;font-size:11px}.fault text{fill:#a0001a}\
@@ -103,7 +103,7 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
         figure.svg,
         r#"<text x="16" y="26" class="title">{} — {}</text>"#,
         escape(name),
-        escape(&format!("{} ({strategy})", strategy.title()))
+        escape(&format!("{} ({strategy})", scenario.settings_for(strategy).title()))
     );
     let metrics = &report.metrics;
     let verdict = format!(

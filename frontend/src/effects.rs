@@ -685,7 +685,8 @@ async fn svg_to_png(svg: String) -> Result<web_sys::Blob, String> {
 /// script that sizes the frame (static/embed.js); copied to the clipboard.
 pub fn copy_embed_code(state: &LabState, dispatch: Callback<Action>) {
     let link = link_of(state, View::Single);
-    let title = format!("locklab: {} under {}", state.scenario.name, state.strategy.title());
+    let title =
+        format!("locklab: {} under {}", state.scenario.name, state.scenario.settings_for(state.strategy).title());
     let Some(window) = web_sys::window() else {
         return;
     };

@@ -9,7 +9,7 @@
 //! and the callbacks of the root.
 
 use crate::effects::{LINK_PREFIX, WorkerLink, share_fragment};
-use crate::lab::{PICKER_ORDER, strategy_label};
+use crate::lab::{PICKER_ORDER, strategy_label, strategy_label_in};
 use crate::worker::{ExploreRequest, Request, Response};
 use locklab_engine::explore::{ExploreOptions, FAULT_KINDS, Goal, world_window_ms};
 use locklab_engine::link::{LinkState, View};
@@ -335,10 +335,15 @@ pub fn explore_page() -> Html {
         })
     };
 
+    // In a lab's world, the labels say how its settings differ from the seed's ("SET NX EX 100").
+    let label = |strategy: StrategyId| match &state.world {
+        Some(world) => strategy_label_in(world, strategy),
+        None => strategy_label(strategy),
+    };
     let strategies = PICKER_ORDER.iter().map(|strategy| {
         let strategy = *strategy;
         html! {
-            <option value={strategy.name()} selected={strategy == request.strategy}>{ strategy_label(strategy) }</option>
+            <option value={strategy.name()} selected={strategy == request.strategy}>{ label(strategy) }</option>
         }
     });
     let on_strategy = dispatch.reform(|event: Event| {

@@ -111,11 +111,22 @@ pub const PICKER_ORDER: [StrategyId; 6] = [
 
 /// "A · Fencing token", "Naive baseline", … as the picker and compare grid say it.
 pub fn strategy_label(strategy: StrategyId) -> String {
+    labelled(strategy, strategy.title())
+}
+
+/// The same label with the title a scenario's settings give the strategy
+/// ("Baseline · SET NX EX 100" where the naive lock was shortened), for what
+/// shows one run: a verdict, a compare row, an embed's title.
+pub fn strategy_label_in(scenario: &Scenario, strategy: StrategyId) -> String {
+    labelled(strategy, &scenario.settings_for(strategy).title())
+}
+
+fn labelled(strategy: StrategyId, title: &str) -> String {
     match strategy.quiz_letter() {
-        Some(letter) => format!("{letter} · {}", strategy.title()),
+        Some(letter) => format!("{letter} · {title}"),
         None => match strategy {
-            StrategyId::Naive => format!("Baseline · {}", strategy.title()),
-            _ => strategy.title().to_owned(),
+            StrategyId::Naive => format!("Baseline · {title}"),
+            _ => title.to_owned(),
         },
     }
 }

@@ -133,6 +133,7 @@ test('"Search this world" takes the lab\'s scenario to the explorer: a naive loc
   assert.equal(await page.getAttribute('#world', 'data-world'), 'lab');
   assert.match(await page.textContent('#world'), /Naive lock sized to the job/);
   assert.equal(await page.inputValue('#strategy'), 'naive', 'the lab\'s strategy comes along');
+  assert.equal(await page.textContent('#strategy option[value="naive"]'), 'Baseline · SET NX EX 100');
   assert.match(await page.textContent('#world-settings'), /naive is set to \{"ttl_ms":100000,"release":"never"\}/);
   assert.equal(await page.inputValue('#window-end'), '200', 'faults strike in the first two thirds of its 300 s');
   await allowOnly(page, ['gc_pause']);

@@ -84,6 +84,26 @@ test('option A: the stale write is rejected, and both tokens are shown', async (
   await context.close();
 });
 
+test('the lock sized to the job: the naive lock accepts the paused holder\'s chunk, the scenario says why', async () => {
+  const { page, context, problems } = await openLab(env, { path: '?scenario=lock-sized-to-the-job&strategy=naive' });
+  await ready(page);
+  assert.match(await page.textContent('.scenario-line'), /A lock sized to the job/);
+  assert.match(await page.textContent('.scenario-line'), /EX 100/);
+  await playToEnd(page);
+  const verdict = page.locator('#verdicts');
+  assert.equal(await verdict.getAttribute('data-safety'), 'unsafe');
+  assert.equal(await page.textContent('#verdicts .verdict-strategy'), 'Baseline · SET NX EX 100', 'the title says its TTL');
+  await page.locator('.finding[data-kind="lock_granted_to_another"]').first().waitFor();
+  await page.locator('.finding[data-kind="stale_write_accepted"]', { hasText: 'a\'s chunk 2' }).first().waitFor();
+  await shot(page, '12-lock-sized-to-the-job-naive');
+  // The same pause under option A: the lease is shorter still, and the token turns the write away.
+  await chooseStrategy(page, 'fencing');
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'safe');
+  await page.locator('.finding[data-kind="stale_write_rejected"]').first().waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 /** `locklab compare` prints seconds like `69.834 s`, `90 s` or `250 ms`. */
 function cliMs(text) {
   const [number, unit] = text.split(' ');

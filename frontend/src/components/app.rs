@@ -176,7 +176,7 @@ pub fn app(props: &AppProps) -> Html {
                 <header class="embed-bar">
                     <p class="embed-title">
                         <strong>{ if state.scenario.name.is_empty() { "Untitled scenario" } else { &state.scenario.name } }</strong>
-                        { format!(" · {}", crate::lab::strategy_label(state.strategy)) }
+                        { format!(" · {}", crate::lab::strategy_label_in(&state.scenario, state.strategy)) }
                     </p>
                     <a class="embed-open" href={effects::full_size_href()} target="_blank" rel="noopener"
                         id="open-full-size">{"Open in locklab ↗"}</a>

@@ -7,7 +7,7 @@ use crate::components::verdicts::{
     badge_markup, liveness_badge, liveness_badge_parts, liveness_word, safety_badge, safety_badge_parts, safety_word,
 };
 use crate::format;
-use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label};
+use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
@@ -48,7 +48,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
     for run in &runs {
         let report = &run.report;
         let metrics = &report.metrics;
-        let label = strategy_label(run.strategy);
+        let label = strategy_label_in(&run.scenario, run.strategy);
         table.raw(format_args!(
             "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" \
              data-overlap-ms=\"{}\" data-stale-accepted=\"{}\" data-stale-rejected=\"{}\" data-corrupted=\"{}\" data-runs=\"{}\" \
@@ -103,12 +103,12 @@ pub fn compare_view(props: &CompareProps) -> Html {
         html! {
             <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
                 <figcaption>
-                    <button class="link title" onclick={open(run.strategy)}>{ strategy_label(run.strategy) }</button>
+                    <button class="link title" onclick={open(run.strategy)}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
                     { safety_badge(report.safety) }
                     { liveness_badge(report.liveness) }
                 </figcaption>
                 <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.dispatch.clone()}
-                    compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label(run.strategy)))} />
+                    compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
                 <p class="multiple-note">{ crate::components::verdicts::headline(report) }</p>
             </figure>
         }

@@ -2,7 +2,7 @@
 //! findings as sentences. Clicking a finding moves the cursor to its event.
 
 use crate::format;
-use crate::lab::{RunRef, strategy_label};
+use crate::lab::{RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::report::{Metrics, StrategyReport};
@@ -141,7 +141,7 @@ fn verdict_markup(run: &RunRef) -> String {
     let mut out = Svg::new();
     out.raw(format_args!(
         "<p class=\"verdict-head\"><span class=\"verdict-strategy\">{}</span>{}{}</p><p class=\"headline\">{}</p>",
-        Esc(&strategy_label(run.strategy)),
+        Esc(&strategy_label_in(&run.scenario, run.strategy)),
         badge_markup(safety_badge_parts(report.safety)),
         badge_markup(liveness_badge_parts(report.liveness)),
         Esc(&headline(report))
