@@ -254,6 +254,19 @@ test('"Open in the lab" opens the same scenario and strategy in the lab', async 
   await context.close();
 });
 
+test('a card whose lock differs from the seed\'s names it on the choice and over its run', async () => {
+  // The overrun card's naive lock is EX 60 with a plain DEL, not the seed's EX 300.
+  const { page, context, problems } = await openQuiz();
+  await quizReady(page);
+  await page.click('.card-link[data-card="overrun-del"]');
+  await page.waitForSelector('.quiz[data-card="overrun-del"]');
+  assert.equal(await page.textContent('label[for="choice-N"] .choice-strategy'), 'N: SET NX EX 60, released with a plain DEL');
+  assert.equal(await answer(page, 'N'), 'right');
+  assert.equal(await page.textContent('.run-column[data-role="pick"] h4'), 'N · SET NX EX 60, released with a plain DEL');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('at 375 px the quiz fits the screen', async () => {
   const { page, context, problems } = await openQuiz({ width: 375, height: 800 });
   await quizReady(page);

@@ -11,6 +11,7 @@ use crate::quiz::effects::{self, QuizBoot};
 use crate::quiz::progress::Progress;
 use crate::quiz::state::{Answered, Column, DEFAULT_SPEED_RATIO, Pairing, QuizAction, QuizState, SPEEDS};
 use crate::state::{Action, Message, Tone};
+use locklab_engine::Scenario;
 use locklab_engine::quiz::Choice;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -25,9 +26,10 @@ fn joined(ids: &[&str]) -> String {
     }
 }
 
-/// "A · SET NX + short TTL + fencing token".
-fn choice_name(choice: &Choice) -> String {
-    format!("{} · {}", choice.id, choice.strategy.title())
+/// "A · SET NX + short TTL + fencing token", with the card's own settings
+/// where they differ from the seed's ("N · SET NX EX 60, released with a plain DEL").
+fn choice_name(choice: &Choice, scenario: &Scenario) -> String {
+    format!("{} · {}", choice.id, scenario.settings_for(choice.strategy).title())
 }
 
 #[derive(Properties, PartialEq, Debug)]
@@ -120,6 +122,7 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
             <CardView card_number={state.current + 1} card_count={state.cards.len()}
                 title={AttrValue::from(card.title().to_owned())} story={AttrValue::from(card.quiz.story.clone())}
                 question={AttrValue::from(card.quiz.question.clone())} choices={Rc::new(card.quiz.choices.clone())}
+                scenario={card.scenario.clone()}
                 answer={Rc::new(card.quiz.answer.clone())} asks={card.quiz.asks.describe()}
                 pick={state.pick.clone()} answered={state.answered.clone()}
                 explanation={AttrValue::from(card.quiz.explanation.clone())}
@@ -213,6 +216,8 @@ pub struct CardViewProps {
     pub story: AttrValue,
     pub question: AttrValue,
     pub choices: Rc<Vec<Choice>>,
+    /// The card's scenario: its settings name the choices.
+    pub scenario: Rc<Scenario>,
     pub answer: Rc<Vec<String>>,
     /// What the question asks of a run, in words.
     pub asks: &'static str,
@@ -259,7 +264,7 @@ pub fn card_view(props: &CardViewProps) -> Html {
                     <span class="choice-letter" aria-hidden="true">{ &id }</span>
                     <span class="choice-body">
                         <span class="choice-strategy">
-                            <span class="visually-hidden">{ format!("{id}: ") }</span>{ choice.strategy.title() }
+                            <span class="visually-hidden">{ format!("{id}: ") }</span>{ props.scenario.settings_for(choice.strategy).title() }
                         </span>
                         <span class="choice-text">{ &choice.text }</span>
                     </span>
@@ -517,11 +522,11 @@ pub fn run_column(props: &RunColumnProps) -> Html {
             data-strategy={run.strategy.name()} aria-labelledby={title_id.clone()}>
             <header class="run-head">
                 <p class="run-role">{ heading }{" "}<span class={classes!("choice-mark", mark_class)}>{ mark }</span></p>
-                <h4 id={title_id}>{ choice_name(&column.choice) }</h4>
+                <h4 id={title_id}>{ choice_name(&column.choice, &run.scenario) }</h4>
             </header>
             <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.lab_dispatch.clone()}
                 compact={!props.narrow} narrow={props.narrow}
-                label={AttrValue::from(format!("Time cursor, {}", choice_name(&column.choice)))} />
+                label={AttrValue::from(format!("Time cursor, {}", choice_name(&column.choice, &run.scenario)))} />
             <Verdicts run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.lab_dispatch.clone()}
                 id={AttrValue::from(format!("verdicts-{}", props.role))} />
             if let Some(href) = &props.lab_href {
