@@ -49,3 +49,33 @@ fn a_quiz_with_an_answer_outside_its_choices_is_refused() {
     let error = Scenario::from_json(&scenario.to_json()).expect_err("Z is not a choice");
     assert_eq!(error.to_string(), "quiz.answer[0]: `Z` is not one of the choices");
 }
+
+/// A choice that quotes the naive lock's command must quote the card's own
+/// settings: the overrun card once offered "EX 300, the lock we have today"
+/// over a 60 s lock released with DEL.
+#[test]
+fn a_choice_that_quotes_the_naive_lock_quotes_the_cards_own_ttl() {
+    use locklab_engine::scenario::{StrategyId, StrategySettings};
+    for builtin in builtin::QUIZZES {
+        let scenario = Scenario::from_json(builtin.text).expect("valid quiz card");
+        let StrategySettings::Naive(naive) = scenario.settings_for(StrategyId::Naive) else {
+            unreachable!("settings_for(naive) is the naive lock's")
+        };
+        let quiz = scenario.quiz.as_ref().expect("quiz fields");
+        for choice in quiz.choices.iter().filter(|choice| choice.strategy == StrategyId::Naive) {
+            let quoted = choice.text.split_once(" EX ").map(|(_, rest)| {
+                rest.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().unwrap_or(0)
+            });
+            if let Some(seconds) = quoted {
+                assert_eq!(
+                    seconds * 1_000,
+                    naive.ttl_ms,
+                    "quiz {}: choice {} says EX {seconds}, the card's naive lock lives {} ms",
+                    builtin.name,
+                    choice.id,
+                    naive.ttl_ms
+                );
+            }
+        }
+    }
+}
