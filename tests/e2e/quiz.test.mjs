@@ -263,6 +263,7 @@ test('a card whose lock differs from the seed\'s names it on the choice and over
   assert.equal(await page.textContent('label[for="choice-N"] .choice-strategy'), 'N: SET NX EX 60, released with a plain DEL');
   assert.equal(await answer(page, 'N'), 'right');
   assert.equal(await page.textContent('.run-column[data-role="pick"] h4'), 'N · SET NX EX 60, released with a plain DEL');
+  await shot(page, 'quiz-overrun-card');
   assert.deepEqual(problems, []);
   await context.close();
 });
