@@ -314,10 +314,7 @@ fn explore(options: &Options) -> Result<String, String> {
         })
         .transpose()?
         .unwrap_or(Goal::Unsafe);
-    let mut search = match &world {
-        Some(scenario) => ExploreOptions::in_world(strategy, goal, scenario),
-        None => ExploreOptions::new(strategy, goal),
-    };
+    let mut search = ExploreOptions::for_world(strategy, goal, world.as_ref());
     let number = |flag: &str, value: &str| -> Result<u64, String> {
         value.parse::<u64>().map_err(|_| format!("{flag} needs a whole number, got `{value}`"))
     };

@@ -112,14 +112,20 @@ impl ExploreOptions {
         }
     }
 
-    /// A search in the world of a given scenario: its world, strategy
-    /// settings, seed and duration are kept, its faults, expectations and quiz
-    /// set aside; faults strike in [`world_window_ms`].
-    pub fn in_world(strategy: StrategyId, goal: Goal, base: &Scenario) -> ExploreOptions {
-        ExploreOptions {
-            window_ms: world_window_ms(base),
-            base: Scenario { faults: Vec::new(), expect: Default::default(), quiz: None, ..base.clone() },
-            ..ExploreOptions::new(strategy, goal)
+    /// The default search in a given scenario's world, or in the seed's
+    /// ([`ExploreOptions::new`]) when there is none. The scenario's world,
+    /// strategy settings, seed and duration are kept, its faults,
+    /// expectations and quiz set aside; faults strike in its first two
+    /// thirds, so that what they cause has time to show before the run ends.
+    pub fn for_world(strategy: StrategyId, goal: Goal, world: Option<&Scenario>) -> ExploreOptions {
+        let seed_world = ExploreOptions::new(strategy, goal);
+        match world {
+            Some(world) => ExploreOptions {
+                window_ms: (0, (world.duration_ms() / 3 * 2).max(1)),
+                base: Scenario { faults: Vec::new(), expect: Default::default(), quiz: None, ..world.clone() },
+                ..seed_world
+            },
+            None => seed_world,
         }
     }
 
@@ -148,12 +154,6 @@ impl ExploreOptions {
         }
         self.base.validate().map_err(|error| error.to_string())
     }
-}
-
-/// Where faults strike by default in a given scenario's world: its first two
-/// thirds, so that what they cause has time to show before the run ends.
-pub fn world_window_ms(world: &Scenario) -> (u64, u64) {
-    (0, (world.duration_ms() / 3 * 2).max(1))
 }
 
 /// What a search found.

@@ -68,7 +68,7 @@ fn a_single_pause_breaks_the_naive_lock_once_its_ttl_is_sized_to_the_job() {
     assert_eq!(calm.safety, locklab_engine::scenario::Safety::Safe, "with no fault the lock is safe");
     assert_eq!(calm.metrics.overlap_ms, 0, "with no fault the lock is exclusive");
 
-    let mut options = ExploreOptions::in_world(StrategyId::Naive, Goal::Unsafe, &world);
+    let mut options = ExploreOptions::for_world(StrategyId::Naive, Goal::Unsafe, Some(&world));
     options.kinds = vec!["gc_pause".to_owned()];
     options.max_faults = 1;
     options.runs = 5_000;

@@ -11,7 +11,7 @@
 use crate::effects::{LINK_PREFIX, WorkerLink, share_fragment};
 use crate::lab::{PICKER_ORDER, strategy_label, strategy_label_in};
 use crate::worker::{ExploreRequest, Request, Response};
-use locklab_engine::explore::{ExploreOptions, FAULT_KINDS, Goal, world_window_ms};
+use locklab_engine::explore::{ExploreOptions, FAULT_KINDS, Goal};
 use locklab_engine::link::{LinkState, View};
 use locklab_engine::scenario::StrategySettings;
 use locklab_engine::{Scenario, StrategyId};
@@ -51,9 +51,6 @@ pub enum Outcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExploreState {
     pub request: ExploreRequest,
-    /// The world searched in when it is not the seed's: a lab scenario that
-    /// came with a share link. `request.world` is its document.
-    pub world: Option<Rc<Scenario>>,
     pub status: Status,
     /// Runs of the seed's story per second in this browser, once measured.
     pub bench: Option<(StrategyId, f64, u32)>,
@@ -62,19 +59,21 @@ pub struct ExploreState {
 }
 
 impl Default for ExploreState {
+    /// The engine's default search (`ExploreOptions::new`), for Redlock.
     fn default() -> Self {
+        let strategy = StrategyId::Redlock;
+        let options = ExploreOptions::new(strategy, Goal::Unsafe);
         ExploreState {
             request: ExploreRequest {
-                strategy: StrategyId::Redlock,
+                strategy,
                 goal: "unsafe".to_owned(),
-                kinds: FAULT_KINDS.iter().map(|kind| (*kind).to_owned()).collect(),
-                max_faults: 3,
-                window_ms: (0, 200_000),
-                runs: 10_000,
-                seed: 0,
+                kinds: options.kinds,
+                max_faults: options.max_faults,
+                window_ms: options.window_ms,
+                runs: options.runs,
+                seed: options.seed,
                 world: None,
             },
-            world: None,
             status: Status::Idle,
             bench: None,
             benching: false,
@@ -94,7 +93,7 @@ pub enum ExploreAction {
     SetRuns(u32),
     SetSeed(u64),
     /// Search this scenario's world (its own faults set aside), or the seed's (`None`).
-    SetWorld(Option<Rc<Scenario>>),
+    SetWorld(Option<Box<Scenario>>),
     /// The search was sent to the worker.
     Started,
     /// The inputs cannot make a search; why, in the page's words.
@@ -120,7 +119,7 @@ impl ExploreState {
         }
         match crate::effects::unpacked_link() {
             Ok(link) => {
-                let mut state = state.with_world(Some(Rc::new(link.scenario)));
+                let mut state = state.with_world(Some(Box::new(link.scenario)));
                 state.request.strategy = link.strategy;
                 state
             }
@@ -132,25 +131,20 @@ impl ExploreState {
     }
 
     /// The same page searching `world` (its faults set aside), with the
-    /// fault window that world's length calls for.
-    pub fn with_world(mut self, world: Option<Rc<Scenario>>) -> ExploreState {
-        self.request.world = world.as_ref().map(|world| world.to_json());
-        self.request.window_ms = match &world {
-            Some(world) => world_window_ms(world),
-            None => ExploreOptions::new(self.request.strategy, Goal::Unsafe).window_ms,
-        };
-        self.world = world;
+    /// fault window the engine gives that world by default.
+    pub fn with_world(mut self, world: Option<Box<Scenario>>) -> ExploreState {
+        self.request.window_ms =
+            ExploreOptions::for_world(self.request.strategy, Goal::Unsafe, world.as_deref()).window_ms;
+        self.request.world = world;
         self
     }
 
     /// The longest run a fault window may cover, in whole seconds.
     pub fn world_duration_s(&self) -> u64 {
-        self.world
-            .as_ref()
-            .map_or(ExploreOptions::new(self.request.strategy, Goal::Unsafe).base.duration_ms(), |world| {
-                world.duration_ms()
-            })
-            / 1_000
+        match &self.request.world {
+            Some(world) => world.duration_ms() / 1_000,
+            None => ExploreOptions::new(self.request.strategy, Goal::Unsafe).base.duration_ms() / 1_000,
+        }
     }
 }
 
@@ -336,7 +330,7 @@ pub fn explore_page() -> Html {
     };
 
     // In a lab's world, the labels say how its settings differ from the seed's ("SET NX EX 100").
-    let label = |strategy: StrategyId| match &state.world {
+    let label = |strategy: StrategyId| match &request.world {
         Some(world) => strategy_label_in(world, strategy),
         None => strategy_label(strategy),
     };
@@ -371,7 +365,7 @@ pub fn explore_page() -> Html {
     });
 
     let window_max_s = state.world_duration_s().max(1).to_string();
-    let world = match &state.world {
+    let world = match &request.world {
         Some(world) => {
             let on_seed_world = dispatch.reform(|_: MouseEvent| ExploreAction::SetWorld(None));
             let length = crate::format::duration(world.duration_ms());

@@ -66,32 +66,46 @@ pub struct ExploreRequest {
     pub window_ms: (u64, u64),
     pub runs: u32,
     pub seed: u64,
-    /// The world searched in, as a scenario document whose own faults are set
-    /// aside (a lab's scenario, brought by a share link); absent, the seed's
-    /// world over one cron period.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub world: Option<String>,
+    /// The world searched in, a scenario whose own faults are set aside (a
+    /// lab's scenario, brought by a share link); absent, the seed's world over
+    /// one cron period.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "scenario_document")]
+    pub world: Option<Box<Scenario>>,
+}
+
+/// A scenario inside a worker message travels as its own document text and
+/// is read back by `Scenario::from_json`: validated, and the one scenario
+/// deserializer the worker links anyway (derived into the message's own, it
+/// cost the worker 15 KB of gzipped wasm).
+mod scenario_document {
+    use locklab_engine::Scenario;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(world: &Option<Box<Scenario>>, serializer: S) -> Result<S::Ok, S::Error> {
+        match world {
+            Some(world) => serializer.serialize_some(&world.to_json()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Box<Scenario>>, D::Error> {
+        let text: Option<String> = Option::deserialize(deserializer)?;
+        text.map(|text| Scenario::from_json(&text).map(Box::new).map_err(D::Error::custom)).transpose()
+    }
 }
 
 impl ExploreRequest {
     /// The engine's options, or what is wrong with the request.
     pub fn options(&self) -> Result<ExploreOptions, String> {
         let goal = Goal::parse(&self.goal).ok_or_else(|| format!("unknown goal `{}`", self.goal))?;
-        let defaults = match &self.world {
-            Some(text) => {
-                let world = Scenario::from_json(text)
-                    .map_err(|error| format!("the world to search cannot be read: {error}"))?;
-                ExploreOptions::in_world(self.strategy, goal, &world)
-            }
-            None => ExploreOptions::new(self.strategy, goal),
-        };
         let options = ExploreOptions {
             kinds: self.kinds.clone(),
             max_faults: self.max_faults,
             window_ms: self.window_ms,
             runs: self.runs,
             seed: self.seed,
-            ..defaults
+            ..ExploreOptions::for_world(self.strategy, goal, self.world.as_deref())
         };
         options.validate()?;
         Ok(options)

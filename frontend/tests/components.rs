@@ -228,3 +228,32 @@ async fn the_app_mounts_steps_injects_and_compares() {
     assert_eq!(rows.length(), 6, "one verdict row per strategy");
     host.remove();
 }
+
+/// The explorer's request carries a lab's world to the worker as a scenario
+/// document and reads it back validated; a document that is not a valid
+/// scenario is refused with the field that is wrong.
+#[wasm_bindgen_test]
+fn an_explore_request_carries_its_world_as_a_scenario_document() {
+    use locklab_frontend::explore::{ExploreAction, ExploreState};
+    use locklab_frontend::worker::ExploreRequest;
+    let world = Scenario::from_json(builtin::find("lock-sized-to-the-job").expect("built in").text).unwrap();
+    let state = Rc::new(ExploreState::default()).reduce(ExploreAction::SetWorld(Some(Box::new(world.clone()))));
+    assert_eq!(state.request.window_ms, (0, 200_000), "the first two thirds of its 300 s");
+    let text = serde_json::to_string(&state.request).unwrap();
+    let wire: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(wire["world"].as_str().is_some_and(|document| document.contains("\"locklab/1\"")), "{text}");
+    let back: ExploreRequest = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.world.as_deref(), Some(&world));
+    let options = back.options().expect("a valid search");
+    assert!(options.base.faults.is_empty(), "the world's own fault is set aside");
+    assert_eq!(options.base.settings_for(StrategyId::Naive), world.settings_for(StrategyId::Naive));
+
+    let bad = text.replace("\\\"duration_ms\\\": 300000", "\\\"duration_ms\\\": -1");
+    assert_ne!(bad, text, "the test edits the document");
+    let error = serde_json::from_str::<ExploreRequest>(&bad).expect_err("a negative duration");
+    assert!(error.to_string().contains("duration_ms"), "{error}");
+
+    let seed = Rc::new((*state).clone()).reduce(ExploreAction::SetWorld(None));
+    assert_eq!(seed.request.world, None);
+    assert_eq!(seed.request.window_ms, ExploreState::default().request.window_ms);
+}
