@@ -137,7 +137,11 @@ fn run(args: &[String]) -> Result<String, String> {
             if let Some(out) = options.svg.as_deref() {
                 let svg = locklab_engine::svg::timeline(&scenario, strategy, &log, &report);
                 std::fs::write(out, svg).map_err(|error| format!("cannot write {out}: {error}"))?;
-                written.push_str(&format!("wrote {out}: {} under {strategy}, {:?}\n", scenario.name, report.safety));
+                written.push_str(&format!(
+                    "wrote {out}: {} under {strategy}, {}\n",
+                    scenario.name,
+                    report.safety.name()
+                ));
             }
             if let Some(out) = options.log.as_deref() {
                 let document = locklab_engine::log_document(&scenario, strategy, &log);
@@ -228,9 +232,11 @@ fn clock_label(at_ms: u64) -> String {
 fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
     let metrics = &report.metrics;
     let mut text = format!(
-        "-- verdict: {:?}, {:?}\n   overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · runs {} (duplicates {}) · duplicate side effects {} · missed periods {} · max report delay {} · row-lock waits {} · pool exhausted {} · background failures {}\n",
-        report.safety,
-        report.liveness,
+        "-- verdict: {}, {}\n   efficiency: {}\n   {}\n   overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · runs {} (duplicates {}) · duplicate side effects {} · missed periods {} · max report delay {} · row-lock waits {} · pool exhausted {} · background failures {}\n",
+        report.safety.name(),
+        report.liveness.name(),
+        report.efficiency(),
+        scenario.storage_text(),
         seconds(metrics.overlap_ms),
         metrics.stale_writes_accepted,
         metrics.stale_writes_rejected,
@@ -269,8 +275,8 @@ fn compare(scenario: &Scenario) -> String {
         text.push_str(&format!(
             "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
             result.strategy.name(),
-            format!("{:?}", result.safety).to_lowercase(),
-            format!("{:?}", result.liveness).to_lowercase(),
+            result.safety.name(),
+            result.liveness.name(),
             seconds(metrics.overlap_ms),
             metrics.stale_writes_accepted,
             metrics.stale_writes_rejected,
@@ -281,6 +287,7 @@ fn compare(scenario: &Scenario) -> String {
             metrics.background_query_timeouts,
         ));
     }
+    text.push_str(&format!("{}\n", scenario.storage_text()));
     text
 }
 

@@ -28,7 +28,9 @@ fn run_prints_the_wire_and_the_verdict() {
     let text = stdout(&output);
     assert!(text.contains("EVAL \"if set NX PX then return INCR\" 2 job:daily-report job:daily-report:token"));
     assert!(text.contains("409 rejected ✗ (stale token"));
-    assert!(text.contains("-- verdict: Safe, Ok"));
+    assert!(text.contains("-- verdict: safe, ok"));
+    assert!(text.contains("efficiency: 1 duplicate run"), "the efficiency half beside safety");
+    assert!(text.contains("storage checks fencing tokens"), "which store is in play");
     assert!(text.contains("as expected by the scenario"));
 }
 
@@ -37,9 +39,9 @@ fn the_json_report_follows_the_contract() {
     let output = locklab(&["run", "two-am-saturday", "--format", "json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
-    assert_eq!(report["format"], "locklab-report/1");
+    assert_eq!(report["format"], "locklab-report/2");
     assert_eq!(report["scenario"], "2 am Saturday");
-    assert_eq!(report["seed"], 34);
+    assert_eq!(report["seed"], 47);
     let results = report["results"].as_array().expect("results");
     let names: Vec<&str> = results.iter().map(|result| result["strategy"].as_str().unwrap_or("")).collect();
     assert_eq!(names, ["naive", "fencing", "redlock", "db-lock", "unique-insert", "consensus"]);
@@ -58,7 +60,7 @@ fn the_json_report_follows_the_contract() {
         "background_query_timeouts",
     ];
     for result in results {
-        assert!(["safe", "unsafe"].contains(&result["safety"].as_str().unwrap_or("")));
+        assert!(["safe", "at_risk", "unsafe"].contains(&result["safety"].as_str().unwrap_or("")));
         assert!(["ok", "late", "missed"].contains(&result["liveness"].as_str().unwrap_or("")));
         let metrics = result["metrics"].as_object().expect("metrics");
         for key in metric_keys {
@@ -69,6 +71,8 @@ fn the_json_report_follows_the_contract() {
             assert!(finding["at_ms"].is_u64() && finding["kind"].is_string() && finding["text"].is_string());
         }
     }
+    assert_eq!(results[0]["safety"], "unsafe", "the post's own lock on the post's night");
+    assert_eq!(results[1]["safety"], "safe", "the post's answer A");
     let redlock = &results[2];
     assert_eq!(redlock["safety"], "unsafe");
     assert!(redlock["metrics"]["stale_writes_accepted"].as_u64() > Some(0));
@@ -157,7 +161,8 @@ fn explore_prints_the_contract_json_and_its_scenario_reruns() {
 #[test]
 fn explore_searches_the_world_of_a_given_scenario() {
     // The naive lock sized to the 90 s job (EX 100) instead of the cron period:
-    // a single pause breaks it, where the seed's EX 300 needs two faults.
+    // a single pause breaks it within one period. In a locklab/1 world (every
+    // period its own report) the seed's EX 300 cannot be broken by one pause.
     let world = temp_file(
         "naive-100.json",
         r#"{"format": "locklab/1", "duration_ms": 300000, "world": {"background_queries_per_s": 0},
@@ -173,9 +178,10 @@ fn explore_searches_the_world_of_a_given_scenario() {
     assert_eq!(result["scenario"]["strategies"]["naive"]["ttl_ms"], 100_000, "the world's settings are kept");
     assert_eq!(result["scenario"]["faults"].as_array().map(Vec::len), Some(1));
 
-    let seed = locklab(&[&["explore"][..], &args[..]].concat());
-    let result: serde_json::Value = serde_json::from_str(&stdout(&seed)).expect("valid JSON");
-    assert_eq!(result["found"], false, "no single pause breaks the seed's EX 300");
+    let per_period = temp_file("per-period.json", r#"{"format": "locklab/1", "duration_ms": 300000}"#);
+    let per_period = locklab(&[&["explore", per_period.to_str().unwrap_or_default()][..], &args[..]].concat());
+    let result: serde_json::Value = serde_json::from_str(&stdout(&per_period)).expect("valid JSON");
+    assert_eq!(result["found"], false, "no single pause breaks EX 300 when each period has its own report");
 
     let builtin =
         locklab(&["explore", "calm-night", "--strategy", "consensus", "--faults", "gc_pause", "--runs", "50"]);

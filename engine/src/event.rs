@@ -5,7 +5,7 @@
 //! `Display` is what a person would see on the wire: the Redis command or SQL
 //! statement with its reply, e.g. `SET job:daily-report a:7f3a NX PX 30000 → OK`.
 
-use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RunId, SessionId, Token};
+use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{DbWait, Fault};
 use serde::Serialize;
 use std::fmt;
@@ -44,6 +44,31 @@ impl Serialize for Owner {
     }
 }
 
+/// What a client writes as the lock key's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockValue {
+    /// A value unique to the run (`b:0801`), so a holder can tell its own lock from another's.
+    Owner(Owner),
+    /// The seed's literal `locked`: every instance writes the same value, so
+    /// nothing tells one holder from another.
+    Locked,
+}
+
+impl fmt::Display for LockValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LockValue::Owner(owner) => owner.fmt(f),
+            LockValue::Locked => f.write_str("locked"),
+        }
+    }
+}
+
+impl Serialize for LockValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// The Redis commands the strategies use. The lock commands act on
 /// [`LOCK_KEY`], `INCR` on [`TOKEN_KEY`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -51,12 +76,12 @@ impl Serialize for Owner {
 pub enum RedisCommand {
     /// `SET key value NX EX seconds`.
     SetNxEx {
-        value: Owner,
+        value: LockValue,
         ttl_s: u64,
     },
     /// `SET key value NX PX milliseconds`.
     SetNxPx {
-        value: Owner,
+        value: LockValue,
         ttl_ms: u64,
     },
     /// One Lua script: `SET key value NX PX ttl`, and only if that succeeded,
@@ -124,7 +149,7 @@ pub enum RedisReply {
     Ok,
     Nil,
     Integer(i64),
-    Value(Owner),
+    Value(LockValue),
     /// The node is down or not yet promoted: the connection is refused.
     ConnectionRefused,
     /// No reply within the client's timeout.
@@ -162,9 +187,13 @@ pub enum RowWrite {
 pub enum Sql {
     /// Opening a connection (the startup packet).
     Connect,
-    /// `SELECT 1 FROM reports WHERE job = 'daily-report' AND period = …`.
+    /// Whether `period`'s report is done: `SELECT 1 FROM reports WHERE job =
+    /// 'daily-report' AND period = …`, or, for the day's report, whether the
+    /// day's row already reflects this period or a later one.
     ReportExists {
         period: Period,
+        /// The row's key: the period's own row, or the day's.
+        report: ReportOf,
     },
     /// `BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE [NOWAIT|SKIP LOCKED]`.
     LockJobRow {
@@ -173,6 +202,8 @@ pub enum Sql {
     /// The report row.
     WriteReport {
         period: Period,
+        /// The row's key: the period's own row, or the day's.
+        report: ReportOf,
         run: RunId,
         token: Option<Token>,
         how: RowWrite,
@@ -185,8 +216,11 @@ impl fmt::Display for Sql {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Sql::Connect => f.write_str("connect"),
-            Sql::ReportExists { period } => {
+            Sql::ReportExists { period, report: ReportOf::Period(_) } => {
                 write!(f, "SELECT 1 FROM reports WHERE job = 'daily-report' AND period = {}", period.0)
+            }
+            Sql::ReportExists { period, report: ReportOf::Day(day) } => {
+                write!(f, "SELECT 1 FROM reports WHERE job = 'daily-report' AND day = {day} AND period >= {}", period.0)
             }
             Sql::LockJobRow { wait } => {
                 let suffix = match wait {
@@ -196,17 +230,28 @@ impl fmt::Display for Sql {
                 };
                 write!(f, "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE{suffix}")
             }
-            Sql::WriteReport { period, run, token, how } => {
+            Sql::WriteReport { period, report, run, token, how } => {
                 let token_text = token.map_or_else(|| "NULL".to_owned(), |token| token.to_string());
-                write!(
-                    f,
-                    "INSERT INTO reports (job, period, run, token) VALUES ('daily-report', {}, {}, {token_text}) ON CONFLICT (job, period) ",
-                    period.0, run.0
-                )?;
+                match report {
+                    ReportOf::Period(_) => write!(
+                        f,
+                        "INSERT INTO reports (job, period, run, token) VALUES ('daily-report', {}, {}, {token_text}) ON CONFLICT (job, period) ",
+                        period.0, run.0
+                    )?,
+                    ReportOf::Day(day) => write!(
+                        f,
+                        "INSERT INTO reports (job, day, period, run, token) VALUES ('daily-report', {day}, {}, {}, {token_text}) ON CONFLICT (job, day) ",
+                        period.0, run.0
+                    )?,
+                }
+                let set = match report {
+                    ReportOf::Period(_) => "run = EXCLUDED.run",
+                    ReportOf::Day(_) => "period = EXCLUDED.period, run = EXCLUDED.run",
+                };
                 match how {
-                    RowWrite::Upsert => f.write_str("DO UPDATE SET run = EXCLUDED.run"),
+                    RowWrite::Upsert => write!(f, "DO UPDATE SET {set}"),
                     RowWrite::FencedUpsert => {
-                        f.write_str("DO UPDATE SET run = EXCLUDED.run WHERE reports.token <= EXCLUDED.token")
+                        write!(f, "DO UPDATE SET {set}, token = EXCLUDED.token WHERE reports.token <= EXCLUDED.token")
                     }
                     RowWrite::InsertOrNothing => f.write_str("DO NOTHING"),
                 }
@@ -459,13 +504,19 @@ pub enum RunPhase {
     Aborted(AbortReason),
     /// Stopped trying: the next tick came.
     GaveUp,
+    /// The job runner handed this run the job that the given run's process
+    /// died in (`world.redeliver_after_crash`); it runs under that run's
+    /// grant, without taking the lock again.
+    Redelivered(RunId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
-    /// A lease renewal failed.
+    /// A lease renewal was refused: the lock is somebody else's.
     RenewalFailed,
+    /// The lease ran out by the holder's own clock before it could renew.
+    LeaseExpired,
     /// A resource refused a write with a stale token.
     WriteRejected,
     /// A storage write got no answer in time.
@@ -583,7 +634,7 @@ pub enum EventKind {
     },
     KeyExpired {
         node: Party,
-        value: Owner,
+        value: LockValue,
     },
     /// A node lost every key (restart without persistence, or a promotion that
     /// dropped writes not yet replicated).
@@ -633,6 +684,8 @@ pub enum EventKind {
         instance: InstanceId,
         run: RunId,
         period: Period,
+        /// The report the chunk belongs to: the period's own, or the day's.
+        report: ReportOf,
         chunk: u8,
         own_object: bool,
         token: Option<Token>,
@@ -659,6 +712,8 @@ pub enum EventKind {
     /// A report row took effect (autocommit, or at COMMIT).
     RowApplied {
         period: Period,
+        /// The row's key: the period's own row, or the day's.
+        report: ReportOf,
         run: RunId,
         token: Option<Token>,
     },
@@ -785,6 +840,9 @@ impl fmt::Display for Event {
                     RunPhase::Finished => "finishes the job".to_owned(),
                     RunPhase::Aborted(reason) => format!("stops the job ({})", abort_text(*reason)),
                     RunPhase::GaveUp => "gives up: the next tick has come".to_owned(),
+                    RunPhase::Redelivered(from) => {
+                        format!("is handed again the job {from} died in, and runs it without taking the lock")
+                    }
                 };
                 write!(f, "{instance} ({run}, period {}): {what}", period.0)
             }
@@ -852,11 +910,11 @@ impl fmt::Display for Event {
                 "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
                 crate::scenario::seconds(*latency_ms)
             ),
-            K::Put { instance, run, period, chunk, own_object, token, outcome } => {
+            K::Put { instance, run, period, report, chunk, own_object, token, outcome } => {
                 let object = if *own_object {
                     format!("reports/{}/{}/chunk-{chunk}", period.0, run.0)
                 } else {
-                    format!("reports/{}/chunk-{chunk}", period.0)
+                    format!("{report}/chunk-{chunk}")
                 };
                 write!(f, "{instance} → storage: PUT {object}")?;
                 if let Some(token) = token {
@@ -884,8 +942,11 @@ impl fmt::Display for Event {
                     f.write_str("consensus: leader lost; electing")
                 }
             }
-            K::RowApplied { period, run, token } => {
-                write!(f, "db: report row for period {} now names {run}", period.0)?;
+            K::RowApplied { period, report, run, token } => {
+                match report {
+                    ReportOf::Period(_) => write!(f, "db: report row for period {} now names {run}", period.0)?,
+                    ReportOf::Day(_) => write!(f, "db: the day's report row now holds period {} by {run}", period.0)?,
+                }
                 if let Some(token) = token {
                     write!(f, " (token {token})")?;
                 }
@@ -905,7 +966,8 @@ impl fmt::Display for Event {
 /// A reason a run stopped, for people.
 pub fn abort_text(reason: AbortReason) -> &'static str {
     match reason {
-        AbortReason::RenewalFailed => "its lease renewal failed",
+        AbortReason::RenewalFailed => "its lease renewal was refused: the lock is somebody else's now",
+        AbortReason::LeaseExpired => "its lease ran out by its own clock before it could renew",
         AbortReason::WriteRejected => "a write was rejected with a stale token",
         AbortReason::WriteFailed => "a storage write got no answer",
         AbortReason::SessionLost => "its database session was gone",

@@ -75,6 +75,28 @@ pub struct SessionId(pub u32);
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Serialize, Deserialize)]
 pub struct Period(pub u32);
 
+/// Which stored report a period's run writes: its own (`per_period` output)
+/// or the one report of the day that every period refreshes (`daily`, the
+/// seed's `generate-daily-report`). Day `d` is the `d`-th day since the day
+/// `clock_origin` falls on.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportOf {
+    Period(Period),
+    Day(u32),
+}
+
+impl fmt::Display for ReportOf {
+    /// The report's folder in object storage.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReportOf::Period(period) => write!(f, "reports/{}", period.0),
+            ReportOf::Day(0) => f.write_str("reports/daily"),
+            ReportOf::Day(day) => write!(f, "reports/daily+{day}"),
+        }
+    }
+}
+
 /// A message on the simulated network.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Serialize, Deserialize)]
 pub struct MessageId(pub u32);

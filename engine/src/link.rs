@@ -188,6 +188,11 @@ mod tests {
         assert_eq!(state.strategy, StrategyId::Fencing);
         assert_eq!(state.cursor_ms, 120_000);
         assert_eq!(state.scenario.faults.len(), 1);
+        assert_eq!(
+            state.scenario.output(),
+            crate::scenario::Output::PerPeriod,
+            "a link issued for a locklab/1 scenario keeps its meaning: every period its own report"
+        );
     }
 
     const RECORDED_V1_LINK: &str = include_str!("../tests/fixtures/link-v1.txt");

@@ -48,6 +48,9 @@ pub struct Reference {
 pub enum Asks {
     /// Safe and every report on time.
     Survives,
+    /// Safe: no stale write, no damaged report, and no two holders writing
+    /// where nothing checks (neither unsafe nor at risk), whatever the timing.
+    Safe,
     /// A stale write was accepted or a report corrupted.
     Unsafe,
     /// Some period got no report.
@@ -68,6 +71,7 @@ impl Asks {
         let metrics = &report.metrics;
         match self {
             Asks::Survives => report.safety == Safety::Safe && report.liveness == Liveness::Ok,
+            Asks::Safe => report.safety == Safety::Safe,
             Asks::Unsafe => report.safety == Safety::Unsafe,
             Asks::Missed => report.liveness == Liveness::Missed,
             Asks::TwoHolders => metrics.overlap_ms > 0,
@@ -81,6 +85,7 @@ impl Asks {
     pub fn describe(self) -> &'static str {
         match self {
             Asks::Survives => "keeps the data correct and every report on time",
+            Asks::Safe => "keeps the stored report correct, not by luck of timing",
             Asks::Unsafe => "lets a stale write through or corrupts a report",
             Asks::Missed => "leaves a period without its report",
             Asks::TwoHolders => "lets two instances believe they hold the lock at once",

@@ -1,24 +1,33 @@
-//! The report of the contract (`locklab-report/1`), computed from the event
+//! The report of the contract (`locklab-report/2`), computed from the event
 //! log alone: safety, liveness, the metrics and the findings.
 //!
 //! A run's *epoch* is its place in the order in which the lock service granted
 //! runs the lock (its own truth, not the client's belief), or, under
 //! unique-insert, the order in which runs started. A run that gives the lock
 //! back and takes it again gets a new epoch: a write belongs to its run's latest
-//! grant. A write is *stale* when the object already holds a write from a later
-//! epoch.
+//! grant. A redelivered job runs under the grant it was first handed out with,
+//! so it has that run's epoch. A write is *stale* when the object already
+//! holds a write from a later epoch.
+//!
+//! Safety has three values. `unsafe`: a stale write landed, or a stored
+//! report was damaged (mixed runs when a run marked it complete, went back in
+//! time after a newer run completed it, or was left half rewritten). Else
+//! `at_risk`: two runs held the lock at once (by the service's truth or their
+//! own belief), one wrote where no fence checked while the other held it, and
+//! the other wrote unfenced too while it held it; only timing kept the data
+//! intact. Else `safe`: every write made during an overlap was fenced.
 
 use crate::event::{
     AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason, RowLockChange,
     RunPhase, SqlOutcome, TerminateReason, abort_text,
 };
-use crate::ids::{InstanceId, Period, RunId, SessionId, Token};
-use crate::scenario::{Expectation, Liveness, Safety, Scenario, StrategyId, seconds};
+use crate::ids::{InstanceId, Period, ReportOf, RunId, SessionId, Token};
+use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, seconds};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The report format tag.
-pub const REPORT_FORMAT: &str = "locklab-report/1";
+pub const REPORT_FORMAT: &str = "locklab-report/2";
 
 /// The report on a whole scenario.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -77,6 +86,21 @@ pub struct Finding {
 }
 
 impl StrategyReport {
+    /// The efficiency half of the verdict (Kleppmann separates locks for
+    /// efficiency from locks for correctness): the work done more than once.
+    pub fn efficiency(&self) -> String {
+        let metrics = &self.metrics;
+        if metrics.duplicate_runs == 0 && metrics.duplicate_side_effects == 0 {
+            return "no duplicated work".to_owned();
+        }
+        let plural = |count: u32, one: &str, many: &str| format!("{count} {}", if count == 1 { one } else { many });
+        format!(
+            "{} and {} (uploads and Slack posts beyond one run's worth)",
+            plural(metrics.duplicate_runs, "duplicate run", "duplicate runs"),
+            plural(metrics.duplicate_side_effects, "duplicate side effect", "duplicate side effects")
+        )
+    }
+
     /// Checks an expectation; the error says what differs.
     pub fn check(&self, expected: &Expectation) -> Result<(), String> {
         let mut problems = Vec::new();
@@ -98,8 +122,8 @@ impl StrategyReport {
 /// Which object a write went to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Object {
-    Chunk(Period, u8),
-    Row(Period),
+    Chunk(ReportOf, u8),
+    Row(ReportOf),
 }
 
 /// What the report knows of one run.
@@ -116,6 +140,36 @@ struct RunFacts {
     stopped: bool,
     /// It gave up on its report row (client timeout): the row may still land.
     gave_up_on_row: bool,
+    /// A job handed again after its process died (it took no lock itself).
+    redelivered: bool,
+    /// The report whose chunks it has written to, if any.
+    wrote_to: Option<ReportOf>,
+    /// Its first write where no fence checked while it held the lock.
+    unfenced: Option<UnfencedWrite>,
+}
+
+/// A write that no fence checked, made while its run held the lock.
+#[derive(Clone, Copy, Debug)]
+struct UnfencedWrite {
+    at_ms: u64,
+    event: u32,
+    run: RunId,
+    what: WriteKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum WriteKind {
+    Chunk { chunk: u8, report: ReportOf, token: Option<Token> },
+    Post,
+    Row { report: ReportOf },
+}
+
+/// The complete version of a report: which run marked it complete, from which epoch.
+#[derive(Clone, Copy, Debug)]
+struct Version {
+    run: RunId,
+    epoch: Option<u32>,
+    damaged: bool,
 }
 
 /// What the report counts of one period.
@@ -150,7 +204,15 @@ struct Analysis<'a> {
     /// The run of each epoch, by rank.
     epoch_runs: Vec<RunId>,
     latest_epoch: BTreeMap<Object, u32>,
-    final_chunk_writer: BTreeMap<(Period, u8), RunId>,
+    /// Who wrote each stored chunk last.
+    chunk_writer: BTreeMap<(ReportOf, u8), RunId>,
+    /// The complete version of each report.
+    versions: BTreeMap<ReportOf, Version>,
+    /// The runs that hold the lock now: by the service's truth, by their own belief.
+    holders: BTreeMap<RunId, (bool, bool)>,
+    /// Unfenced writes made while another run also held the lock, with that run.
+    overlapping_writes: Vec<(UnfencedWrite, RunId)>,
+    reports: ReportRule,
     token_holder: BTreeMap<Token, (InstanceId, RunId)>,
     believers: BTreeMap<InstanceId, (RunId, Option<Token>)>,
     waits: BTreeMap<SessionId, u64>,
@@ -176,7 +238,11 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         ),
         epoch_runs: Vec::with_capacity(16),
         latest_epoch: BTreeMap::new(),
-        final_chunk_writer: BTreeMap::new(),
+        chunk_writer: BTreeMap::new(),
+        versions: BTreeMap::new(),
+        holders: BTreeMap::new(),
+        overlapping_writes: Vec::new(),
+        reports: ReportRule::of(scenario),
         token_holder: BTreeMap::new(),
         believers: BTreeMap::new(),
         waits: BTreeMap::new(),
@@ -234,14 +300,6 @@ impl Analysis<'_> {
         self.run(run).epoch
     }
 
-    /// The report row of `period` has landed.
-    fn report_done(&self, period: Period) -> bool {
-        usize::try_from(period.0)
-            .ok()
-            .and_then(|index| self.periods.get(index))
-            .is_some_and(|facts| facts.report_done_ms.is_some())
-    }
-
     /// Records an applied write; returns the later run whose write it lands on, if stale.
     fn applied(&mut self, object: Object, run: RunId) -> Option<u32> {
         let epoch = self.epoch(run)?;
@@ -264,12 +322,189 @@ impl Analysis<'_> {
         entry(&mut self.runs, run.0).epoch = Some(epoch);
     }
 
+    /// A run starts or stops holding the lock, by the service's truth or its own belief.
+    fn set_holding(&mut self, run: RunId, truth: Option<bool>, belief: Option<bool>) {
+        let holding = self.holders.entry(run).or_insert((false, false));
+        if let Some(truth) = truth {
+            holding.0 = truth;
+        }
+        if let Some(belief) = belief {
+            holding.1 = belief;
+        }
+        if *holding == (false, false) {
+            self.holders.remove(&run);
+        }
+    }
+
+    /// A write that no fence checked. It matters only if its run held the
+    /// lock: then it is remembered, and so is every other run holding it too.
+    fn unfenced(&mut self, at_ms: u64, event: u32, run: RunId, what: WriteKind) {
+        if !self.holders.contains_key(&run) {
+            return;
+        }
+        let write = UnfencedWrite { at_ms, event, run, what };
+        entry(&mut self.runs, run.0).unfenced.get_or_insert(write);
+        for other in self.holders.keys().copied().filter(|other| *other != run) {
+            if !self.overlapping_writes.iter().any(|(seen, with)| seen.run == run && *with == other) {
+                self.overlapping_writes.push((write, other));
+            }
+        }
+    }
+
+    /// A write for people: whose, what, and why no fence checked it.
+    fn describe(&self, write: &UnfencedWrite) -> String {
+        let who = self.who(write.run);
+        match write.what {
+            WriteKind::Chunk { chunk, report, token: None } => {
+                format!("{who}'s upload of chunk {chunk} to {report} (it carries no token)")
+            }
+            WriteKind::Chunk { chunk, report, token: Some(token) } => format!(
+                "{who}'s upload of chunk {chunk} to {report} with token {token} (this storage does not check tokens)"
+            ),
+            WriteKind::Post => format!("{who}'s Slack post (Slack cannot check a token)"),
+            WriteKind::Row { report } => format!("{who}'s report row for {report} (it carries no token)"),
+        }
+    }
+
+    /// The distinct runs whose chunks `report` holds now.
+    fn chunk_runs(&self, report: ReportOf) -> BTreeSet<RunId> {
+        self.chunk_writer.range((report, 0)..=(report, u8::MAX)).map(|(_, run)| *run).collect()
+    }
+
+    /// Marks the complete version of `report` damaged, once, with a sentence.
+    fn damage(&mut self, report: ReportOf, at_ms: u64, event: u32, kind: &'static str, text: String) {
+        let Some(version) = self.versions.get_mut(&report) else {
+            return;
+        };
+        if version.damaged {
+            return;
+        }
+        version.damaged = true;
+        self.metrics.corrupted_reports += 1;
+        self.say(at_ms, event, kind, text);
+    }
+
+    /// An accepted write to `report` from `run`: if a run of a later grant
+    /// had already completed the report, the stored report goes back in time.
+    fn went_back(&mut self, report: ReportOf, run: RunId, what: &str, token: Option<Token>, at: u64, index: u32) {
+        let Some(version) = self.versions.get(&report).copied() else {
+            return;
+        };
+        let (Some(epoch), Some(completed)) = (self.epoch(run), version.epoch) else {
+            return;
+        };
+        if epoch >= completed || version.run == run {
+            return;
+        }
+        let why = match token {
+            None => " It carries no token, so nothing could refuse it.".to_owned(),
+            Some(token) if self.token_of(version.run) == Some(token) => {
+                format!(" Both runs hold token {token}: the counter went back, so the fence cannot tell them apart.")
+            }
+            Some(_) if !self.scenario.world.storage_checks_tokens => " This storage does not check tokens.".to_owned(),
+            Some(_) => String::new(),
+        };
+        let text = format!(
+            "{}'s {what} lands on {report} after {} (a later grant) completed it: the stored report goes back in time.{why}",
+            self.who(run),
+            self.who(version.run)
+        );
+        self.damage(report, at, index, "report_went_back", text);
+    }
+
+    /// `run`'s report row landed: the report is complete. It is damaged if its
+    /// stored chunks come from more than one run (under unique-insert
+    /// each run writes objects of its own, and none are tracked here), or if
+    /// a run of a later grant had completed it before: it went back in time.
+    fn completed(&mut self, report: ReportOf, run: RunId, token: Option<Token>, at: u64, index: u32) {
+        let previous = self.versions.get(&report).copied();
+        let epoch = self.epoch(run);
+        self.versions.insert(report, Version { run, epoch, damaged: false });
+        if let Some(previous) = previous
+            && previous.run != run
+            && let (Some(epoch), Some(newer)) = (epoch, previous.epoch)
+            && epoch < newer
+        {
+            let why = if token.is_none() { " Its row carries no token, so nothing refused it." } else { "" };
+            let text = format!(
+                "{}'s report row replaces the one {} (a later grant) wrote: the stored {report} goes back in time.{why}",
+                self.who(run),
+                self.who(previous.run)
+            );
+            self.damage(report, at, index, "report_went_back", text);
+            return;
+        }
+        let writers = self.chunk_runs(report);
+        if writers.len() > 1 {
+            let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
+            let text = format!(
+                "{} marks {report} complete, but its stored chunks come from {}: the report mixes two runs",
+                self.who(run),
+                names.join(" and ")
+            );
+            self.damage(report, at, index, "corrupted_report", text);
+        }
+    }
+
+    /// `run` stopped before finishing. If it had rewritten part of a report
+    /// another run had completed, and its chunks are still there, the stored
+    /// report is left mixed.
+    fn left_half_rewritten(&mut self, run: RunId, at: u64, index: u32) {
+        let Some(report) = self.run(run).wrote_to else {
+            return;
+        };
+        let Some(version) = self.versions.get(&report).copied() else {
+            return;
+        };
+        let writers = self.chunk_runs(report);
+        if version.damaged || version.run == run || !writers.contains(&run) || writers.len() < 2 {
+            return;
+        }
+        // Another run still rewriting the report will overwrite what this one left.
+        let rules = self.reports;
+        let rewriting = (0u32..).zip(&self.runs).any(|(other, facts)| {
+            other != run.0 && facts.working.is_some_and(|period| rules.report_of(period) == report)
+        });
+        if rewriting {
+            return;
+        }
+        let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
+        let fenced = self.scenario.world.storage_checks_tokens
+            && matches!(self.strategy, StrategyId::Fencing | StrategyId::Consensus);
+        let note = if fenced {
+            " Each chunk write was fenced; a fence checks one write, and the report is several."
+        } else {
+            ""
+        };
+        let text = format!(
+            "{} stopped halfway through rewriting {report} after {} had completed it, so the stored report mixes chunks from {}: a report made of several objects is not written atomically.{note}",
+            self.who(run),
+            self.who(version.run),
+            names.join(" and ")
+        );
+        self.damage(report, at, index, "partial_rewrite", text);
+    }
+
+    /// The token a run was seen to hold, if any.
+    fn token_of(&self, run: RunId) -> Option<Token> {
+        self.token_holder.iter().find(|(_, (_, holder))| *holder == run).map(|(token, _)| *token)
+    }
+
     fn event(&mut self, index: u32, event: &Event) {
         let at = event.at_ms;
         match event.kind {
             EventKind::Granted { run, .. } if self.strategy != StrategyId::UniqueInsert => self.begin_epoch(run),
-            EventKind::Run { run, phase: RunPhase::Started, .. } if self.strategy == StrategyId::UniqueInsert => {
+            EventKind::Run { run, phase: RunPhase::Started, .. }
+                if self.strategy == StrategyId::UniqueInsert && !self.run(run).redelivered =>
+            {
                 self.begin_epoch(run);
+            }
+            EventKind::Run { run, phase: RunPhase::Redelivered(from), .. } => {
+                // The job runs under the grant it was first handed out with.
+                let epoch = self.epoch(from);
+                let facts = entry(&mut self.runs, run.0);
+                facts.epoch = epoch;
+                facts.redelivered = true;
             }
             _ => {}
         }
@@ -320,6 +555,11 @@ impl Analysis<'_> {
                         facts.started = true;
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
+                        // A run that ended writes no more: it no longer counts as a holder.
+                        self.holders.remove(run);
+                        if matches!(phase, RunPhase::Aborted(_)) {
+                            self.left_half_rewritten(*run, at, index);
+                        }
                         let facts = entry(&mut self.runs, run.0);
                         facts.working = None;
                         if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
@@ -339,6 +579,7 @@ impl Analysis<'_> {
                 }
             }
             EventKind::Granted { run, instance, token } => {
+                self.set_holding(*run, Some(true), None);
                 if let Some((other, (_, other_token))) =
                     self.believers.iter().find(|(believer, (other_run, _))| *believer != instance && other_run != run)
                 {
@@ -353,6 +594,7 @@ impl Analysis<'_> {
                 }
             }
             EventKind::Revoked { run, instance, reason } => {
+                self.set_holding(*run, Some(false), None);
                 let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
                 match reason {
                     RevokeReason::DeletedByOther => {
@@ -373,8 +615,11 @@ impl Analysis<'_> {
                 }
             }
             EventKind::Belief { instance, run, holds, token } => {
+                self.set_holding(*run, None, Some(*holds));
                 if *holds {
-                    if let Some(token) = token {
+                    if let Some(token) = token
+                        && !self.run(*run).redelivered
+                    {
                         match self.token_holder.get(token) {
                             Some((other, other_run)) if other_run != run => {
                                 let text = format!(
@@ -396,14 +641,20 @@ impl Analysis<'_> {
                     self.believers.remove(instance);
                 }
             }
-            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => match outcome {
+            EventKind::Put { instance, run, period, report, chunk, own_object, token, outcome } => match outcome {
                 PutOutcome::Accepted => {
                     entry(&mut self.periods, period.0).puts += 1;
                     if *own_object {
                         return;
                     }
-                    self.final_chunk_writer.insert((*period, *chunk), *run);
-                    if let Some(later) = self.applied(Object::Chunk(*period, *chunk), *run) {
+                    self.chunk_writer.insert((*report, *chunk), *run);
+                    entry(&mut self.runs, run.0).wrote_to = Some(*report);
+                    if token.is_none() || !self.scenario.world.storage_checks_tokens {
+                        let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
+                        self.unfenced(at, index, *run, what);
+                    }
+                    self.went_back(*report, *run, &format!("chunk {chunk}"), *token, at, index);
+                    if let Some(later) = self.applied(Object::Chunk(*report, *chunk), *run) {
                         self.metrics.stale_writes_accepted += 1;
                         let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
                         let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
@@ -424,7 +675,8 @@ impl Analysis<'_> {
                     self.say(at, index, "stale_write_rejected", text);
                 }
             },
-            EventKind::Post { instance, period, .. } => {
+            EventKind::Post { instance, run, period } => {
+                self.unfenced(at, index, *run, WriteKind::Post);
                 let count = {
                     let facts = entry(&mut self.periods, period.0);
                     facts.posts += 1;
@@ -438,8 +690,17 @@ impl Analysis<'_> {
                     self.say(at, index, "duplicate_post", text);
                 }
             }
-            EventKind::RowApplied { period, run, token } => {
+            EventKind::RowApplied { period, report, run, token } => {
                 entry(&mut self.periods, period.0).report_done_ms.get_or_insert(at);
+                // A row is fenced by its token, by the unique key it is inserted
+                // under, or by being committed in the transaction that holds the row lock.
+                let fenced = token.is_some()
+                    || self.strategy == StrategyId::UniqueInsert
+                    || (self.strategy == StrategyId::DbLock && !self.run(*run).redelivered);
+                if !fenced {
+                    self.unfenced(at, index, *run, WriteKind::Row { report: *report });
+                }
+                self.completed(*report, *run, *token, at, index);
                 if self.run(*run).gave_up_on_row {
                     let text = format!(
                         "{}'s report row for period {} lands after {} gave up on it: an in-doubt commit; another run may already be redoing the report",
@@ -449,7 +710,7 @@ impl Analysis<'_> {
                     );
                     self.say(at, index, "in_doubt_commit", text);
                 }
-                if let Some(later) = self.applied(Object::Row(*period), *run) {
+                if let Some(later) = self.applied(Object::Row(*report), *run) {
                     self.metrics.stale_writes_accepted += 1;
                     let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
                     let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
@@ -520,37 +781,60 @@ impl Analysis<'_> {
         }
     }
 
+    /// Whether two runs held the lock at once and both wrote where no fence
+    /// checked: one while the other held it, the other while it held it. Says
+    /// so once per pair of runs, naming the writes.
+    fn two_holders_unfenced(&mut self) -> bool {
+        // One sentence per pair of instances; two runs of one instance (a
+        // redelivered job beside a new one) are told apart by run.
+        let mut said: Vec<(String, String)> = Vec::new();
+        for (write, other) in std::mem::take(&mut self.overlapping_writes) {
+            let Some(theirs) = self.run(other).unfenced else {
+                continue;
+            };
+            let same_instance = self.run(write.run).instance == self.run(other).instance;
+            let name = |run: RunId| if same_instance { format!("{} ({run})", self.who(run)) } else { self.who(run) };
+            let (mine, yours) = (name(write.run), name(other));
+            let pair = if mine < yours { (mine, yours) } else { (yours, mine) };
+            if said.contains(&pair) {
+                continue;
+            }
+            said.push(pair);
+            let (first, second) = if theirs.at_ms < write.at_ms { (theirs, write) } else { (write, theirs) };
+            let text = format!(
+                "{} and {} held the lock at once and both wrote where no fence checks: {}, and {}; only timing kept them from damaging each other",
+                name(write.run),
+                name(other),
+                self.describe(&first),
+                self.describe(&second)
+            );
+            self.say(second.at_ms, second.event, "unfenced_overlap", text);
+        }
+        !said.is_empty()
+    }
+
     fn finish(mut self) -> StrategyReport {
         let duration = self.scenario.duration_ms();
         self.advance(duration);
         for (_, since) in std::mem::take(&mut self.waits) {
             self.metrics.db_lock_wait_ms += duration - since;
         }
-        // Corrupted: the final report's chunks come from more than one run.
-        let mut writers: BTreeMap<Period, BTreeSet<RunId>> = BTreeMap::new();
-        for ((period, _), run) in &self.final_chunk_writer {
-            writers.entry(*period).or_default().insert(*run);
-        }
-        for (period, runs) in &writers {
-            // Only a complete report (its row exists) is a report; a half-written one is a missed period.
-            if runs.len() > 1 && self.report_done(*period) {
-                self.metrics.corrupted_reports += 1;
-                let names: Vec<String> = runs.iter().map(|run| self.who(*run)).collect();
-                let text = format!("period {}'s stored report mixes chunks from {}", period.0, names.join(" and "));
-                self.say(duration, u32::MAX, "corrupted_report", text);
-                // Say so when a writer stopped halfway: then no stale write is needed to mix the report.
-                let stopped: Vec<String> =
-                    runs.iter().filter(|run| self.run(**run).stopped).map(|run| self.who(*run)).collect();
-                if !stopped.is_empty() {
-                    let text = format!(
-                        "{} stopped halfway through rewriting period {}'s report after another run had completed it: each write was fenced, the report as a whole is not atomic",
-                        stopped.join(" and "),
-                        period.0
-                    );
-                    self.say(duration, u32::MAX, "partial_rewrite", text);
+        // A period's own report (`per_period`) is never rewritten in the normal
+        // course, so one still mixed at the end is damaged even if a rewrite is
+        // under way; the day's report is mixed during every refresh, so only
+        // what the rules above caught counts.
+        if self.reports.output == Output::PerPeriod {
+            let reports: Vec<ReportOf> = self.versions.keys().copied().collect();
+            for report in reports {
+                let writers = self.chunk_runs(report);
+                if writers.len() > 1 {
+                    let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
+                    let text = format!("{report}'s stored report mixes chunks from {}", names.join(" and "));
+                    self.damage(report, duration, u32::MAX, "corrupted_report", text);
                 }
             }
         }
+        let at_risk = self.two_holders_unfenced();
         let chunks = u32::from(self.scenario.world.report_chunks);
         for facts in &self.periods {
             self.metrics.duplicate_runs += facts.runs_started.saturating_sub(1);
@@ -577,9 +861,13 @@ impl Analysis<'_> {
         }
         let safety = if self.metrics.stale_writes_accepted > 0 || self.metrics.corrupted_reports > 0 {
             Safety::Unsafe
+        } else if at_risk {
+            Safety::AtRisk
         } else {
             Safety::Safe
         };
+        // Findings are said in time order; those decided at the end go where they happened.
+        self.findings.sort_by_key(|finding| finding.at_ms);
         let liveness = if self.metrics.missed_periods > 0 {
             Liveness::Missed
         } else if late {

@@ -1,18 +1,23 @@
-//! The `locklab/1` scenario document (see `shared/scenario-format.md`): what the
-//! CLI reads, what a share link encodes, what a quiz card is made of.
+//! The scenario document, `locklab/2` (and `locklab/1`, which keeps loading
+//! with the meaning it had; see `docs/formats.md`): what the CLI reads, what a
+//! share link encodes, what a quiz card is made of.
 //!
 //! Every field but `format` has a default and unknown fields are refused with
-//! their path, so a typo never silently becomes a default. Two optional fields
-//! extend the format backward-compatibly: `description` (prose for people) and
-//! `expect` (the outcome per strategy that the built-in table test checks).
+//! their path, so a typo never silently becomes a default. A few optional
+//! fields extend the format: `description` (prose for people), `expect` (the
+//! outcome per strategy that the built-in table test checks), `quiz`, and
+//! `world.redeliver_after_crash` (an at-least-once job runner).
 
-use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party};
+use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party, Period, ReportOf};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The format tag every scenario carries.
-pub const FORMAT: &str = "locklab/1";
+/// The format tag new scenarios carry.
+pub const FORMAT: &str = "locklab/2";
+/// The first version of the format, still read with its own defaults: every
+/// period writes its own report (`world.output: "per_period"`).
+pub const FORMAT_V1: &str = "locklab/1";
 /// Longest simulated run accepted: 24 hours.
 pub const MAX_DURATION_MS: u64 = 24 * 60 * 60 * 1000;
 /// Most faults one scenario may hold.
@@ -86,10 +91,33 @@ pub struct World {
     pub db_max_connections: u16,
     pub background_queries_per_s: u32,
     pub tcp_keepalive_ms: u64,
+    /// What every period's run writes; absent means the format version's
+    /// default (see [`Scenario::output`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
     pub storage_checks_tokens: bool,
     pub redis_replica: bool,
     pub replication_lag_ms: u64,
     pub failover_ms: u64,
+    /// An at-least-once job runner (an extension): the job a process died in
+    /// is handed again to that instance when it restarts, and the worker runs
+    /// it without taking the lock again, because the lock was taken when the
+    /// job was first handed out. This is how "B's pod restarted and it's ALSO
+    /// trying to run it" happens in real deployments: `SET NX` alone would
+    /// give the restarted process `(nil)`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub redeliver_after_crash: bool,
+}
+
+/// What the job writes each period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// Every period's run rewrites the one report of the day: the same chunk
+    /// objects, the same row, the same Slack channel (`generate-daily-report`).
+    Daily,
+    /// Every period writes a report of its own.
+    PerPeriod,
 }
 
 impl Default for World {
@@ -107,10 +135,12 @@ impl Default for World {
             background_queries_per_s: 5,
             // Linux defaults: 7200 s idle + 9 probes × 75 s.
             tcp_keepalive_ms: 7_875_000,
+            output: None,
             storage_checks_tokens: true,
             redis_replica: false,
             replication_lag_ms: 50,
             failover_ms: 5_000,
+            redeliver_after_crash: false,
         }
     }
 }
@@ -322,12 +352,21 @@ pub struct RedlockSettings {
     pub ttl_ms: u64,
     pub renew_every_ms: u64,
     pub nodes: u8,
+    /// The clock-drift allowance, as a share of the TTL: validity = TTL −
+    /// elapsed − (drift_factor × TTL + 2 ms). The Redis page asks only for
+    /// "a few milliseconds"; this arithmetic is its reference
+    /// implementations' (redlock-rb, redlock-py).
     pub drift_factor: f64,
+    /// antirez's "delayed restarts" (an extension): a node that restarts
+    /// without persistence stays unavailable for one TTL more, so that no
+    /// lock it forgot can still be valid somewhere when it takes new ones.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub delayed_restart: bool,
 }
 
 impl Default for RedlockSettings {
     fn default() -> Self {
-        RedlockSettings { ttl_ms: 30_000, renew_every_ms: 10_000, nodes: 5, drift_factor: 0.01 }
+        RedlockSettings { ttl_ms: 30_000, renew_every_ms: 10_000, nodes: 5, drift_factor: 0.01, delayed_restart: false }
     }
 }
 
@@ -665,12 +704,29 @@ pub fn seconds(ms: u64) -> String {
     }
 }
 
-/// Whether a run kept the data correct.
+/// Whether a run kept the data correct, and whether only timing did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Safety {
+    /// No stale write landed and no two holders wrote where no fence checked.
     Safe,
+    /// Two runs held the lock at once and both wrote where no fence checked:
+    /// the data survived only by timing. Mutual exclusion, which is what the
+    /// Redis documentation calls a lock's safety, was lost.
+    AtRisk,
+    /// A stale write landed or a stored report was damaged.
     Unsafe,
+}
+
+impl Safety {
+    /// The contract's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Safety::Safe => "safe",
+            Safety::AtRisk => "at_risk",
+            Safety::Unsafe => "unsafe",
+        }
+    }
 }
 
 /// Whether every period got its report, and in time.
@@ -680,6 +736,17 @@ pub enum Liveness {
     Ok,
     Late,
     Missed,
+}
+
+impl Liveness {
+    /// The contract's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Liveness::Ok => "ok",
+            Liveness::Late => "late",
+            Liveness::Missed => "missed",
+        }
+    }
 }
 
 /// What a built-in scenario promises about one strategy.
@@ -749,6 +816,46 @@ impl Scenario {
         serde_json::to_string_pretty(self).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
     }
 
+    /// What every period writes: the document's `world.output`, or its
+    /// format version's default (`daily` in `locklab/2`, `per_period` in
+    /// `locklab/1`, whose meaning a document keeps).
+    pub fn output(&self) -> Output {
+        self.world.output.unwrap_or(if self.format == FORMAT_V1 { Output::PerPeriod } else { Output::Daily })
+    }
+
+    /// Which store the writes meet, in a sentence for wherever a verdict is
+    /// shown: a fencing token protects only a resource that checks it.
+    pub fn storage_text(&self) -> &'static str {
+        if self.world.storage_checks_tokens {
+            "storage checks fencing tokens: it refuses a write whose token is lower than one it has seen"
+        } else {
+            "storage is a plain object store, like S3: the last PUT wins and no token is checked"
+        }
+    }
+
+    /// The wall-clock time of t = 0, in milliseconds since midnight, if
+    /// `clock_origin` reads as `HH:MM:SS`.
+    pub fn clock_origin_ms(&self) -> Option<u64> {
+        let mut parts = self.clock_origin.split(':');
+        let mut field = |limit: u64| -> Option<u64> {
+            let text = parts.next()?;
+            if text.len() != 2 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+                return None;
+            }
+            text.parse::<u64>().ok().filter(|value| *value < limit)
+        };
+        let (hours, minutes, seconds) = (field(24)?, field(60)?, field(60)?);
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(((hours * 60 + minutes) * 60 + seconds) * 1_000)
+    }
+
+    /// The report a period's run writes: its own, or the day's.
+    pub fn report_of(&self, period: Period) -> ReportOf {
+        ReportRule::of(self).report_of(period)
+    }
+
     /// Simulated time to run.
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(3 * self.world.cron_period_ms)
@@ -791,8 +898,17 @@ impl Scenario {
 
     /// Checks what the types alone cannot: ranges, parties that exist, times in the run.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if self.format != FORMAT {
-            return Err(refuse("format", format!("must be \"{FORMAT}\", found \"{}\"", self.format)));
+        if self.format != FORMAT && self.format != FORMAT_V1 {
+            return Err(refuse(
+                "format",
+                format!("must be \"{FORMAT}\" (or the older \"{FORMAT_V1}\"), found \"{}\"", self.format),
+            ));
+        }
+        if self.clock_origin_ms().is_none() {
+            return Err(refuse(
+                "clock_origin",
+                format!("must be a time of day as HH:MM:SS (00:00:00 to 23:59:59), found \"{}\"", self.clock_origin),
+            ));
         }
         let world = &self.world;
         let day = MAX_DURATION_MS;
@@ -947,6 +1063,37 @@ impl Scenario {
     }
 }
 
+/// How a period maps to the report it writes: everything
+/// [`Scenario::report_of`] needs, small enough for the simulator to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportRule {
+    pub output: Output,
+    pub clock_origin_ms: u64,
+    pub cron_period_ms: u64,
+}
+
+impl ReportRule {
+    pub fn of(scenario: &Scenario) -> ReportRule {
+        ReportRule {
+            output: scenario.output(),
+            clock_origin_ms: scenario.clock_origin_ms().unwrap_or(0),
+            cron_period_ms: scenario.world.cron_period_ms,
+        }
+    }
+
+    /// The report `period`'s run writes: under `daily`, the day its tick falls on.
+    pub fn report_of(self, period: Period) -> ReportOf {
+        const DAY_MS: u64 = 24 * 60 * 60 * 1_000;
+        match self.output {
+            Output::PerPeriod => ReportOf::Period(period),
+            Output::Daily => {
+                let tick_ms = self.clock_origin_ms + u64::from(period.0) * self.cron_period_ms;
+                ReportOf::Day(u32::try_from(tick_ms / DAY_MS).unwrap_or(u32::MAX))
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 enum TargetKind {
     Instance,
@@ -1002,6 +1149,22 @@ mod tests {
     }
 
     #[test]
+    fn a_document_keeps_the_output_of_its_version() {
+        let v2 = Scenario::from_json(r#"{"format": "locklab/2"}"#).unwrap();
+        assert_eq!(v2.output(), Output::Daily);
+        let v1 = Scenario::from_json(r#"{"format": "locklab/1"}"#).unwrap();
+        assert_eq!(v1.output(), Output::PerPeriod, "version 1 gave every period its own report");
+        let chosen = Scenario::from_json(r#"{"format": "locklab/1", "world": {"output": "daily"}}"#).unwrap();
+        assert_eq!(chosen.output(), Output::Daily, "a document may say which it means");
+        assert_eq!(Scenario::from_json(&v1.to_json()).unwrap().output(), Output::PerPeriod, "and keeps it");
+        assert_eq!(v2.report_of(Period(2)), v2.report_of(Period(0)), "every period rewrites the day's report");
+        assert_eq!(v1.report_of(Period(2)), ReportOf::Period(Period(2)));
+        // 02:00 plus 22 hours of five-minute periods crosses midnight: the next day's report.
+        assert_eq!(v2.report_of(Period(263)), ReportOf::Day(0));
+        assert_eq!(v2.report_of(Period(264)), ReportOf::Day(1));
+    }
+
+    #[test]
     fn a_strategy_alone_with_defaults() {
         let scenario = Scenario::from_json(r#"{"format": "locklab/1", "strategies": {"fencing": {}}}"#).unwrap();
         assert_eq!(scenario.strategy_settings(), vec![StrategySettings::Fencing(LeaseSettings::default())]);
@@ -1012,7 +1175,10 @@ mod tests {
         let cases = [
             (r#"{"format": "locklab/1", "wrold": {}}"#, "wrold: unknown field `wrold`"),
             (r#"{"format": "locklab/1", "world": {"instance": 3}}"#, "world.instance: unknown field `instance`"),
-            (r#"{"format": "locklab/2"}"#, "format: must be"),
+            (r#"{"format": "locklab/3"}"#, "format: must be"),
+            (r#"{"format": "locklab/2", "clock_origin": "banana"}"#, "clock_origin: must be a time of day"),
+            (r#"{"format": "locklab/2", "clock_origin": "99:00:00"}"#, "clock_origin: must be a time of day"),
+            (r#"{"format": "locklab/2", "world": {"output": "weekly"}}"#, "world.output: unknown variant"),
             (r#"{"format": "locklab/1", "world": {"instances": 9}}"#, "world.instances: 9 is out of range"),
             (
                 r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,

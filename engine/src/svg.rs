@@ -108,8 +108,8 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
     let metrics = &report.metrics;
     let verdict = format!(
         "{} · {} · overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · duplicate runs {} · missed periods {}",
-        if report.safety == crate::scenario::Safety::Safe { "SAFE" } else { "UNSAFE" },
-        format!("{:?}", report.liveness).to_uppercase(),
+        report.safety.name().replace('_', " ").to_uppercase(),
+        report.liveness.name().to_uppercase(),
         seconds(metrics.overlap_ms),
         metrics.stale_writes_accepted,
         metrics.stale_writes_rejected,

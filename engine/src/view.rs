@@ -19,10 +19,10 @@
 
 use crate::clock::LocalClock;
 use crate::event::{
-    BackgroundOutcome, ConnectionChange, ConsensusOp, ConsensusReply, DbClient, Event, EventKind, Owner, ProcessState,
-    PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode, RunPhase, Sql, SqlOutcome,
+    BackgroundOutcome, ConnectionChange, ConsensusOp, ConsensusReply, DbClient, Event, EventKind, LockValue, Owner,
+    ProcessState, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode, RunPhase, Sql, SqlOutcome,
 };
-use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
+use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{Fault, Scenario, StrategyId};
 
 /// A small map kept as a vector sorted by key. The view's maps hold a
@@ -382,7 +382,9 @@ pub struct InstanceView {
 /// The lock key on a Redis node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyView {
-    pub value: Owner,
+    pub value: LockValue,
+    /// The instance whose command set it (the seed's literal `locked` does not say).
+    pub setter: InstanceId,
     /// Absolute expiry on the clock of the node that set it.
     pub expires_local_ms: i64,
 }
@@ -424,8 +426,9 @@ pub struct DbView {
     pub row_lock_holders: Vec<RowLockView>,
     /// Waiters in the order they began waiting.
     pub row_lock_queue: Vec<RowLockView>,
-    /// The report row per period: the run and token it names.
-    pub report_rows: VecMap<Period, (RunId, Option<Token>)>,
+    /// The report rows, by key (the period's own row, or the day's): the
+    /// period whose run wrote it, that run and its token.
+    pub report_rows: VecMap<ReportOf, (Period, RunId, Option<Token>)>,
     /// The last background query's latency and outcome.
     pub last_background: Option<(u64, BackgroundOutcome)>,
     /// Query slowdown in percent (100: normal).
@@ -455,9 +458,9 @@ pub struct ChunkView {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct StorageView {
     /// The highest token seen per report.
-    pub highest_token: VecMap<Period, Token>,
+    pub highest_token: VecMap<ReportOf, Token>,
     /// The shared report's chunks: who wrote each last.
-    pub chunks: VecMap<(Period, u8), ChunkView>,
+    pub chunks: VecMap<(ReportOf, u8), ChunkView>,
     pub puts_accepted: u32,
     pub puts_rejected: u32,
 }
@@ -767,8 +770,8 @@ impl WorldAt {
                     }
                 }
             }
-            EventKind::Redis { node, command, reply, .. } => {
-                self.redis_command(*node, *command, *reply, at);
+            EventKind::Redis { node, client, command, reply, .. } => {
+                self.redis_command(*node, *client, *command, *reply, at);
                 if command.writes() && !matches!(reply, RedisReply::ConnectionRefused) {
                     self.queue_replication(*node, lag_ms);
                 }
@@ -839,17 +842,17 @@ impl WorldAt {
             EventKind::Background { latency_ms, outcome, .. } => {
                 self.db.last_background = Some((*latency_ms, *outcome))
             }
-            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => match outcome {
+            EventKind::Put { instance, run, report, chunk, own_object, token, outcome, .. } => match outcome {
                 PutOutcome::Accepted => {
                     self.storage.puts_accepted += 1;
                     if let Some(token) = token {
-                        let highest = self.storage.highest_token.get_or_insert(*period, *token);
+                        let highest = self.storage.highest_token.get_or_insert(*report, *token);
                         *highest = (*highest).max(*token);
                     }
                     if !*own_object {
                         self.storage
                             .chunks
-                            .insert((*period, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
+                            .insert((*report, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
                     }
                     if let Some(view) = self.instance_mut(*instance)
                         && let Some(current) = &mut view.run
@@ -860,7 +863,7 @@ impl WorldAt {
                 }
                 PutOutcome::Rejected(highest) => {
                     self.storage.puts_rejected += 1;
-                    let seen = self.storage.highest_token.get_or_insert(*period, *highest);
+                    let seen = self.storage.highest_token.get_or_insert(*report, *highest);
                     *seen = (*seen).max(*highest);
                 }
             },
@@ -877,8 +880,8 @@ impl WorldAt {
                     key.expires_at_ms = at + key.ttl_ms;
                 }
             }
-            EventKind::RowApplied { period, run, token } => {
-                self.db.report_rows.insert(*period, (*run, *token));
+            EventKind::RowApplied { period, report, run, token } => {
+                self.db.report_rows.insert(*report, (*period, *run, *token));
             }
             EventKind::DbSlow { factor_percent } => self.db.slow_percent = *factor_percent,
             #[allow(unreachable_patterns)]
@@ -886,7 +889,7 @@ impl WorldAt {
         }
     }
 
-    fn redis_command(&mut self, node: Party, command: RedisCommand, reply: RedisReply, at: u64) {
+    fn redis_command(&mut self, node: Party, setter: InstanceId, command: RedisCommand, reply: RedisReply, at: u64) {
         let Some(state) = self.redis_mut(node) else {
             return;
         };
@@ -894,10 +897,10 @@ impl WorldAt {
         let expiry = |ttl_ms: u64| local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
         match (command, reply) {
             (RedisCommand::SetNxEx { value, ttl_s }, RedisReply::Ok) => {
-                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
+                state.key = Some(KeyView { value, setter, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
             }
             (RedisCommand::SetNxPx { value, ttl_ms }, RedisReply::Ok) => {
-                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_ms) });
+                state.key = Some(KeyView { value, setter, expires_local_ms: expiry(ttl_ms) });
             }
             (RedisCommand::Del | RedisCommand::CompareAndDelete { .. }, RedisReply::Integer(1)) => {
                 state.key = None;
@@ -911,7 +914,7 @@ impl WorldAt {
                 }
             }
             (RedisCommand::SetNxPxIncr { value, ttl_ms }, RedisReply::Integer(counter)) => {
-                state.key = Some(KeyView { value, expires_local_ms: expiry(ttl_ms) });
+                state.key = Some(KeyView { value: LockValue::Owner(value), setter, expires_local_ms: expiry(ttl_ms) });
                 state.counter = counter;
             }
             (RedisCommand::Incr, RedisReply::Integer(value)) => state.counter = value,
@@ -1085,7 +1088,7 @@ impl Timeline {
                     self.grants.push(span);
                 }
             }
-            EventKind::Put { instance, run, period, chunk, own_object, token, outcome } => {
+            EventKind::Put { instance, run, period, chunk, own_object, token, outcome, .. } => {
                 self.writes.push(WriteMark {
                     at_ms: at,
                     instance: *instance,
@@ -1136,7 +1139,7 @@ impl Timeline {
         let mut now: Vec<(Resource, InstanceId)> = Vec::new();
         for node in &world.redis {
             if let (true, Some(key)) = (node.up, node.key) {
-                now.push((Resource::Redis(node.party), key.value.instance));
+                now.push((Resource::Redis(node.party), key.setter));
             }
         }
         if let Some(holder) = world.db.row_lock_holders.iter().find_map(|held| match (held.mode, held.client) {
@@ -1342,7 +1345,7 @@ mod tests {
 
     #[test]
     fn view_from_checkpoints_equals_a_full_replay() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         for strategy in StrategyId::ALL {
             let log = simulate(&scenario, strategy);
             let timeline = Timeline::build(&scenario, strategy, &log);
@@ -1354,19 +1357,19 @@ mod tests {
 
     #[test]
     fn view_shows_the_paused_holder_still_believing_after_its_ttl() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         let log = simulate(&scenario, StrategyId::Fencing);
         let timeline = Timeline::build(&scenario, StrategyId::Fencing, &log);
         let fault = timeline.faults.first().expect("the fault struck");
         let holder = fault.targets[0].instance().expect("an instance was paused");
         let world = timeline.world_at(&log, 60_000);
         let view = world.instance(holder).unwrap();
-        assert_eq!(view.process, ProcessView::Paused { until_ms: 99_000 });
+        assert_eq!(view.process, ProcessView::Paused { until_ms: 108_500 });
         assert!(view.belief.is_some(), "a paused holder keeps believing");
         assert!(view.granted.is_none(), "but Redis no longer counts it");
         assert!(world.believers().len() >= 2, "another instance took the lock");
         let key = world.redis[0].key.expect("the newcomer's key");
-        assert_ne!(key.value.instance, holder);
+        assert_ne!(key.setter, holder);
         let ttl = world.redis[0].ttl_ms(60_000).unwrap();
         assert!(ttl > 0 && ttl <= 30_000, "TTL counts down from 30 s: {ttl}");
         assert!(!timeline.overlaps.is_empty(), "the overlap is a lane");
@@ -1382,7 +1385,7 @@ mod tests {
 
     #[test]
     fn view_lanes_are_well_formed() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         for strategy in StrategyId::ALL {
             let log = simulate(&scenario, strategy);
             let timeline = Timeline::build(&scenario, strategy, &log);
@@ -1409,7 +1412,7 @@ mod tests {
 
     #[test]
     fn view_cost_series_count_every_put_and_post() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         for strategy in StrategyId::ALL {
             let log = simulate(&scenario, strategy);
             let timeline = Timeline::build(&scenario, strategy, &log);
@@ -1428,7 +1431,7 @@ mod tests {
 
     #[test]
     fn view_db_lock_shows_holder_and_queue() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         let log = simulate(&scenario, StrategyId::DbLock);
         let timeline = Timeline::build(&scenario, StrategyId::DbLock, &log);
         let world = timeline.world_at(&log, 50_000);
@@ -1445,7 +1448,7 @@ mod tests {
 
     #[test]
     fn view_redlock_has_five_nodes_with_keys() {
-        let scenario = gc_pause_at(9_000);
+        let scenario = gc_pause_at(18_500);
         let log = simulate(&scenario, StrategyId::Redlock);
         let timeline = Timeline::build(&scenario, StrategyId::Redlock, &log);
         assert_eq!(timeline.redis_nodes.len(), 5);

@@ -84,18 +84,38 @@ fn a_single_pause_breaks_the_naive_lock_once_its_ttl_is_sized_to_the_job() {
 }
 
 #[test]
-fn the_seeds_naive_lock_needs_two_faults_because_its_ttl_is_the_cron_period() {
-    // A pause that outlives the 300 s lock hands it to the next period's run, which
-    // writes the next period's report: late, never a rival for the same one. With
-    // the key lost (a Redis restart), a loser of the same period walks in, and a
-    // pause makes the old holder's write land last.
+fn a_single_pause_breaks_the_seeds_naive_lock_because_every_run_rewrites_the_daily_report() {
+    // The seed's job is generate-daily-report: the next period's run rewrites
+    // the same report, so a holder paused past its 300 s lock and the next
+    // period's holder both write it ("Both write to the same output").
     let single = ["gc_pause"];
-    let alone = search(StrategyId::Naive, Goal::Unsafe, &single, 1, 3_000);
-    assert!(!alone.found, "{}", rerun_hint(StrategyId::Naive, "unsafe", &single, 1, 3_000));
-    let kinds = ["gc_pause", "redis_restart"];
-    let found = search(StrategyId::Naive, Goal::Unsafe, &kinds, 2, 5_000);
-    assert!(found.found, "{}", rerun_hint(StrategyId::Naive, "unsafe", &kinds, 2, 5_000));
-    assert_eq!(replays(&found, Goal::Unsafe).faults.len(), 2);
+    let found = search(StrategyId::Naive, Goal::Unsafe, &single, 1, 5_000);
+    assert!(found.found, "{}", rerun_hint(StrategyId::Naive, "unsafe", &single, 1, 5_000));
+    assert_eq!(replays(&found, Goal::Unsafe).faults.len(), 1, "shrunk to one pause");
+}
+
+#[test]
+fn under_per_period_output_a_pause_alone_cannot_break_the_seeds_naive_lock() {
+    // A locklab/1 world gives every period its own report: a pause that outlives
+    // the 300 s lock hands it to the next period's run, which writes another
+    // report (late, never a rival for the same one). With the key lost (a Redis
+    // restart), a loser of the same period walks in.
+    let world = Scenario::from_json(r#"{"format": "locklab/1", "duration_ms": 300000}"#).expect("valid");
+    let search_world = |kinds: &[&str], max_faults: u8, runs: u32| {
+        let mut options = ExploreOptions::for_world(StrategyId::Naive, Goal::Unsafe, Some(&world));
+        options.kinds = kinds.iter().map(|kind| (*kind).to_owned()).collect();
+        options.max_faults = max_faults;
+        options.runs = runs;
+        Explorer::new(options).run()
+    };
+    let hint = "rerun: cargo run --release --bin locklab -- explore FILE --strategy naive --faults KINDS with FILE holding {\"format\": \"locklab/1\", \"duration_ms\": 300000}";
+    let alone = search_world(&["gc_pause"], 1, 3_000);
+    assert!(!alone.found, "{hint}");
+    // A Redis restart alone lets a loser of the same period in beside the holder,
+    // and the holder marks the report complete over the loser's first chunk.
+    let found = search_world(&["redis_restart"], 1, 5_000);
+    assert!(found.found, "{hint}");
+    assert_eq!(replays(&found, Goal::Unsafe).faults.len(), 1);
 }
 
 #[test]

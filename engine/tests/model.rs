@@ -122,7 +122,7 @@ fn the_unique_key_keeps_the_first_row() {
 #[test]
 fn storage_refuses_a_lower_token_and_only_when_it_checks() {
     let json = r#"{"format": "locklab/1", "duration_ms": 300000, "strategies": {"fencing": {}},
-        "faults": [{"at_ms": 20000, "kind": "gc_pause", "target": "holder", "duration_ms": 100000}]}"#;
+        "faults": [{"at_ms": 36500, "kind": "gc_pause", "target": "holder", "duration_ms": 100000}]}"#;
     let events = log(json, StrategyId::Fencing);
     let rejected = first(&events, |kind| matches!(kind, EventKind::Put { outcome: PutOutcome::Rejected(_), .. }))
         .expect("the paused holder's write is refused");
@@ -256,4 +256,68 @@ fn consensus_revisions_never_go_back_across_a_leader_loss() {
     assert!(tokens.len() >= 3);
     assert!(tokens.windows(2).all(|pair| pair[0] < pair[1]), "revisions only rise: {tokens:?}");
     assert!(first(&events, |kind| matches!(kind, EventKind::Leader { up: true })).is_some());
+}
+
+/// Kleppmann 2016 on Redlock without persistence: a node that restarts empty
+/// can give a second client its majority. antirez's answer, delayed restarts,
+/// keeps the node out for one TTL, and then the second majority never forms.
+#[test]
+fn a_delayed_restart_keeps_a_forgetful_redlock_node_from_making_a_second_majority() {
+    let world = |delayed: bool| {
+        format!(
+            r#"{{"format": "locklab/2", "seed": 2, "duration_ms": 120000, "world": {{"instances": 2}},
+            "strategies": {{"redlock": {{"delayed_restart": {delayed}}}}},
+            "faults": [
+              {{"at_ms": 0, "kind": "partition", "between": ["a", "redis-4"], "duration_ms": 120000}},
+              {{"at_ms": 0, "kind": "partition", "between": ["a", "redis-5"], "duration_ms": 120000}},
+              {{"at_ms": 0, "kind": "partition", "between": ["b", "redis-1"], "duration_ms": 120000}},
+              {{"at_ms": 0, "kind": "partition", "between": ["b", "redis-2"], "duration_ms": 120000}},
+              {{"at_ms": 5000, "kind": "redis_restart", "target": "redis-3", "down_ms": 1000}}]}}"#
+        )
+    };
+    let granted_to = |events: &[Event]| -> Vec<InstanceId> {
+        events
+            .iter()
+            .filter_map(|event| match event.kind {
+                EventKind::Granted { instance, .. } => Some(instance),
+                _ => None,
+            })
+            .collect()
+    };
+    let forgetful = log(&world(false), StrategyId::Redlock);
+    let report = locklab_engine::report::analyze(&scenario(&world(false)), StrategyId::Redlock, &forgetful);
+    assert!(report.metrics.overlap_ms > 0, "without a delayed restart, b takes a majority while a holds");
+    assert!(granted_to(&forgetful).len() >= 2);
+    let delayed = log(&world(true), StrategyId::Redlock);
+    let report = locklab_engine::report::analyze(&scenario(&world(true)), StrategyId::Redlock, &delayed);
+    assert_eq!(report.metrics.overlap_ms, 0, "redis-3 stays out for one TTL: no second majority while a holds");
+    let back = first(&delayed, |kind| matches!(kind, EventKind::RedisUp { node: Party::Redis(_), .. }))
+        .expect("redis-3 comes back");
+    assert_eq!(back.at_ms, 5000 + 1000 + 30_000, "down for its restart plus one TTL");
+}
+
+/// A partition between the holder and the database that outlasts TCP
+/// keepalive ends the holder's session, as a lost host does; a shorter one
+/// leaves it alone, and the holder goes on when the link comes back.
+#[test]
+fn a_partition_from_the_database_that_outlasts_keepalive_ends_the_session() {
+    let cut = |duration_ms: u64| {
+        format!(
+            r#"{{"format": "locklab/2", "duration_ms": 300000, "world": {{"background_queries_per_s": 0, "tcp_keepalive_ms": 60000}},
+            "strategies": {{"db-lock": {{}}}}, "faults": [{{"at_ms": 30000, "kind": "partition", "between": ["holder", "db"], "duration_ms": {duration_ms}}}]}}"#
+        )
+    };
+    let keepalive_ended = |events: &[Event]| {
+        first(events, |kind| {
+            matches!(
+                kind,
+                EventKind::Connection { change: ConnectionChange::Terminated(TerminateReason::KeepaliveTimeout), .. }
+            )
+        })
+        .map(|event| event.at_ms)
+    };
+    let long = log(&cut(120_000), StrategyId::DbLock);
+    assert_eq!(keepalive_ended(&long), Some(90_000), "keepalive gives up 60 s into the partition");
+    let short = log(&cut(20_000), StrategyId::DbLock);
+    assert_eq!(keepalive_ended(&short), None, "a partition shorter than keepalive ends no session");
 }

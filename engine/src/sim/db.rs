@@ -25,7 +25,7 @@ use crate::event::{
     BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange, RowLockMode, RowWrite, Sql,
     SqlError, SqlOutcome, TerminateReason,
 };
-use crate::ids::{Party, Period, RunId, SessionId, Token};
+use crate::ids::{Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{DbWait, StrategySettings};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -40,6 +40,8 @@ const BACKGROUND_POOL_SIZE: u8 = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReportRow {
+    /// The period whose run wrote it: under `daily`, the refresh the day's row reflects.
+    pub(crate) period: Period,
     pub(crate) run: RunId,
     pub(crate) token: Option<Token>,
 }
@@ -49,7 +51,7 @@ struct Session {
     client: DbClient,
     in_transaction: bool,
     /// A report row written in the open transaction, applied at COMMIT.
-    pending_row: Option<(Period, RunId, Option<Token>, RowWrite)>,
+    pending_row: Option<(Period, ReportOf, RunId, Option<Token>, RowWrite)>,
     /// The run whose `FOR UPDATE` this session holds.
     lock_run: Option<RunId>,
     busy: bool,
@@ -102,7 +104,7 @@ pub(crate) struct Database {
     next_session: u32,
     holders: Vec<(SessionId, RowLockMode)>,
     queue: VecDeque<RowWaiter>,
-    pub(crate) reports: BTreeMap<Period, ReportRow>,
+    pub(crate) reports: BTreeMap<ReportOf, ReportRow>,
     statements: Table<u32, Statement>,
     next_statement: u32,
     slow_until_ms: u64,
@@ -291,8 +293,9 @@ impl Sim {
         };
         match sql {
             Sql::Connect => {}
-            Sql::ReportExists { period } => {
-                let rows = u32::from(self.db.reports.contains_key(&period));
+            Sql::ReportExists { period, report } => {
+                // The day's row counts when it reflects this period or a later one.
+                let rows = u32::from(self.db.reports.get(&report).is_some_and(|row| row.period >= period));
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(rows), 0);
             }
             Sql::LockJobRow { wait } => {
@@ -330,26 +333,26 @@ impl Sim {
                     }
                 }
             }
-            Sql::WriteReport { period, run, token, how } => {
-                let outcome = self.row_outcome(period, token, how);
+            Sql::WriteReport { period, report, run, token, how } => {
+                let outcome = self.row_outcome(report, token, how);
                 if state.in_transaction {
                     if outcome != SqlOutcome::Rows(0)
                         && !matches!(outcome, SqlOutcome::StaleToken { .. })
                         && let Some(state) = self.db.sessions.get_mut(&session)
                     {
-                        state.pending_row = Some((period, run, token, how));
+                        state.pending_row = Some((period, report, run, token, how));
                     }
                 } else if outcome == SqlOutcome::Rows(1) {
-                    self.apply_row(period, run, token);
+                    self.apply_row(period, report, run, token);
                 }
                 self.finish_statement(caller, session, sql, outcome, 0);
             }
             Sql::Commit | Sql::Rollback => {
-                if let Some((period, run, token, how)) = state.pending_row
+                if let Some((period, report, run, token, how)) = state.pending_row
                     && sql == Sql::Commit
-                    && self.row_outcome(period, token, how) == SqlOutcome::Rows(1)
+                    && self.row_outcome(report, token, how) == SqlOutcome::Rows(1)
                 {
-                    self.apply_row(period, run, token);
+                    self.apply_row(period, report, run, token);
                 }
                 self.end_transaction(session);
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0);
@@ -373,8 +376,8 @@ impl Sim {
     }
 
     /// What a report-row write would do against the committed rows.
-    fn row_outcome(&self, period: Period, token: Option<Token>, how: RowWrite) -> SqlOutcome {
-        let existing = self.db.reports.get(&period);
+    fn row_outcome(&self, report: ReportOf, token: Option<Token>, how: RowWrite) -> SqlOutcome {
+        let existing = self.db.reports.get(&report);
         match (how, existing) {
             (RowWrite::InsertOrNothing, Some(_)) => SqlOutcome::Rows(0),
             (RowWrite::FencedUpsert, Some(ReportRow { token: Some(highest), .. })) if token < Some(*highest) => {
@@ -384,9 +387,9 @@ impl Sim {
         }
     }
 
-    fn apply_row(&mut self, period: Period, run: RunId, token: Option<Token>) {
-        self.db.reports.insert(period, ReportRow { run, token });
-        self.record(EventKind::RowApplied { period, run, token });
+    fn apply_row(&mut self, period: Period, report: ReportOf, run: RunId, token: Option<Token>) {
+        self.db.reports.insert(report, ReportRow { period, run, token });
+        self.record(EventKind::RowApplied { period, report, run, token });
     }
 
     fn grant_row(&mut self, session: SessionId, mode: RowLockMode, caller: Option<Caller>) {

@@ -21,9 +21,9 @@ use crate::event::{
     ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome,
     RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
 };
-use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, RunId, SessionId, Token};
+use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
-use crate::scenario::{Fault, Scenario, StrategySettings, Target, World};
+use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
 use crate::strategy::{Notice, Strategy};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -35,7 +35,7 @@ pub(crate) use runtime::{Instance, RunRecord};
 pub(crate) enum Request {
     Redis(RedisCommand),
     Sql { session: SessionId, sql: Sql },
-    Put { period: Period, chunk: u8, own_object: bool, token: Option<Token> },
+    Put { period: Period, report: ReportOf, chunk: u8, own_object: bool, token: Option<Token> },
     Post { period: Period },
     Consensus(ConsensusOp),
 }
@@ -105,16 +105,45 @@ struct Message {
 /// What a timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TimerPurpose {
-    Cron { instance: InstanceId },
-    Retry { run: RunId },
-    Chunk { run: RunId, chunk: u8 },
-    JobEnd { run: RunId },
-    Strategy { run: RunId, tag: u32 },
-    RequestTimeout { instance: InstanceId, request: u32 },
-    KeyExpiry { node: Party },
-    LockTimeout { session: SessionId },
-    IdleTimeout { session: SessionId },
-    LeaseExpiry { lease: crate::ids::LeaseId },
+    Cron {
+        instance: InstanceId,
+    },
+    Retry {
+        run: RunId,
+    },
+    Chunk {
+        run: RunId,
+        chunk: u8,
+    },
+    JobEnd {
+        run: RunId,
+    },
+    Strategy {
+        run: RunId,
+        tag: u32,
+    },
+    RequestTimeout {
+        instance: InstanceId,
+        request: u32,
+    },
+    /// The last bytes of an upload to storage leave the instance (see `send_upload`).
+    UploadDone {
+        instance: InstanceId,
+        request: u32,
+        timeout_ms: u64,
+    },
+    KeyExpiry {
+        node: Party,
+    },
+    LockTimeout {
+        session: SessionId,
+    },
+    IdleTimeout {
+        session: SessionId,
+    },
+    LeaseExpiry {
+        lease: crate::ids::LeaseId,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -288,12 +317,14 @@ impl Window {
 /// Object storage: the highest token seen per report, when it checks tokens.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Storage {
-    highest_token: BTreeMap<Period, Token>,
+    highest_token: BTreeMap<ReportOf, Token>,
 }
 
 /// The whole simulated world and its queue.
 pub(crate) struct Sim {
     pub(crate) world: World,
+    /// Which report each period's run writes (the scenario's `output`).
+    pub(crate) reports: ReportRule,
     pub(crate) duration_ms: u64,
     pub(crate) now_ms: u64,
     seq: u64,
@@ -351,11 +382,14 @@ impl Sim {
         let rng_background = root.fork();
         let instance_rngs: Vec<SimRng> = (0..world.instances).map(|_| root.fork()).collect();
 
-        let redlock_nodes = match &settings {
-            StrategySettings::Redlock(redlock) => Some(redlock.nodes),
-            _ => None,
+        let (redlock_nodes, restart_delay_ms) = match &settings {
+            StrategySettings::Redlock(redlock) => {
+                (Some(redlock.nodes), if redlock.delayed_restart { redlock.ttl_ms } else { 0 })
+            }
+            _ => (None, 0),
         };
-        let redis = redis::RedisCluster::new(redlock_nodes, world.redis_replica && redlock_nodes.is_none());
+        let with_replica = world.redis_replica && redlock_nodes.is_none();
+        let redis = redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms);
         let clocks = [ClockState { clock: LocalClock::default(), epoch: 0 }; PARTY_SLOTS];
 
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
@@ -368,6 +402,7 @@ impl Sim {
             scenario.duration_ms()
         );
         let mut sim = Sim {
+            reports: ReportRule::of(scenario),
             duration_ms: scenario.duration_ms(),
             now_ms: 0,
             seq: 0,
@@ -459,7 +494,7 @@ impl Sim {
             Action::Timer { id, epoch } => self.fire_timer(id, epoch, strategy),
             Action::Deliver(message) => self.deliver(message, strategy),
             Action::Resume { instance, generation } => self.resume(instance, generation),
-            Action::Restart { instance } => self.restart(instance),
+            Action::Restart { instance } => self.restart(instance, strategy),
             Action::RedisUp { node } => self.redis_up(node),
             Action::Promote => self.promote_replica(),
             Action::LeaderUp => self.leader_up(),
@@ -744,9 +779,10 @@ impl Sim {
                 }
             }
             (Party::Db, Request::Sql { session, sql }) => self.db_receive(from, request, run, session, sql),
-            (Party::Storage, Request::Put { period, chunk, own_object, token }) => {
-                let outcome = self.storage_put(period, token);
-                self.record(EventKind::Put { instance: client, run, period, chunk, own_object, token, outcome });
+            (Party::Storage, Request::Put { period, report, chunk, own_object, token }) => {
+                let outcome = self.storage_put(report, token);
+                let put = EventKind::Put { instance: client, run, period, report, chunk, own_object, token, outcome };
+                self.record(put);
                 self.reply(to, from, request, Reply::Put(outcome));
             }
             (Party::Slack, Request::Post { period }) => {
@@ -766,18 +802,18 @@ impl Sim {
         self.send_message(from, to, Payload::Reply { request, body });
     }
 
-    fn storage_put(&mut self, period: Period, token: Option<Token>) -> PutOutcome {
+    fn storage_put(&mut self, report: ReportOf, token: Option<Token>) -> PutOutcome {
         if !self.world.storage_checks_tokens {
             return PutOutcome::Accepted;
         }
         let Some(token) = token else {
             return PutOutcome::Accepted;
         };
-        match self.storage.highest_token.get(&period) {
+        match self.storage.highest_token.get(&report) {
             // Lower is refused; an equal token passes (it could be the same holder).
             Some(highest) if token < *highest => PutOutcome::Rejected(*highest),
             _ => {
-                self.storage.highest_token.insert(period, token);
+                self.storage.highest_token.insert(report, token);
                 PutOutcome::Accepted
             }
         }
@@ -879,6 +915,7 @@ impl Sim {
                     both_ways: !one_way,
                     extra_ms: 0,
                 };
+                self.cut_off_from_db(&window, duration_ms);
                 self.partitions.push(window);
             }
             Fault::RedisRestart { down_ms, .. } => {
@@ -896,16 +933,40 @@ impl Sim {
         }
     }
 
+    /// A partition between instances and the database that outlasts TCP
+    /// keepalive: the server's probes go unanswered, so it ends those
+    /// instances' sessions when keepalive gives up, as it does for a lost
+    /// host, and their transactions and row locks go with them.
+    fn cut_off_from_db(&mut self, window: &Window, duration_ms: u64) {
+        if duration_ms < self.world.tcp_keepalive_ms {
+            return;
+        }
+        let sides = [(&window.from, &window.to), (&window.to, &window.from)];
+        let cut: Vec<InstanceId> = sides
+            .into_iter()
+            .filter(|(_, other)| other.contains(&Party::Db))
+            .flat_map(|(side, _)| side.iter().filter_map(|party| party.instance()))
+            .collect();
+        let at = self.now_ms + self.world.tcp_keepalive_ms;
+        for instance in cut {
+            let sessions: Vec<SessionId> =
+                self.instances[instance.index()].pool.conns.iter().map(|conn| conn.session).collect();
+            for session in sessions {
+                self.schedule(at, Action::KeepaliveExpiry { session });
+            }
+        }
+    }
+
     fn pause(&mut self, instance: InstanceId, duration_ms: u64) {
         let state = &mut self.instances[instance.index()];
         if !state.is_alive() {
             return;
         }
-        let until = match state.process {
-            runtime::Process::Paused { until_ms } => until_ms.max(self.now_ms + duration_ms),
-            _ => self.now_ms + duration_ms,
+        let (since, until) = match state.process {
+            runtime::Process::Paused { since_ms, until_ms } => (since_ms, until_ms.max(self.now_ms + duration_ms)),
+            _ => (self.now_ms, self.now_ms + duration_ms),
         };
-        state.process = runtime::Process::Paused { until_ms: until };
+        state.process = runtime::Process::Paused { since_ms: since, until_ms: until };
         let generation = state.generation;
         self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms: until } });
         self.schedule(until, Action::Resume { instance, generation });
@@ -913,7 +974,7 @@ impl Sim {
 
     fn resume(&mut self, instance: InstanceId, generation: u32) {
         let state = &mut self.instances[instance.index()];
-        let runtime::Process::Paused { until_ms } = state.process else {
+        let runtime::Process::Paused { since_ms, until_ms } = state.process else {
             return;
         };
         if state.generation != generation || until_ms > self.now_ms {
@@ -922,6 +983,8 @@ impl Sim {
         state.process = runtime::Process::Running;
         let deferred = std::mem::take(&mut state.deferred);
         self.record(EventKind::Process { instance, state: ProcessState::Running });
+        // Work resumes where it stopped; its steps come before the overdue deadlines.
+        self.resume_work(instance, self.now_ms - since_ms);
         // Everything that came due during the pause happens now, in the order it came due.
         for action in deferred {
             self.schedule(self.now_ms, action);
@@ -938,13 +1001,62 @@ impl Sim {
         purpose: runtime::Purpose,
         timeout_ms: Option<u64>,
     ) {
+        let request = self.await_reply(instance, run, body, purpose, timeout_ms);
+        self.send_message(Party::Instance(instance), to, Payload::Request { request, run, body });
+    }
+
+    /// Remembers what the reply to a new request is for, and sets its timeout; returns the request's id.
+    fn await_reply(
+        &mut self,
+        instance: InstanceId,
+        run: RunId,
+        body: Request,
+        purpose: runtime::Purpose,
+        timeout_ms: Option<u64>,
+    ) -> u32 {
         let request = self.next_request;
         self.next_request += 1;
         let timer = timeout_ms.map(|after| {
             self.set_timer(Party::Instance(instance), after, TimerPurpose::RequestTimeout { instance, request })
         });
         self.instances[instance.index()].pending.insert(request, runtime::Pending { run, purpose, body, timer });
-        self.send_message(Party::Instance(instance), to, Payload::Request { request, run, body });
+        request
+    }
+
+    /// Sends storage a request whose body takes `upload_ms` of the instance's
+    /// time to stream out: it leaves when that time is up, and a pause that strikes
+    /// meanwhile holds it until the process resumes. Once started, the upload
+    /// is not called back when the run stops: the HTTP client finishes
+    /// sending what it began, which is how a write checked before a pause
+    /// lands after it (Kleppmann 2016). The client's timeout counts from
+    /// the end of the upload, as a response timeout does.
+    pub(crate) fn send_upload(
+        &mut self,
+        instance: InstanceId,
+        run: RunId,
+        body: Request,
+        purpose: runtime::Purpose,
+        timeout_ms: u64,
+        upload_ms: u64,
+    ) {
+        let request = self.await_reply(instance, run, body, purpose, None);
+        let done = TimerPurpose::UploadDone { instance, request, timeout_ms };
+        self.set_timer(Party::Instance(instance), upload_ms, done);
+    }
+
+    /// A request's upload is done: it goes on the wire, unless its answer is
+    /// no longer awaited (timed out, or the process died).
+    pub(crate) fn upload_done(&mut self, instance: InstanceId, request: u32, timeout_ms: u64) {
+        let Some(pending) = self.instances[instance.index()].pending.get(&request).copied() else {
+            return;
+        };
+        let timeout = TimerPurpose::RequestTimeout { instance, request };
+        let timer = self.set_timer(Party::Instance(instance), timeout_ms, timeout);
+        if let Some(pending) = self.instances[instance.index()].pending.get_mut(&request) {
+            pending.timer = Some(timer);
+        }
+        let payload = Payload::Request { request, run: pending.run, body: pending.body };
+        self.send_message(Party::Instance(instance), Party::Storage, payload);
     }
 
     /// The kernel closes a dead process's DB sockets: a FIN per session.

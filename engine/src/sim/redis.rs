@@ -15,13 +15,13 @@
 //! that is the primary's key; under Redlock, a value present on a majority.
 
 use super::{Action, Sim, TimerId, TimerPurpose, run_index};
-use crate::event::{EventKind, Owner, RedisCommand, RedisReply, RevokeReason};
+use crate::event::{EventKind, LockValue, Owner, RedisCommand, RedisReply, RevokeReason};
 use crate::ids::{InstanceId, Party, RedisNodeId, RunId};
 
 /// The lock key's entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LockEntry {
-    pub(crate) value: Owner,
+    pub(crate) value: LockValue,
     /// The run that set it (the simulation's knowledge, not Redis's).
     pub(crate) run: RunId,
     /// Absolute expiry on the clock of the node that set it.
@@ -67,11 +67,13 @@ pub(crate) struct RedisCluster {
     quorum: u8,
     /// Who the lock service counts as holder: the run whose value is on a majority of its authorities.
     pub(crate) holder: Option<RunId>,
+    /// How much longer a restarted node stays unavailable (Redlock's delayed restarts).
+    restart_delay_ms: u64,
 }
 
 impl RedisCluster {
     /// `redlock_nodes` is the node count under Redlock, `None` for one node.
-    pub(crate) fn new(redlock_nodes: Option<u8>, with_replica: bool) -> RedisCluster {
+    pub(crate) fn new(redlock_nodes: Option<u8>, with_replica: bool, restart_delay_ms: u64) -> RedisCluster {
         let count = redlock_nodes.unwrap_or(1);
         let nodes = (0..count).map(|index| RedisNode::new(Party::Redis(RedisNodeId(index)))).collect();
         RedisCluster {
@@ -81,6 +83,7 @@ impl RedisCluster {
             failover_pending: false,
             quorum: count / 2 + 1,
             holder: None,
+            restart_delay_ms,
         }
     }
 
@@ -169,7 +172,7 @@ impl Sim {
         let mut revoked = None;
         let state = self.redis.node_mut(node)?;
         let ttl_entry = |ttl_ms: u64| LockEntry {
-            value: Owner { instance: client, nonce: 0 },
+            value: LockValue::Owner(Owner { instance: client, nonce: 0 }),
             run,
             expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
         };
@@ -189,7 +192,7 @@ impl Sim {
                 if state.lock.is_some() {
                     RedisReply::Nil
                 } else {
-                    let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
+                    let entry = LockEntry { value: LockValue::Owner(value), ..ttl_entry(ttl_ms) };
                     state.lock = Some(entry);
                     state.counter += 1;
                     replication = [Some(ReplicationOp::SetLock(entry)), Some(ReplicationOp::Counter(state.counter))];
@@ -220,7 +223,7 @@ impl Sim {
                 RedisReply::Integer(state.counter)
             }
             RedisCommand::CompareAndDelete { value } => match state.lock {
-                Some(entry) if entry.value == value => {
+                Some(entry) if entry.value == LockValue::Owner(value) => {
                     state.lock = None;
                     revoked = Some(RevokeReason::Released);
                     replication[0] = Some(ReplicationOp::DelLock);
@@ -229,7 +232,7 @@ impl Sim {
                 _ => RedisReply::Integer(0),
             },
             RedisCommand::CompareAndExtend { value, ttl_ms } => match &mut state.lock {
-                Some(entry) if entry.value == value => {
+                Some(entry) if entry.value == LockValue::Owner(value) => {
                     entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
                     replication[0] = Some(ReplicationOp::SetLock(*entry));
                     RedisReply::Integer(1)
@@ -348,7 +351,8 @@ impl Sim {
         }
         self.redis_truth(RevokeReason::Forgotten);
         if let Some(after) = back_after_ms {
-            self.schedule(self.now_ms + after, Action::RedisUp { node });
+            // A delayed restart keeps the node out for one TTL more, so a lock it forgot has expired everywhere.
+            self.schedule(self.now_ms + after + self.redis.restart_delay_ms, Action::RedisUp { node });
         }
     }
 

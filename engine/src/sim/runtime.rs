@@ -8,24 +8,44 @@
 //! exists (skip if so), `report_chunks` PUTs spread over `job_ms`, the Slack
 //! post, and last the report row, which marks the period done. The row comes
 //! last so that a crash before it leaves the period to be retried.
+//!
+//! The job's work is time the process runs, not time on the wall: a GC pause
+//! moves every step still ahead by the length of the pause (a 90 s job paused
+//! for 60 s takes 150 s), while deadlines that passed during the pause
+//! (renewals, request timeouts, a lease's own validity) fire at once.
+//!
+//! With `world.redeliver_after_crash`, a job whose process died is handed
+//! again to that instance when it restarts (an at-least-once job runner), and
+//! runs under the grant it was first handed out with: no new lock, the old
+//! token if there was one.
 
 use super::table::Table;
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
-use crate::event::{AbortReason, EventKind, Owner, ProcessState, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome};
-use crate::ids::{InstanceId, Party, Period, RunId, SessionId, Token};
+use crate::event::{
+    AbortReason, EventKind, Owner, ProcessState, PutOutcome, RowWrite, RunPhase, Sql, SqlError, SqlOutcome,
+};
+use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::strategy::{Notice, Strategy};
 use std::collections::VecDeque;
 
 /// Client timeouts of the runtime's own requests.
 const STORAGE_TIMEOUT_MS: u64 = 10_000;
+/// How long a report chunk takes to stream to storage from the instance.
+/// The lease is checked when the upload starts (the chunk's step), so a
+/// pause during this second is Kleppmann's "pause after the check".
+const CHUNK_UPLOAD_MS: u64 = 1_000;
 const SQL_TIMEOUT_MS: u64 = 30_000;
 
 /// An instance's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Process {
     Running,
-    Paused { until_ms: u64 },
+    /// Stopped by a GC pause since `since_ms`, until `until_ms` (true times).
+    Paused {
+        since_ms: u64,
+        until_ms: u64,
+    },
     Dead,
     HostLost,
 }
@@ -116,6 +136,9 @@ pub(crate) struct Instance {
     pub(crate) pending: Table<u32, Pending>,
     pub(crate) pool: Pool,
     next_period: u32,
+    /// Jobs the process died in, with their runs, for the job runner to hand
+    /// again at restart (`world.redeliver_after_crash`).
+    redeliver: Vec<RunId>,
 }
 
 impl Instance {
@@ -128,6 +151,7 @@ impl Instance {
             pending: Table::with_capacity(8),
             pool: Pool::new(pool_size),
             next_period: 0,
+            redeliver: Vec::new(),
         }
     }
     pub(crate) fn is_paused(&self) -> bool {
@@ -168,13 +192,27 @@ pub(crate) struct RunRecord {
     pub(crate) believes: bool,
     pub(crate) started: bool,
     pub(crate) ended: bool,
+    /// Handed the job a dead run had (`world.redeliver_after_crash`): it
+    /// writes with `token`, the grant's, and never took the lock itself.
+    pub(crate) redelivered: bool,
     /// Chunk uploads sent and not yet answered.
     chunks_in_flight: u8,
     /// The retry it waits for: a run waits for one retry at a time.
     retry_timer: Option<TimerId>,
-    /// The job's chunk timers and its end timer, set one after the other, so
-    /// their ids are consecutive: `first..first + count`.
-    job_timers: (u32, u32),
+    /// The job's progress: it started when its instance's clock read
+    /// `start_local_ms`, has been moved `paused_ms` later by pauses, and its
+    /// next step is chunk `next_step` (or, at `report_chunks`, the job's end),
+    /// due by `work_timer`.
+    job: JobProgress,
+}
+
+/// Where a run's job is in its work (see [`RunRecord::job`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JobProgress {
+    start_local_ms: i64,
+    paused_ms: u64,
+    next_step: u8,
+    work_timer: Option<TimerId>,
 }
 
 impl Sim {
@@ -260,12 +298,62 @@ impl Sim {
             believes: false,
             started: false,
             ended: false,
+            redelivered: false,
             chunks_in_flight: 0,
             retry_timer: None,
-            job_timers: (0, 0),
+            job: JobProgress::default(),
         });
         self.log_run(run, RunPhase::Trying);
         strategy.acquire(&mut self.cx(run));
+    }
+
+    /// The job runner hands `instance`'s fresh process the job that `dead`
+    /// died in. The worker takes no lock: it runs under the grant the job was
+    /// handed out with, believing itself entitled, and writes with its token.
+    fn redeliver(&mut self, instance: InstanceId, dead: RunId, strategy: &mut dyn Strategy) {
+        let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
+        let dead_record = self.run_record(dead);
+        let (period, token) = (dead_record.period, dead_record.token);
+        let state = &mut self.instances[instance.index()];
+        let owner = Owner { instance, nonce: state.rng.nonce() };
+        let generation = state.generation;
+        self.runs.push(RunRecord {
+            instance,
+            period,
+            owner,
+            generation,
+            stage: Stage::Checking,
+            token,
+            granted: false,
+            believes: true,
+            started: false,
+            ended: false,
+            redelivered: true,
+            chunks_in_flight: 0,
+            retry_timer: None,
+            job: JobProgress::default(),
+        });
+        self.log_run(run, RunPhase::Redelivered(dead));
+        self.record(EventKind::Belief { instance, run, holds: true, token });
+        self.check_report(run, true, strategy);
+    }
+
+    /// The token a run's writes carry: the strategy's, or for a redelivered
+    /// job the one it was first handed out with.
+    fn write_token(&self, run: RunId, strategy: &dyn Strategy) -> Option<Token> {
+        let record = self.run_record(run);
+        if record.redelivered { record.token } else { strategy.token(run) }
+    }
+
+    /// The report row a period's run writes: the day's (or period's) report,
+    /// except that a first-writer-wins insert keeps its unique key
+    /// (job, period), as the contract's option D has it.
+    fn row_report(&self, run: RunId, strategy: &dyn Strategy) -> ReportOf {
+        let period = self.run_record(run).period;
+        match strategy.report_row(run) {
+            RowWrite::InsertOrNothing => ReportOf::Period(period),
+            RowWrite::Upsert | RowWrite::FencedUpsert => self.reports.report_of(period),
+        }
     }
 
     // ----- notices from the strategy -----
@@ -357,14 +445,11 @@ impl Sim {
         assert!(!record.ended, "{run} ended twice");
         record.ended = true;
         record.stage = Stage::Ended;
-        let (retry_timer, (first, count)) = (record.retry_timer.take(), std::mem::take(&mut record.job_timers));
+        let (retry_timer, work_timer) = (record.retry_timer.take(), record.job.work_timer.take());
         let (believed, instance) = (record.believes, record.instance);
         record.believes = false;
-        if let Some(timer) = retry_timer {
+        for timer in [retry_timer, work_timer].into_iter().flatten() {
             self.cancel_timer(timer);
-        }
-        for id in first..first + count {
-            self.cancel_timer(TimerId(id));
         }
         if believed {
             self.record(EventKind::Belief { instance, run, holds: false, token: None });
@@ -376,7 +461,7 @@ impl Sim {
     fn check_report(&mut self, run: RunId, after_acquire: bool, strategy: &mut dyn Strategy) {
         let record = self.run_record(run);
         let (instance, period) = (record.instance, record.period);
-        let sql = Sql::ReportExists { period };
+        let sql = Sql::ReportExists { period, report: self.row_report(run, strategy) };
         match strategy.session(run) {
             Some(session) => self.send_request(
                 instance,
@@ -429,24 +514,68 @@ impl Sim {
         let record = self.run_record_mut(run);
         record.stage = Stage::Working;
         record.started = true;
-        let instance = record.instance;
+        let (instance, redelivered) = (record.instance, record.redelivered);
         self.log_run(run, RunPhase::Started);
-        strategy.job_started(&mut self.cx(run));
-        let job_ms = self.world.job_ms;
-        let chunks = u64::from(self.world.report_chunks);
-        let party = Party::Instance(instance);
-        let mut last = None;
-        for chunk in 0..self.world.report_chunks {
-            let after = job_ms * (u64::from(chunk) + 1) / (chunks + 1);
-            last = Some(self.set_timer(party, after, TimerPurpose::Chunk { run, chunk }));
+        if !redelivered {
+            strategy.job_started(&mut self.cx(run));
         }
-        let end = self.set_timer(party, job_ms, TimerPurpose::JobEnd { run });
-        let count = u32::from(self.world.report_chunks) + 1;
-        let first = end.0 + 1 - count;
-        assert!(last.is_none_or(|last| last.0 + 1 == end.0), "{run}'s job timers are not consecutive");
+        let start_local_ms = self.local_now(Party::Instance(instance));
         let record = self.run_record_mut(run);
-        assert_eq!(record.job_timers.1, 0, "{run} started its job twice");
-        record.job_timers = (first, count);
+        assert!(record.job.work_timer.is_none(), "{run} started its job twice");
+        record.job = JobProgress { start_local_ms, paused_ms: 0, next_step: 0, work_timer: None };
+        self.schedule_work(run);
+    }
+
+    /// Sets the timer for the job's next step: a chunk, or (after the last) the job's end.
+    fn schedule_work(&mut self, run: RunId) {
+        let (chunks, job_ms) = (self.world.report_chunks, self.world.job_ms);
+        let record = self.run_record(run);
+        let (instance, job) = (record.instance, record.job);
+        // Step k of `chunks + 1` is due k + 1 equal shares into the job's work.
+        let step_ms = job_ms * (u64::from(job.next_step) + 1) / (u64::from(chunks) + 1);
+        let due_local_ms =
+            job.start_local_ms.saturating_add(i64::try_from(step_ms + job.paused_ms).unwrap_or(i64::MAX / 4));
+        let purpose = if job.next_step < chunks {
+            TimerPurpose::Chunk { run, chunk: job.next_step }
+        } else {
+            TimerPurpose::JobEnd { run }
+        };
+        let timer = self.set_timer_at(Party::Instance(instance), due_local_ms, purpose);
+        self.run_record_mut(run).job.work_timer = Some(timer);
+    }
+
+    /// `instance` resumes after a pause of `paused_ms`: the work its jobs had
+    /// left still takes the time it had left, so each job's next step moves
+    /// that much later. A step that was due the moment the pause struck is
+    /// due now, and comes before the deadlines that passed during the pause.
+    pub(crate) fn resume_work(&mut self, instance: InstanceId, paused_ms: u64) {
+        for run in self.live_runs(instance) {
+            let Some(timer) = self.run_record(run).job.work_timer else { continue };
+            self.cancel_timer(timer);
+            let record = self.run_record_mut(run);
+            record.job.paused_ms += paused_ms;
+            record.job.work_timer = None;
+            self.schedule_work(run);
+        }
+    }
+
+    /// The job's step came due: upload a chunk, or end the work, then set the next step.
+    fn work_step(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+        let record = self.run_record_mut(run);
+        record.job.work_timer = None;
+        if record.stage != Stage::Working {
+            return;
+        }
+        let step = record.job.next_step;
+        record.job.next_step += 1;
+        if step < self.world.report_chunks {
+            self.write_chunk(run, step, strategy);
+            if self.run_record(run).stage == Stage::Working {
+                self.schedule_work(run);
+            }
+        } else {
+            self.end_job(run);
+        }
     }
 
     fn write_chunk(&mut self, run: RunId, chunk: u8, strategy: &mut dyn Strategy) {
@@ -455,9 +584,16 @@ impl Sim {
             return;
         }
         let (instance, period) = (record.instance, record.period);
-        let body = Request::Put { period, chunk, own_object: strategy.own_objects(), token: strategy.token(run) };
+        let body = Request::Put {
+            period,
+            report: self.reports.report_of(period),
+            chunk,
+            own_object: strategy.own_objects(),
+            token: self.write_token(run, strategy),
+        };
         self.run_record_mut(run).chunks_in_flight += 1;
-        self.send_request(instance, Party::Storage, run, body, Purpose::Chunk, Some(STORAGE_TIMEOUT_MS));
+        let (timeout, upload) = (STORAGE_TIMEOUT_MS, CHUNK_UPLOAD_MS);
+        self.send_upload(instance, run, body, Purpose::Chunk, timeout, upload);
     }
 
     /// A chunk's PUT was answered (or timed out). The job awaits every upload:
@@ -511,7 +647,13 @@ impl Sim {
             return;
         }
         let (instance, period) = (record.instance, record.period);
-        let sql = Sql::WriteReport { period, run, token: strategy.token(run), how: strategy.report_row(run) };
+        let sql = Sql::WriteReport {
+            period,
+            report: self.row_report(run, strategy),
+            run,
+            token: self.write_token(run, strategy),
+            how: strategy.report_row(run),
+        };
         match strategy.session(run) {
             Some(session) => self.send_request(
                 instance,
@@ -596,12 +738,14 @@ impl Sim {
                     self.check_report(run, false, strategy);
                 }
             }
-            TimerPurpose::Chunk { run, chunk } => self.write_chunk(run, chunk, strategy),
-            TimerPurpose::JobEnd { run } => self.end_job(run),
+            TimerPurpose::Chunk { run, .. } | TimerPurpose::JobEnd { run } => self.work_step(run, strategy),
             TimerPurpose::Strategy { run, tag } => {
                 if !self.run_record(run).ended {
                     strategy.on_timer(&mut self.cx(run), tag);
                 }
+            }
+            TimerPurpose::UploadDone { instance, request, timeout_ms } => {
+                self.upload_done(instance, request, timeout_ms)
             }
             TimerPurpose::RequestTimeout { instance, request } => {
                 let Some(pending) = self.instances[instance.index()].pending.remove(&request) else {
@@ -723,6 +867,9 @@ impl Sim {
             return;
         }
         for run in self.live_runs(instance) {
+            if self.world.redeliver_after_crash && self.run_record(run).started {
+                self.instances[instance.index()].redeliver.push(run);
+            }
             self.log_run(run, RunPhase::Aborted(AbortReason::ProcessDied));
             strategy.forget(run);
             self.end_run(run);
@@ -754,7 +901,7 @@ impl Sim {
         }
     }
 
-    pub(crate) fn restart(&mut self, instance: InstanceId) {
+    pub(crate) fn restart(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
         if self.instances[instance.index()].is_alive() {
             return;
         }
@@ -767,6 +914,10 @@ impl Sim {
         let latest = u32::try_from((local / period_ms).max(0)).unwrap_or(0);
         let state = &mut self.instances[instance.index()];
         state.next_period = latest;
+        let redeliver = std::mem::take(&mut state.redeliver);
         self.set_timer_at(Party::Instance(instance), local, TimerPurpose::Cron { instance });
+        for dead in redeliver {
+            self.redeliver(instance, dead, strategy);
+        }
     }
 }

@@ -98,7 +98,7 @@ impl Strategy for ConsensusLease {
             }
             lease::TAG_DEADLINE => {
                 if let Some(keeper) = held.keeper.as_mut() {
-                    keeper.lost(cx);
+                    keeper.expired(cx);
                 }
             }
             _ => {}

@@ -103,7 +103,7 @@ impl Strategy for Fencing {
             lease::TAG_DEADLINE => {
                 held.holds = false;
                 if let Some(keeper) = held.keeper.as_mut() {
-                    keeper.lost(cx);
+                    keeper.expired(cx);
                 }
             }
             _ => {}

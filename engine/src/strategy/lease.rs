@@ -60,10 +60,17 @@ impl LeaseKeeper {
         }
     }
 
-    /// The lease ran out by the holder's own clock, or a renewal was refused.
+    /// A renewal was refused: the lock is somebody else's now.
     pub(crate) fn lost(&mut self, cx: &mut Cx<'_>) {
         self.stop(cx);
         cx.lost(AbortReason::RenewalFailed);
+    }
+
+    /// The lease ran out by the holder's own clock before a renewal secured
+    /// more: a deadline that passed (during a pause, say) fires at once.
+    pub(crate) fn expired(&mut self, cx: &mut Cx<'_>) {
+        self.stop(cx);
+        cx.lost(AbortReason::LeaseExpired);
     }
 
     /// Cancels the keeper's timers.

@@ -1,10 +1,11 @@
-//! `naive`: the seed's `SET job:daily-report <owner> NX EX 300`. The TTL is
-//! meant to outlast the job, so the lock is never renewed; it is never
-//! released (the seed) or released with a plain `DEL`, which deletes whatever
-//! lock is there, somebody else's included.
+//! `naive`: the seed's `SET job:daily-report locked NX EX 300`, value and
+//! all: every instance writes the literal `locked`, so nothing tells one
+//! holder from another. The TTL is meant to outlast the job, so the lock is
+//! never renewed; it is never released (the seed) or released with a plain
+//! `DEL`, which deletes whatever lock is there, somebody else's included.
 
 use super::Strategy;
-use crate::event::{RedisCommand, RedisReply, RowWrite};
+use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::{NaiveRelease, NaiveSettings};
 use crate::sim::{Cx, Reply};
@@ -26,7 +27,7 @@ impl Naive {
 
 impl Strategy for Naive {
     fn acquire(&mut self, cx: &mut Cx<'_>) {
-        let value = cx.owner();
+        let value = LockValue::Locked;
         let ttl_ms = self.settings.ttl_ms;
         let command = if ttl_ms.is_multiple_of(1000) {
             RedisCommand::SetNxEx { value, ttl_s: ttl_ms / 1000 }

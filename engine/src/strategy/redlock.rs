@@ -4,7 +4,9 @@
 //! 1. Read the clock, send `SET key value NX PX ttl` to every node with a small
 //!    per-node timeout (here all at once; the page allows either).
 //! 2. The lock is acquired if a majority (`nodes/2+1`) said OK and the time
-//!    spent is below the TTL: validity = TTL − elapsed − (drift_factor × TTL + 2 ms).
+//!    spent is below the TTL: validity = TTL − elapsed − drift. The page
+//!    allows "a few milliseconds" of drift; `drift_factor × TTL + 2 ms` is
+//!    the allowance of its reference implementations (redlock-rb, redlock-py).
 //! 3. Otherwise unlock every node and retry after a random delay.
 //! 4. Extension: the compare-and-extend script on every node; it holds if a
 //!    majority extended within the validity time.
@@ -13,7 +15,7 @@
 //! monotonically), so storage cannot tell a stale holder from the current one.
 
 use super::{LeaseKeeper, Strategy, lease};
-use crate::event::{RedisCommand, RedisReply, RowWrite};
+use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::RedlockSettings;
 use crate::sim::table::RunMap;
@@ -58,7 +60,8 @@ impl Redlock {
         usize::from(self.settings.nodes) / 2 + 1
     }
 
-    /// `drift_factor × TTL + 2 ms`, the page's allowance for clock drift.
+    /// `drift_factor × TTL + 2 ms`: the reference implementations' allowance
+    /// for clock drift (the page itself says "a few milliseconds").
     fn drift_ms(&self) -> i64 {
         // The page's arithmetic in floating point, truncated: the same on every platform.
         #[allow(clippy::cast_possible_truncation)]
@@ -142,7 +145,7 @@ impl Strategy for Redlock {
             keeper: None,
         };
         self.runs.insert(cx.run(), attempt);
-        let command = RedisCommand::SetNxPx { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
+        let command = RedisCommand::SetNxPx { value: LockValue::Owner(cx.owner()), ttl_ms: self.settings.ttl_ms };
         self.broadcast(cx, command, 0);
     }
 
@@ -184,7 +187,7 @@ impl Strategy for Redlock {
             }
             lease::TAG_DEADLINE => {
                 if let Some(keeper) = attempt.keeper.as_mut() {
-                    keeper.lost(cx);
+                    keeper.expired(cx);
                 }
             }
             _ => {}
