@@ -15,7 +15,7 @@ usage:
   locklab show NAME
   locklab render FILE|NAME --strategy ID [--svg OUT] [--log OUT]
   locklab explore [FILE|NAME] --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
-                  [--goal unsafe|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
+                  [--goal unsafe|at_risk|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
                   [--format text|json]
 
 FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
@@ -316,7 +316,7 @@ fn explore(options: &Options) -> Result<String, String> {
         .find(|(flag, _)| flag == "--goal")
         .map(|(_, value)| {
             Goal::parse(value).ok_or_else(|| {
-                format!("unknown goal `{value}`; expected unsafe, late, wasteful, stale_write or two_holders")
+                format!("unknown goal `{value}`; expected unsafe, at_risk, late, wasteful, stale_write or two_holders")
             })
         })
         .transpose()?

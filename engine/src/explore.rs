@@ -35,6 +35,8 @@ pub const FAULT_KINDS: [&str; 11] = [
 pub enum Goal {
     /// A stale write accepted or a report corrupted.
     Unsafe,
+    /// Not safe: unsafe, or two holders that both wrote where no fence checks.
+    AtRisk,
     /// A report late or missing.
     Late,
     /// Work or resources wasted: duplicate side effects, pool starvation, other services failing.
@@ -49,6 +51,7 @@ impl Goal {
     pub fn parse(name: &str) -> Option<Goal> {
         match name {
             "unsafe" => Some(Goal::Unsafe),
+            "at_risk" => Some(Goal::AtRisk),
             "late" => Some(Goal::Late),
             "wasteful" => Some(Goal::Wasteful),
             "stale_write" => Some(Goal::StaleWrite),
@@ -62,6 +65,7 @@ impl Goal {
         let metrics = &report.metrics;
         match self {
             Goal::Unsafe => report.safety == Safety::Unsafe,
+            Goal::AtRisk => report.safety != Safety::Safe,
             Goal::Late => report.liveness != Liveness::Ok,
             Goal::Wasteful => {
                 metrics.duplicate_side_effects > 0
@@ -92,8 +96,8 @@ pub struct ExploreOptions {
 }
 
 impl ExploreOptions {
-    /// The default search for a strategy: the seed's world over one cron
-    /// period; other services' traffic only when looking for waste (it costs
+    /// The default search for a strategy: the seed's world over two cron
+    /// periods; other services' traffic only when looking for waste (it costs
     /// time and matters only there).
     pub fn new(strategy: StrategyId, goal: Goal) -> ExploreOptions {
         // Two cron periods: every period's run rewrites the day's report, so
@@ -382,6 +386,7 @@ impl Explorer {
         let report = self.report(&scenario.faults);
         let what = match self.options.goal {
             Goal::Unsafe => "breaks",
+            Goal::AtRisk => "puts at risk",
             Goal::Late => "delays",
             Goal::Wasteful => "wastes work under",
             Goal::StaleWrite => "gets a stale write past",

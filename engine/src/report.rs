@@ -93,11 +93,11 @@ impl StrategyReport {
         if metrics.duplicate_runs == 0 && metrics.duplicate_side_effects == 0 {
             return "no duplicated work".to_owned();
         }
-        let plural = |count: u32, one: &str, many: &str| format!("{count} {}", if count == 1 { one } else { many });
+        let (runs, effects) = (metrics.duplicate_runs, metrics.duplicate_side_effects);
         format!(
-            "{} and {} (uploads and Slack posts beyond one run's worth)",
-            plural(metrics.duplicate_runs, "duplicate run", "duplicate runs"),
-            plural(metrics.duplicate_side_effects, "duplicate side effect", "duplicate side effects")
+            "{runs} duplicate {}, {effects} duplicate {}",
+            if runs == 1 { "run" } else { "runs" },
+            if effects == 1 { "upload/post" } else { "uploads/posts" }
         )
     }
 
@@ -206,10 +206,12 @@ struct Analysis<'a> {
     latest_epoch: BTreeMap<Object, u32>,
     /// Who wrote each stored chunk last.
     chunk_writer: BTreeMap<(ReportOf, u8), RunId>,
-    /// The complete version of each report.
-    versions: BTreeMap<ReportOf, Version>,
-    /// The runs that hold the lock now: by the service's truth, by their own belief.
-    holders: BTreeMap<RunId, (bool, bool)>,
+    /// The complete version of each report (a run writes one or two reports:
+    /// a short list, and no map to carry in the browser's wasm).
+    versions: Vec<(ReportOf, Version)>,
+    /// The runs that hold the lock now: by the service's truth, by their own
+    /// belief. Rarely more than two, so a list.
+    holders: Vec<(RunId, bool, bool)>,
     /// Unfenced writes made while another run also held the lock, with that run.
     overlapping_writes: Vec<(UnfencedWrite, RunId)>,
     reports: ReportRule,
@@ -239,8 +241,8 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         epoch_runs: Vec::with_capacity(16),
         latest_epoch: BTreeMap::new(),
         chunk_writer: BTreeMap::new(),
-        versions: BTreeMap::new(),
-        holders: BTreeMap::new(),
+        versions: Vec::new(),
+        holders: Vec::new(),
         overlapping_writes: Vec::new(),
         reports: ReportRule::of(scenario),
         token_holder: BTreeMap::new(),
@@ -272,8 +274,11 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
 }
 
 impl Analysis<'_> {
+    /// Adds a finding in time order: one decided late (at the end of the run)
+    /// goes where it happened, after the findings of the same moment.
     fn say(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String) {
-        self.findings.push(Finding { at_ms, kind, text, event });
+        let position = self.findings.partition_point(|finding| finding.at_ms <= at_ms);
+        self.findings.insert(position, Finding { at_ms, kind, text, event });
     }
 
     fn advance(&mut self, at_ms: u64) {
@@ -324,27 +329,42 @@ impl Analysis<'_> {
 
     /// A run starts or stops holding the lock, by the service's truth or its own belief.
     fn set_holding(&mut self, run: RunId, truth: Option<bool>, belief: Option<bool>) {
-        let holding = self.holders.entry(run).or_insert((false, false));
-        if let Some(truth) = truth {
-            holding.0 = truth;
+        let position = match self.holders.iter().position(|(holder, ..)| *holder == run) {
+            Some(position) => position,
+            None => {
+                self.holders.push((run, false, false));
+                self.holders.len() - 1
+            }
+        };
+        let holding = &mut self.holders[position];
+        holding.1 = truth.unwrap_or(holding.1);
+        holding.2 = belief.unwrap_or(holding.2);
+        if !holding.1 && !holding.2 {
+            self.holders.swap_remove(position);
         }
-        if let Some(belief) = belief {
-            holding.1 = belief;
-        }
-        if *holding == (false, false) {
-            self.holders.remove(&run);
-        }
+    }
+
+    /// `run` no longer holds the lock in any sense (it ended).
+    fn stop_holding(&mut self, run: RunId) {
+        self.holders.retain(|(holder, ..)| *holder != run);
+    }
+
+    /// The complete version of `report`, if a run has completed it.
+    fn version(&self, report: ReportOf) -> Option<Version> {
+        self.versions.iter().find(|(of, _)| *of == report).map(|(_, version)| *version)
     }
 
     /// A write that no fence checked. It matters only if its run held the
     /// lock: then it is remembered, and so is every other run holding it too.
     fn unfenced(&mut self, at_ms: u64, event: u32, run: RunId, what: WriteKind) {
-        if !self.holders.contains_key(&run) {
+        if !self.holders.iter().any(|(holder, ..)| *holder == run) {
             return;
         }
         let write = UnfencedWrite { at_ms, event, run, what };
         entry(&mut self.runs, run.0).unfenced.get_or_insert(write);
-        for other in self.holders.keys().copied().filter(|other| *other != run) {
+        let others: Vec<RunId> =
+            self.holders.iter().map(|(holder, ..)| *holder).filter(|other| *other != run).collect();
+        for other in others {
             if !self.overlapping_writes.iter().any(|(seen, with)| seen.run == run && *with == other) {
                 self.overlapping_writes.push((write, other));
             }
@@ -373,7 +393,7 @@ impl Analysis<'_> {
 
     /// Marks the complete version of `report` damaged, once, with a sentence.
     fn damage(&mut self, report: ReportOf, at_ms: u64, event: u32, kind: &'static str, text: String) {
-        let Some(version) = self.versions.get_mut(&report) else {
+        let Some((_, version)) = self.versions.iter_mut().find(|(of, _)| *of == report) else {
             return;
         };
         if version.damaged {
@@ -387,7 +407,7 @@ impl Analysis<'_> {
     /// An accepted write to `report` from `run`: if a run of a later grant
     /// had already completed the report, the stored report goes back in time.
     fn went_back(&mut self, report: ReportOf, run: RunId, what: &str, token: Option<Token>, at: u64, index: u32) {
-        let Some(version) = self.versions.get(&report).copied() else {
+        let Some(version) = self.version(report) else {
             return;
         };
         let (Some(epoch), Some(completed)) = (self.epoch(run), version.epoch) else {
@@ -417,9 +437,13 @@ impl Analysis<'_> {
     /// each run writes objects of its own, and none are tracked here), or if
     /// a run of a later grant had completed it before: it went back in time.
     fn completed(&mut self, report: ReportOf, run: RunId, token: Option<Token>, at: u64, index: u32) {
-        let previous = self.versions.get(&report).copied();
+        let previous = self.version(report);
         let epoch = self.epoch(run);
-        self.versions.insert(report, Version { run, epoch, damaged: false });
+        let version = Version { run, epoch, damaged: false };
+        match self.versions.iter_mut().find(|(of, _)| *of == report) {
+            Some((_, slot)) => *slot = version,
+            None => self.versions.push((report, version)),
+        }
         if let Some(previous) = previous
             && previous.run != run
             && let (Some(epoch), Some(newer)) = (epoch, previous.epoch)
@@ -453,7 +477,7 @@ impl Analysis<'_> {
         let Some(report) = self.run(run).wrote_to else {
             return;
         };
-        let Some(version) = self.versions.get(&report).copied() else {
+        let Some(version) = self.version(report) else {
             return;
         };
         let writers = self.chunk_runs(report);
@@ -556,7 +580,7 @@ impl Analysis<'_> {
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
                         // A run that ended writes no more: it no longer counts as a holder.
-                        self.holders.remove(run);
+                        self.stop_holding(*run);
                         if matches!(phase, RunPhase::Aborted(_)) {
                             self.left_half_rewritten(*run, at, index);
                         }
@@ -824,7 +848,7 @@ impl Analysis<'_> {
         // under way; the day's report is mixed during every refresh, so only
         // what the rules above caught counts.
         if self.reports.output == Output::PerPeriod {
-            let reports: Vec<ReportOf> = self.versions.keys().copied().collect();
+            let reports: Vec<ReportOf> = self.versions.iter().map(|(report, _)| *report).collect();
             for report in reports {
                 let writers = self.chunk_runs(report);
                 if writers.len() > 1 {
@@ -866,8 +890,6 @@ impl Analysis<'_> {
         } else {
             Safety::Safe
         };
-        // Findings are said in time order; those decided at the end go where they happened.
-        self.findings.sort_by_key(|finding| finding.at_ms);
         let liveness = if self.metrics.missed_periods > 0 {
             Liveness::Missed
         } else if late {

@@ -823,6 +823,17 @@ impl Scenario {
         self.world.output.unwrap_or(if self.format == FORMAT_V1 { Output::PerPeriod } else { Output::Daily })
     }
 
+    /// The same scenario as a document of the current format, for the lab to
+    /// write a changed or saved scenario in. A `locklab/1` document keeps
+    /// its meaning: the output its version gave it becomes explicit.
+    pub fn in_current_format(mut self) -> Scenario {
+        if self.format != FORMAT {
+            self.world.output = Some(self.output());
+            self.format = FORMAT.to_owned();
+        }
+        self
+    }
+
     /// Which store the writes meet, in a sentence for wherever a verdict is
     /// shown: a fencing token protects only a resource that checks it.
     pub fn storage_text(&self) -> &'static str {

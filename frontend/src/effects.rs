@@ -375,10 +375,12 @@ pub fn read_scenario_file(file: web_sys::File, dispatch: Callback<Action>) {
     });
 }
 
-/// Offers the scenario as a JSON download.
+/// Offers the scenario as a JSON download, in the current format (a
+/// `locklab/1` scenario is saved as `locklab/2` that means the same).
 pub fn save_scenario_file(scenario: &Scenario) -> Result<String, String> {
     let file_name = file_name_for(scenario, ".json");
-    download_text(&scenario.to_json(), "application/json", &file_name)?;
+    let document = scenario.clone().in_current_format();
+    download_text(&document.to_json(), "application/json", &file_name)?;
     Ok(file_name)
 }
 

@@ -19,8 +19,9 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 /// The goals the search can look for, with what each means.
-pub const GOALS: [(&str, &str); 5] = [
-    ("unsafe", "Unsafe: a stale write accepted or a report corrupted"),
+pub const GOALS: [(&str, &str); 6] = [
+    ("unsafe", "Unsafe: a stale write accepted or a report damaged"),
+    ("at_risk", "At risk or worse: two holders wrote where no fence checks, or unsafe"),
     ("stale_write", "Stale write: a write applied over a newer holder's (what a fencing token prevents)"),
     ("two_holders", "Two holders: two instances believed they held the lock at once"),
     ("late", "Late: a report late or missing"),

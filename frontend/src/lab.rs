@@ -124,10 +124,8 @@ pub fn strategy_label_in(scenario: &Scenario, strategy: StrategyId) -> String {
 fn labelled(strategy: StrategyId, title: &str) -> String {
     match strategy.quiz_letter() {
         Some(letter) => format!("{letter} · {title}"),
-        None => match strategy {
-            StrategyId::Naive => format!("Baseline · {title}"),
-            _ => title.to_owned(),
-        },
+        None if strategy == StrategyId::Naive => format!("Baseline · {title}"),
+        None => title.to_owned(),
     }
 }
 
@@ -135,9 +133,7 @@ fn labelled(strategy: StrategyId, title: &str) -> String {
 pub fn strategy_short(strategy: StrategyId) -> String {
     match strategy.quiz_letter() {
         Some(letter) => format!("Option {letter}"),
-        None => match strategy {
-            StrategyId::Naive => "Baseline".to_owned(),
-            _ => "Consensus".to_owned(),
-        },
+        None if strategy == StrategyId::Naive => "Baseline".to_owned(),
+        None => "Consensus".to_owned(),
     }
 }

@@ -328,7 +328,9 @@ impl LabState {
 
 /// A scenario the user has changed: the built-in's promised outcome and its
 /// story no longer describe it, so they go, and the name says it was changed.
-fn changed(mut scenario: Scenario) -> Scenario {
+/// It is a new document, so it is written in the current format.
+fn changed(scenario: Scenario) -> Scenario {
+    let mut scenario = scenario.in_current_format();
     scenario.expect.clear();
     scenario.description = None;
     if !scenario.name.ends_with(" (changed)") {

@@ -90,8 +90,10 @@ fn stepping_and_scrubbing_stay_inside_the_run() {
 #[wasm_bindgen_test]
 fn the_lanes_show_a_rejected_write_with_both_tokens() {
     let mut scenario = calm_night();
+    // The pause strikes while the holder uploads its first chunk, after the
+    // lease check: the upload lands after the pause, with the old token.
     scenario.faults = vec![locklab_engine::Fault::GcPause {
-        at_ms: 9_000,
+        at_ms: 18_500,
         target: locklab_engine::scenario::Target::Holder,
         duration_ms: 90_000,
     }];
@@ -241,7 +243,7 @@ fn an_explore_request_carries_its_world_as_a_scenario_document() {
     assert_eq!(state.request.window_ms, (0, 200_000), "the first two thirds of its 300 s");
     let text = serde_json::to_string(&state.request).unwrap();
     let wire: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert!(wire["world"].as_str().is_some_and(|document| document.contains("\"locklab/1\"")), "{text}");
+    assert!(wire["world"].as_str().is_some_and(|document| document.contains("\"locklab/2\"")), "{text}");
     let back: ExploreRequest = serde_json::from_str(&text).unwrap();
     assert_eq!(back.world.as_deref(), Some(&world));
     let options = back.options().expect("a valid search");

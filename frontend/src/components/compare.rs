@@ -4,7 +4,7 @@
 
 use crate::components::timeline::Timeline;
 use crate::components::verdicts::{
-    badge_markup, liveness_badge, liveness_badge_parts, liveness_word, safety_badge, safety_badge_parts, safety_word,
+    EFFICIENCY_TITLE, badge_markup, liveness_badge, liveness_badge_parts, safety_badge, safety_badge_parts,
 };
 use crate::format;
 use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label_in};
@@ -37,13 +37,23 @@ pub fn compare_view(props: &CompareProps) -> Html {
         })
     };
     let mut table = Svg::new();
+    // The six runs share the scenario: one line says which store they all write to.
+    if let Some(run) = runs.first() {
+        table.raw(format_args!(
+            "<p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
+            run.scenario.world.storage_checks_tokens,
+            run.scenario.storage_text()
+        ));
+    }
     table.raw(format_args!(
         "<table class=\"verdict-table\" id=\"verdict-table\"><caption class=\"visually-hidden\">One verdict row per strategy</caption>\
          <thead><tr><th scope=\"col\">Strategy</th><th scope=\"col\">Safety</th><th scope=\"col\">Liveness</th>\
+         <th scope=\"col\" title=\"{}\">Efficiency</th>\
          <th scope=\"col\">Overlap</th><th scope=\"col\"><abbr title=\"stale writes accepted\">Stale ✓</abbr></th>\
          <th scope=\"col\"><abbr title=\"stale writes rejected\">Stale ✗</abbr></th><th scope=\"col\">Corrupt</th>\
          <th scope=\"col\">Runs (dup.)</th><th scope=\"col\"><abbr title=\"duplicate side effects\">Dup. effects</abbr></th>\
-         <th scope=\"col\">Missed</th><th scope=\"col\"><abbr title=\"background queries that failed\">Bg. failed</abbr></th></tr></thead><tbody>"
+         <th scope=\"col\">Missed</th><th scope=\"col\"><abbr title=\"background queries that failed\">Bg. failed</abbr></th></tr></thead><tbody>",
+        Esc(EFFICIENCY_TITLE)
     ));
     for run in &runs {
         let report = &run.report;
@@ -54,7 +64,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
              data-overlap-ms=\"{}\" data-stale-accepted=\"{}\" data-stale-rejected=\"{}\" data-corrupted=\"{}\" data-runs=\"{}\" \
              data-side-effects=\"{}\" data-missed=\"{}\" data-background-failures=\"{}\">\
              <th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{name}\" aria-label=\"Open {} on its own\">{}</button></th>\
-             <td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             metrics.overlap_ms,
             metrics.stale_writes_accepted,
@@ -68,6 +78,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
             Esc(&label),
             badge_markup(safety_badge_parts(report.safety)),
             badge_markup(liveness_badge_parts(report.liveness)),
+            report.efficiency(),
             format::duration(metrics.overlap_ms),
             metrics.stale_writes_accepted,
             metrics.stale_writes_rejected,
@@ -78,8 +89,8 @@ pub fn compare_view(props: &CompareProps) -> Html {
             metrics.missed_periods,
             metrics.background_query_timeouts,
             name = run.strategy.name(),
-            safety = safety_word(report.safety),
-            liveness = liveness_word(report.liveness),
+            safety = report.safety.name(),
+            liveness = report.liveness.name(),
         ));
     }
     table.raw(format_args!("</tbody></table>"));

@@ -486,7 +486,5 @@ pub fn short_fault(fault: &locklab_engine::Fault) -> String {
         F::RedisFailover { target, .. } => format!("{target} failover"),
         F::ConsensusLeaderLoss { .. } => "leader lost".to_owned(),
         F::DbSlow { factor, .. } => format!("db {factor}× slow"),
-        #[allow(unreachable_patterns)]
-        _ => fault.kind_name().replace('_', " "),
     }
 }

@@ -1,6 +1,7 @@
 //! The fault script: the scenario's faults as an editable list (add, remove,
 //! change time and fields), the built-in scenarios as starting points, and
-//! loading and saving the whole scenario as `locklab/1` JSON.
+//! loading and saving the whole scenario as JSON: saved as `locklab/2`,
+//! loaded as `locklab/2` or the older `locklab/1` (which keeps its meaning).
 //!
 //! Edits go through the scenario's own validation: a bad value is refused
 //! with the field named (`faults[2].duration_ms: …`) and the run is kept.

@@ -6,10 +6,11 @@
 use crate::format;
 use crate::lab::RunRef;
 use crate::svg::{Esc, Num, Svg};
-use locklab_engine::event::{BackgroundOutcome, DbClient, RowLockMode, RunPhase};
-use locklab_engine::ids::{Party, Token};
+use locklab_engine::event::{BackgroundOutcome, DbClient, LockValue, RowLockMode, RunPhase};
+use locklab_engine::ids::{Party, ReportOf, Token};
+use locklab_engine::scenario::Output;
 use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
-use locklab_engine::{Fault, StrategyId};
+use locklab_engine::{Fault, Scenario, StrategyId};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -139,8 +140,7 @@ fn instance_lines(
                 RunPhase::Finished => "finished".to_owned(),
                 RunPhase::Aborted(_) => "stopped its job".to_owned(),
                 RunPhase::GaveUp => "gave up".to_owned(),
-                #[allow(unreachable_patterns)]
-                _ => "busy".to_owned(),
+                RunPhase::Redelivered(from) => format!("redelivered {from}'s job, no lock"),
             };
             format!("{} p{}: {phase}", run.run, run.period.0)
         }
@@ -153,6 +153,32 @@ fn instance_lines(
         if view.pool.waiting > 0 { format!(", {} waiting", view.pool.waiting) } else { String::new() }
     );
     (title, tone, vec![(clock, "clock"), belief, truth, (run, "run"), (pool, "pool")])
+}
+
+/// A stored report in a few words: `report p3`, `daily report`.
+fn report_name(report: ReportOf) -> String {
+    match report {
+        ReportOf::Period(period) => format!("report p{}", period.0),
+        ReportOf::Day(0) => "daily report".to_owned(),
+        ReportOf::Day(day) => format!("daily report, day +{day}"),
+    }
+}
+
+/// The world's set-up that decides what a lost lock costs, in sentences:
+/// which store the writes meet, what each period writes, and whether a job
+/// that crashed comes back.
+fn setup_notes(scenario: &Scenario) -> Vec<&'static str> {
+    let mut notes = vec![
+        scenario.storage_text(),
+        match scenario.output() {
+            Output::Daily => "the job rewrites one daily report",
+            Output::PerPeriod => "each period writes its own report",
+        },
+    ];
+    if scenario.world.redeliver_after_crash {
+        notes.push("at-least-once job runner: a crashed job is redelivered and runs without the lock");
+    }
+    notes
 }
 
 fn client_name(client: DbClient) -> String {
@@ -172,9 +198,14 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
         let mut lines = Vec::new();
         let key = match (node.key, node.ttl_ms(at_ms)) {
             (Some(key), Some(ttl)) => format!(
-                "{} = {} · TTL {}",
+                "{} = {}{} · TTL {}",
                 if redlock { "key" } else { "job:daily-report" },
                 key.value,
+                // The literal `locked` does not say whose it is; the diagram does.
+                match key.value {
+                    LockValue::Locked => format!(" ({})", key.setter),
+                    LockValue::Owner(_) => String::new(),
+                },
                 format::countdown(ttl)
             ),
             _ => format!("{} (no key)", if redlock { "key" } else { "job:daily-report" }),
@@ -267,9 +298,14 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
         .map(|view| format!("{} {}/{}", view.id, view.pool.busy, scenario.world.db_pool_size))
         .collect();
     db_lines.push((format!("pools busy: {}", pools.join(" · ")), "pool"));
-    if let Some((period, (run_id, token))) = db.report_rows.iter().next_back() {
+    if let Some((report, (period, run_id, token))) = db.report_rows.iter().next_back() {
         let token = token.map(|token| format!(", token {token}")).unwrap_or_default();
-        db_lines.push((format!("report p{}: {run_id}{token}", period.0), "key"));
+        let row = match report {
+            ReportOf::Period(_) => format!("report p{}: {run_id}{token}", period.0),
+            // The day's row says which period's refresh it holds.
+            ReportOf::Day(_) => format!("{}: p{} by {run_id}{token}", report_name(*report), period.0),
+        };
+        db_lines.push((row, "key"));
     }
     if let Some((latency, outcome)) = db.last_background {
         let mark = if outcome == BackgroundOutcome::Ok { "" } else { " ✕ failed" };
@@ -284,23 +320,26 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     }
     cards.push(Card { party: Some(Party::Db), title: db_title, tone: "up", lines: db_lines, y: 0.0, height: 0.0 });
     let storage = &world.storage;
-    let checks = scenario.world.storage_checks_tokens;
-    let mut storage_lines = vec![(
-        if checks { "checks tokens: refuses lower ones".to_owned() } else { "does not check tokens".to_owned() },
-        if checks { "note" } else { "wrong" },
-    )];
+    let (store, tone) = if scenario.world.storage_checks_tokens {
+        ("checks tokens: refuses lower ones", "note")
+    } else {
+        ("like S3: last PUT wins, no token check", "wrong")
+    };
+    let mut storage_lines = vec![(store.to_owned(), tone)];
     match storage.highest_token.iter().next_back() {
-        Some((period, token)) => storage_lines.push((format!("highest token seen: {token} (p{})", period.0), "key")),
+        Some((report, token)) => {
+            storage_lines.push((format!("highest token seen: {token} ({})", report_name(*report)), "key"))
+        }
         None => storage_lines.push(("highest token seen: none".to_owned(), "note")),
     }
-    if let Some(((period, _), _)) = storage.chunks.iter().next_back() {
+    if let Some(((report, _), _)) = storage.chunks.iter().next_back() {
         let writers: Vec<String> = storage
             .chunks
             .iter()
-            .filter(|((chunk_period, _), _)| chunk_period == period)
+            .filter(|((chunk_report, _), _)| chunk_report == report)
             .map(|(_, chunk)| chunk.instance.to_string())
             .collect();
-        storage_lines.push((format!("report p{} chunks by: {}", period.0, writers.join(" ")), "key"));
+        storage_lines.push((format!("{} chunks by: {}", report_name(*report), writers.join(" ")), "key"));
     }
     cards.push(Card {
         party: Some(Party::Storage),
@@ -573,6 +612,7 @@ pub fn topology(props: &TopologyProps) -> Html {
             }
             { diagram }
             <p id="topology-summary" class="visually-hidden">{ summary }</p>
+            <p class="setup-notes" id="setup-notes">{ setup_notes(&run.scenario).join(" · ") }</p>
             <p class="network-note">
                 { format!("{in_flight} message{} in flight", if in_flight == 1 { "" } else { "s" }) }
                 <span class="legend">{" · ● request  ◆ reply  ✕ dropped"}</span>

@@ -5,6 +5,7 @@ use crate::format;
 use crate::lab::{RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
+use locklab_engine::Scenario;
 use locklab_engine::report::{Metrics, StrategyReport};
 use locklab_engine::scenario::{Liveness, Safety};
 use wasm_bindgen::JsCast;
@@ -21,22 +22,15 @@ pub struct VerdictProps {
     pub id: AttrValue,
 }
 
-/// The contract's word for a safety verdict.
-pub fn safety_word(safety: Safety) -> &'static str {
-    match safety {
-        Safety::Safe => "safe",
-        Safety::Unsafe => "unsafe",
-    }
-}
+/// What `at_risk` means, where the verdict says it: the data came through,
+/// but nothing would have stopped it from not doing so.
+pub const AT_RISK_TEXT: &str =
+    "Two runs held the lock at once and wrote where no fence checked; the data survived only by timing.";
 
-/// The contract's word for a liveness verdict.
-pub fn liveness_word(liveness: Liveness) -> &'static str {
-    match liveness {
-        Liveness::Ok => "ok",
-        Liveness::Late => "late",
-        Liveness::Missed => "missed",
-    }
-}
+/// The tooltip of the efficiency line: why it stands apart from safety.
+pub const EFFICIENCY_TITLE: &str = "Kleppmann separates locks for efficiency from locks for correctness: \
+when a lock for efficiency fails, work is done twice; when a lock for correctness fails, data is wrong. \
+This is the efficiency half of the verdict; safety is the correctness half.";
 
 /// A verdict badge's class, word for `data-*`, and text: the text carries the
 /// meaning, the class only colours it.
@@ -45,6 +39,8 @@ pub type BadgeParts = (&'static str, &'static str, &'static str, &'static str);
 pub fn safety_badge_parts(safety: Safety) -> BadgeParts {
     match safety {
         Safety::Safe => ("good", "data-safety", "safe", "✓ safe"),
+        // Never drawn as safe: mutual exclusion was lost, only timing saved the data.
+        Safety::AtRisk => ("warn", "data-safety", "at_risk", "⚠ at risk"),
         Safety::Unsafe => ("bad", "data-safety", "unsafe", "✗ unsafe"),
     }
 }
@@ -67,7 +63,7 @@ fn badge((class, _, _, text): BadgeParts) -> Html {
     html! { <span class={classes!("badge-verdict", class)}>{ text }</span> }
 }
 
-/// `✓ safe` / `✗ unsafe`, coloured (the word carries the meaning).
+/// `✓ safe` / `⚠ at risk` / `✗ unsafe`, coloured (the word carries the meaning).
 pub fn safety_badge(safety: Safety) -> Html {
     badge(safety_badge_parts(safety))
 }
@@ -76,10 +72,18 @@ pub fn liveness_badge(liveness: Liveness) -> Html {
     badge(liveness_badge_parts(liveness))
 }
 
-/// One sentence that says what happened to the data.
+/// What happened to the data, in a few sentences: the correctness half of
+/// the verdict (duplicated work is the efficiency line's).
 pub fn headline(report: &StrategyReport) -> String {
     let metrics = &report.metrics;
     let mut parts = Vec::new();
+    match report.safety {
+        Safety::AtRisk => parts.push(AT_RISK_TEXT.to_owned()),
+        Safety::Safe | Safety::Unsafe => {}
+    }
+    if metrics.stale_writes_accepted == 0 && metrics.corrupted_reports == 0 && metrics.missed_periods == 0 {
+        parts.push("Every report is intact and from one run.".to_owned());
+    }
     if metrics.stale_writes_accepted > 0 {
         parts.push(format!(
             "A stale write was accepted ({} in all): an instance that had lost the lock overwrote newer data.",
@@ -87,18 +91,15 @@ pub fn headline(report: &StrategyReport) -> String {
         ));
     }
     if metrics.corrupted_reports > 0 {
-        parts.push(format!("{} report(s) mix chunks from two runs.", metrics.corrupted_reports));
+        parts.push(format!(
+            "{} report(s) damaged: mixed from two runs, or gone back in time.",
+            metrics.corrupted_reports
+        ));
     }
     if metrics.stale_writes_rejected > 0 {
         parts.push(format!(
             "{} stale write(s) were rejected because their token was lower than one already seen.",
             metrics.stale_writes_rejected
-        ));
-    }
-    if metrics.duplicate_side_effects > 0 {
-        parts.push(format!(
-            "{} duplicate side effect(s): extra storage PUTs or Slack posts.",
-            metrics.duplicate_side_effects
         ));
     }
     if metrics.background_query_timeouts > 0 {
@@ -110,10 +111,19 @@ pub fn headline(report: &StrategyReport) -> String {
     if metrics.missed_periods > 0 {
         parts.push(format!("{} period(s) got no report by the end of the run.", metrics.missed_periods));
     }
-    if metrics.stale_writes_accepted == 0 && metrics.corrupted_reports == 0 && metrics.missed_periods == 0 {
-        parts.insert(0, "Every period's report is intact and from one run.".to_owned());
-    }
     parts.join(" ")
+}
+
+/// The efficiency line and the store, as markup: what every verdict shows
+/// beside its safety badge.
+fn beside_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
+    out.raw(format_args!(
+        "<p class=\"efficiency\" title=\"{}\">Efficiency: {}</p><p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
+        Esc(EFFICIENCY_TITLE),
+        report.efficiency(),
+        scenario.world.storage_checks_tokens,
+        scenario.storage_text()
+    ));
 }
 
 /// The metrics as (label, value) pairs, for people.
@@ -146,6 +156,7 @@ fn verdict_markup(run: &RunRef) -> String {
         badge_markup(liveness_badge_parts(report.liveness)),
         Esc(&headline(report))
     ));
+    beside_markup(&mut out, report, &run.scenario);
     if let Some(expectation) = run.scenario.expect.get(&run.strategy) {
         match report.check(expectation) {
             Ok(()) => out.raw(format_args!("<p class=\"expect ok\">✓ As the scenario expects.</p>")),
@@ -205,8 +216,8 @@ pub fn verdicts(props: &VerdictProps) -> Html {
     };
     html! {
         <div class="verdicts" id={props.id.clone()}
-            data-safety={safety_word(report.safety)}
-            data-liveness={liveness_word(report.liveness)}
+            data-safety={report.safety.name()}
+            data-liveness={report.liveness.name()}
             data-stale-accepted={metrics.stale_writes_accepted.to_string()}
             data-stale-rejected={metrics.stale_writes_rejected.to_string()}
             {onclick}>

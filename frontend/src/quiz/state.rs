@@ -111,13 +111,19 @@ impl Answered {
 /// at all (not how often), so two runs can be compared feature by feature.
 fn outcome(report: &StrategyReport) -> [u8; 10] {
     let metrics = &report.metrics;
+    // Three values each: a run at risk differs from a safe one and from an unsafe one.
+    let safety = match report.safety {
+        Safety::Safe => 0,
+        Safety::AtRisk => 1,
+        Safety::Unsafe => 2,
+    };
     let liveness = match report.liveness {
         Liveness::Ok => 0,
         Liveness::Late => 1,
         Liveness::Missed => 2,
     };
     [
-        u8::from(report.safety == Safety::Unsafe),
+        safety,
         liveness,
         u8::from(metrics.overlap_ms > 0),
         u8::from(metrics.stale_writes_accepted > 0),
