@@ -24,13 +24,41 @@ fn main() {
                 Some((number, rest)) if number.chars().all(|c| c.is_ascii_digit()) => rest,
                 _ => stem,
             };
+            // Embedded without the files' indentation: every page that lists
+            // the built-ins carries their text in its wasm.
+            let text = std::fs::read_to_string(&path).expect("a built-in is readable");
+            let compact = Path::new(&out).join(format!("{folder}-{stem}.json"));
+            std::fs::write(&compact, minify(&text)).expect("OUT_DIR is writable");
             let _ = writeln!(
                 code,
                 "    Builtin {{ name: {name:?}, text: include_str!({:?}) }},",
-                path.display().to_string()
+                compact.display().to_string()
             );
         }
         code.push(']');
         std::fs::write(Path::new(&out).join(generated), code).expect("OUT_DIR is writable");
     }
+}
+
+/// JSON without the white space between tokens (strings are kept as they are).
+fn minify(text: &str) -> String {
+    let mut compact = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for character in text.chars() {
+        if in_string {
+            compact.push(character);
+            match (escaped, character) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                (false, _) => {}
+            }
+        } else if character == '"' {
+            in_string = true;
+            compact.push(character);
+        } else if !character.is_whitespace() {
+            compact.push(character);
+        }
+    }
+    compact
 }

@@ -154,7 +154,9 @@ fn run(args: &[String]) -> Result<String, String> {
             let name = one_positional(&options, "show needs a built-in NAME")?;
             let builtin = builtin::find(name)
                 .ok_or_else(|| format!("no built-in scenario named `{name}`; see `locklab scenarios`"))?;
-            Ok(format!("{}\n", builtin.text.trim_end()))
+            // Built-ins are embedded without indentation; people read them laid out.
+            let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
+            Ok(format!("{}\n", scenario.to_json()))
         }
         "help" | "--help" | "-h" => Ok(format!("{USAGE}\n")),
         other => Err(format!("unknown command `{other}`\n{USAGE}")),

@@ -205,7 +205,8 @@ struct Analysis<'a> {
     epoch_runs: Vec<RunId>,
     latest_epoch: BTreeMap<Object, u32>,
     /// Who wrote each stored chunk last.
-    chunk_writer: BTreeMap<(ReportOf, u8), RunId>,
+    /// (A short list: a report has a few chunks and a run writes one or two reports.)
+    chunk_writer: Vec<(ReportOf, u8, RunId)>,
     /// The complete version of each report (a run writes one or two reports:
     /// a short list, and no map to carry in the browser's wasm).
     versions: Vec<(ReportOf, Version)>,
@@ -240,7 +241,7 @@ pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Stra
         ),
         epoch_runs: Vec::with_capacity(16),
         latest_epoch: BTreeMap::new(),
-        chunk_writer: BTreeMap::new(),
+        chunk_writer: Vec::new(),
         versions: Vec::new(),
         holders: Vec::new(),
         overlapping_writes: Vec::new(),
@@ -386,9 +387,16 @@ impl Analysis<'_> {
         }
     }
 
-    /// The distinct runs whose chunks `report` holds now.
-    fn chunk_runs(&self, report: ReportOf) -> BTreeSet<RunId> {
-        self.chunk_writer.range((report, 0)..=(report, u8::MAX)).map(|(_, run)| *run).collect()
+    /// The distinct runs whose chunks `report` holds now, in run order.
+    fn chunk_runs(&self, report: ReportOf) -> Vec<RunId> {
+        let mut runs: Vec<RunId> = Vec::new();
+        for (of, _, run) in &self.chunk_writer {
+            let at = runs.partition_point(|other| other < run);
+            if *of == report && runs.get(at) != Some(run) {
+                runs.insert(at, *run);
+            }
+        }
+        runs
     }
 
     /// Marks the complete version of `report` damaged, once, with a sentence.
@@ -671,7 +679,10 @@ impl Analysis<'_> {
                     if *own_object {
                         return;
                     }
-                    self.chunk_writer.insert((*report, *chunk), *run);
+                    match self.chunk_writer.iter_mut().find(|(of, at, _)| of == report && at == chunk) {
+                        Some(written) => written.2 = *run,
+                        None => self.chunk_writer.push((*report, *chunk, *run)),
+                    }
                     entry(&mut self.runs, run.0).wrote_to = Some(*report);
                     if token.is_none() || !self.scenario.world.storage_checks_tokens {
                         let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
