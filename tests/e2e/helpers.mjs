@@ -4,7 +4,15 @@
 import { chromium } from 'playwright-core';
 import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { deflateRawSync } from 'node:zlib';
 import { serveDist } from './serve.mjs';
+
+/**
+ * A v1 share link as engine/src/link.rs writes it: `1.` + base64url (no
+ * padding) of raw DEFLATE of the state's JSON (a state object, or its text).
+ */
+export const engineLink = (state) =>
+  `1.${deflateRawSync(Buffer.from(typeof state === 'string' ? state : JSON.stringify(state)), { level: 9 }).toString('base64url')}`;
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const DIST = process.env.LOCKLAB_DIST ?? join(ROOT, 'dist');

@@ -5,20 +5,17 @@
 // test saves a screenshot in tests/screenshots/. No sleeps.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { deflateRawSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveDist } from './serve.mjs';
 import {
-  DIST, start, openLab, ready, cursorMs, digest, message, loadBuiltin, chooseStrategy, scrubPercent, shot, ROOT,
+  DIST, start, openLab, ready, cursorMs, digest, message, loadBuiltin, chooseStrategy, scrubPercent, shot, ROOT, engineLink,
 } from './helpers.mjs';
 
 let env;
 before(async () => { env = await start(); });
 after(async () => { await env?.stop(); });
 
-/** A v1 link as engine/src/link.rs writes it: `1.` + base64url (no padding) of raw DEFLATE of the JSON. */
-const engineLink = (json) => `1.${deflateRawSync(Buffer.from(json), { level: 9 }).toString('base64url')}`;
 
 /** What the page shows: strategy, cursor, timeline digest, view, scenario line. */
 async function seen(page) {

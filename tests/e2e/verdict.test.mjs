@@ -1,0 +1,95 @@
+// End-to-end tests of the verdict the lab gives: three values of safety
+// (safe, at risk, unsafe) in the verdict panel, the compare grid and the
+// embedded view, the efficiency half and the store in play beside it, the
+// post's own night under the post's own lock, and a link issued for a
+// locklab/1 scenario opening with the meaning it had.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, openLab, ready, shot, ROOT, engineLink } from './helpers.mjs';
+
+const LOCKLAB = process.env.LOCKLAB_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'debug/locklab');
+
+let env;
+before(async () => { env = await start(); });
+after(async () => { await env?.stop(); });
+
+/** A built-in's document, as the CLI lays it out. */
+const builtinScenario = (name) => JSON.parse(execFileSync(LOCKLAB, ['show', name], { encoding: 'utf8' }));
+
+test('two holders that wrote where nothing checked are at risk in the panel, the compare grid and the embed, never safe', async () => {
+  const { page, context, problems } = await openLab(env, { path: '?scenario=redlock-clock-jump&strategy=redlock' });
+  await ready(page);
+  const verdict = page.locator('#verdicts');
+  assert.equal(await verdict.getAttribute('data-safety'), 'at_risk');
+  assert.match(await page.textContent('#verdicts .badge-verdict.warn'), /⚠ at risk/);
+  assert.match(await page.textContent('#verdicts .headline'), /survived only by timing/);
+  await page.locator('.finding[data-kind="unfenced_overlap"]', { hasText: 'both wrote where no fence checks' }).first().waitFor();
+  // The efficiency half beside safety, and the store the writes meet.
+  assert.match(await page.textContent('#verdicts .efficiency'), /^Efficiency: 1 duplicate run, \d+ duplicate uploads?\/posts?$/);
+  assert.match(await page.textContent('#verdicts .store'), /storage checks fencing tokens/);
+  await shot(page, 'verdict-at-risk');
+
+  await page.check('#compare-toggle');
+  const row = page.locator('.verdict-row[data-strategy="redlock"]');
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-safety'), 'at_risk');
+  assert.match(await row.textContent(), /⚠ at risk/);
+  assert.equal(await page.getAttribute('.verdict-row[data-strategy="fencing"]', 'data-safety'), 'safe');
+  await shot(page, 'verdict-at-risk-compare');
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // The embedded view says the same.
+  const state = { scenario: builtinScenario('redlock-clock-jump'), strategy: 'redlock', cursor_ms: 60_000, view: 'single' };
+  const embedded = await openLab(env, { path: `?embed#v=${engineLink(state)}`, width: 720 });
+  await embedded.page.locator('.lab.embed[data-ready="true"]').waitFor();
+  assert.equal(await embedded.page.getAttribute('#verdicts', 'data-safety'), 'at_risk');
+  assert.match(await embedded.page.textContent('#verdicts'), /⚠ at risk/);
+  await shot(embedded.page, 'verdict-at-risk-embed');
+  assert.deepEqual(embedded.problems, []);
+  await embedded.context.close();
+});
+
+test('the post\'s night under the post\'s own lock is unsafe; option A against a plain object store is too', async () => {
+  const { page, context, problems } = await openLab(env, { path: '?scenario=two-am-saturday&strategy=naive' });
+  await ready(page);
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'unsafe');
+  await page.locator('.finding[data-kind="corrupted_report"]', { hasText: 'a and c' }).first().waitFor();
+  await page.locator('.finding[data-kind="lock_granted_to_another"]', { hasText: 'to c while a still believes' }).first().waitFor();
+  const notes = await page.textContent('#setup-notes');
+  assert.match(notes, /the job rewrites one daily report/);
+  assert.match(notes, /at-least-once job runner/);
+  await shot(page, 'verdict-two-am-naive');
+
+  // The same night under A: the old token is refused, and the verdict says which store refused it.
+  await page.goto(`${env.url}?scenario=two-am-saturday&strategy=fencing`);
+  await ready(page);
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'safe');
+  await page.locator('.finding[data-kind="stale_write_rejected"]').first().waitFor();
+
+  // A against a store that checks nothing: the token does not help.
+  await page.goto(`${env.url}?scenario=fencing-needs-a-checking-store&strategy=fencing`);
+  await ready(page);
+  assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'unsafe');
+  assert.match(await page.textContent('#verdicts .store'), /plain object store, like S3/);
+  assert.match(await page.textContent('#setup-notes'), /plain object store/);
+  await shot(page, 'verdict-fencing-plain-store');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a link issued for a locklab/1 scenario opens as it did: every period its own report', async () => {
+  const recorded = readFileSync(join(ROOT, 'engine/tests/fixtures/link-v1.txt'), 'utf8').trim();
+  const { page, context, problems } = await openLab(env, { path: `#v=${recorded}` });
+  await ready(page);
+  assert.equal(await page.getAttribute('.lab', 'data-strategy'), 'fencing');
+  assert.equal(await page.getAttribute('.lab', 'data-cursor-ms'), '120000');
+  assert.match(await page.textContent('#setup-notes'), /each period writes its own report/);
+  assert.ok(['safe', 'at_risk', 'unsafe'].includes(await page.getAttribute('#verdicts', 'data-safety')));
+  await shot(page, 'verdict-v1-link');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
