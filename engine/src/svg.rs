@@ -343,6 +343,18 @@ mod tests {
     }
 
     #[test]
+    fn the_figure_says_the_three_valued_verdict() {
+        let scenario = Scenario::from_json(builtin::find("redlock-clock-jump").expect("built-in").text).expect("valid");
+        let figure = |strategy: StrategyId| {
+            let log = crate::simulate(&scenario, strategy);
+            let report = crate::report::analyze(&scenario, strategy, &log);
+            timeline(&scenario, strategy, &log, &report)
+        };
+        assert!(figure(StrategyId::Redlock).contains(">AT RISK · "), "two holders that wrote unfenced are at risk");
+        assert!(figure(StrategyId::Fencing).contains(">SAFE · "));
+    }
+
+    #[test]
     fn wall_clock_labels_start_at_the_origin() {
         assert_eq!(clock_label("02:00:00", 0), "02:00:00");
         assert_eq!(clock_label("02:00:00", 341_615), "02:05:41");
