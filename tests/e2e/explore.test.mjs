@@ -45,6 +45,8 @@ async function searchFor(page, outcome) {
 test('a single GC pause breaks Redlock: the counterexample is minimal and opens in the lab unsafe', async () => {
   const { page, context, problems } = await openExplorer(['gc_pause']);
   await page.selectOption('#strategy', 'redlock');
+  // Every safety value the report has is a goal: at risk too.
+  assert.deepEqual(await page.$$eval('#goal option', (options) => options.map((option) => option.value).slice(0, 2)), ['unsafe', 'at_risk']);
   await page.selectOption('#goal', 'unsafe');
   await setNumber(page, '#runs', '5000');
   const faults = await searchFor(page, 'found');

@@ -258,6 +258,19 @@ test('"Open in the lab" opens the same scenario and strategy in the lab', async 
   await context.close();
 });
 
+test('a run that is at risk says so in its column, never safe', async () => {
+  // The clock-jump card: Redlock gives two holders, and both write chunks nothing checks.
+  const { page, context, problems } = await openQuiz({ path: '#card=redlock-clock-jump' });
+  await quizReady(page);
+  assert.equal(await answer(page, 'B'), 'right');
+  const pick = await column(page, 'pick');
+  assert.deepEqual([pick.strategy, pick.safety], ['redlock', 'at_risk']);
+  assert.match(await page.textContent('.run-column[data-role="pick"] .verdicts'), /⚠ at risk/);
+  await shot(page, 'quiz-at-risk');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a card whose lock differs from the seed\'s names it on the choice and over its run', async () => {
   // The overrun card's naive lock is EX 60 with a plain DEL, not the seed's EX 300.
   const { page, context, problems } = await openQuiz();
