@@ -139,6 +139,8 @@ pub(crate) struct Instance {
     /// Jobs the process died in, with their runs, for the job runner to hand
     /// again at restart (`world.redeliver_after_crash`).
     redeliver: Vec<RunId>,
+    /// Its runs that have not ended, oldest first.
+    live: Vec<RunId>,
 }
 
 impl Instance {
@@ -152,6 +154,7 @@ impl Instance {
             pool: Pool::new(pool_size),
             next_period: 0,
             redeliver: Vec::new(),
+            live: Vec::with_capacity(4),
         }
     }
     pub(crate) fn is_paused(&self) -> bool {
@@ -273,36 +276,14 @@ impl Sim {
         }
     }
 
+    /// The runs of `instance` that have not ended, oldest first: a cron tick
+    /// or a crash visits these, never the whole history of the run.
     fn live_runs(&self, instance: InstanceId) -> Vec<RunId> {
-        self.runs
-            .iter()
-            .enumerate()
-            .filter(|(_, record)| record.instance == instance && !record.ended)
-            .map(|(index, _)| RunId(u32::try_from(index).unwrap_or(u32::MAX)))
-            .collect()
+        self.instances[instance.index()].live.clone()
     }
 
     fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut dyn Strategy) {
-        let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
-        let state = &mut self.instances[instance.index()];
-        let owner = Owner { instance, nonce: state.rng.nonce() };
-        let generation = state.generation;
-        self.runs.push(RunRecord {
-            instance,
-            period,
-            owner,
-            generation,
-            stage: Stage::Trying,
-            token: None,
-            granted: false,
-            believes: false,
-            started: false,
-            ended: false,
-            redelivered: false,
-            chunks_in_flight: 0,
-            retry_timer: None,
-            job: JobProgress::default(),
-        });
+        let run = self.new_run(instance, period, Stage::Trying, None, false);
         self.log_run(run, RunPhase::Trying);
         strategy.acquire(&mut self.cx(run));
     }
@@ -311,31 +292,46 @@ impl Sim {
     /// died in. The worker takes no lock: it runs under the grant the job was
     /// handed out with, believing itself entitled, and writes with its token.
     fn redeliver(&mut self, instance: InstanceId, dead: RunId, strategy: &mut dyn Strategy) {
-        let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
         let dead_record = self.run_record(dead);
         let (period, token) = (dead_record.period, dead_record.token);
+        let run = self.new_run(instance, period, Stage::Checking, token, true);
+        self.log_run(run, RunPhase::Redelivered(dead));
+        self.record(EventKind::Belief { instance, run, holds: true, token });
+        self.check_report(run, true, strategy);
+    }
+
+    /// A new run of `instance` for `period`: a run that tries for the lock, or
+    /// (`redelivered`) one handed a job under an earlier grant, holding its `token`.
+    fn new_run(
+        &mut self,
+        instance: InstanceId,
+        period: Period,
+        stage: Stage,
+        token: Option<Token>,
+        redelivered: bool,
+    ) -> RunId {
+        let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
         let state = &mut self.instances[instance.index()];
         let owner = Owner { instance, nonce: state.rng.nonce() };
         let generation = state.generation;
+        state.live.push(run);
         self.runs.push(RunRecord {
             instance,
             period,
             owner,
             generation,
-            stage: Stage::Checking,
+            stage,
             token,
             granted: false,
-            believes: true,
+            believes: redelivered,
             started: false,
             ended: false,
-            redelivered: true,
+            redelivered,
             chunks_in_flight: 0,
             retry_timer: None,
             job: JobProgress::default(),
         });
-        self.log_run(run, RunPhase::Redelivered(dead));
-        self.record(EventKind::Belief { instance, run, holds: true, token });
-        self.check_report(run, true, strategy);
+        run
     }
 
     /// The token a run's writes carry: the strategy's, or for a redelivered
@@ -444,6 +440,9 @@ impl Sim {
         let record = self.run_record_mut(run);
         assert!(!record.ended, "{run} ended twice");
         record.ended = true;
+        let instance = record.instance;
+        self.instances[instance.index()].live.retain(|live| *live != run);
+        let record = self.run_record_mut(run);
         record.stage = Stage::Ended;
         let (retry_timer, work_timer) = (record.retry_timer.take(), record.job.work_timer.take());
         let (believed, instance) = (record.believes, record.instance);
