@@ -100,6 +100,8 @@ impl<K: Ord + Copy, V> VecMap<K, V> {
 
 /// Events replayed between two checkpoints of the world.
 const CHECKPOINT_EVERY: u32 = 256;
+/// How many of the last Slack posts the world at the cursor keeps.
+const RECENT_POSTS: usize = 2;
 /// How many buckets the cost series have.
 pub const SERIES_BUCKETS: u32 = 240;
 /// How long a dropped message stays on screen, in simulated time.
@@ -536,7 +538,10 @@ pub struct WorldAt {
     pub redis: Vec<RedisNodeView>,
     pub db: DbView,
     pub storage: StorageView,
-    pub slack_posts: Vec<PostMark>,
+    /// How many posts Slack has had, and the last few (a view copies the
+    /// world at every checkpoint, so nothing here grows with the run).
+    pub slack_post_count: u32,
+    pub recent_posts: Vec<PostMark>,
     pub consensus: ConsensusView,
     pub flights: Vec<Flight>,
     primary_incarnation: u32,
@@ -576,7 +581,8 @@ impl WorldAt {
                 .collect(),
             db: DbView { slow_percent: 100, ..DbView::default() },
             storage: StorageView::default(),
-            slack_posts: Vec::new(),
+            slack_post_count: 0,
+            recent_posts: Vec::new(),
             consensus: ConsensusView::default(),
             flights: Vec::new(),
             primary_incarnation: 0,
@@ -842,33 +848,40 @@ impl WorldAt {
             EventKind::Background { latency_ms, outcome, .. } => {
                 self.db.last_background = Some((*latency_ms, *outcome))
             }
-            EventKind::Put { instance, run, report, chunk, own_object, token, outcome, .. } => match outcome {
-                PutOutcome::Accepted => {
-                    self.storage.puts_accepted += 1;
-                    if let Some(token) = token {
-                        let highest = self.storage.highest_token.get_or_insert(*report, *token);
-                        *highest = (*highest).max(*token);
+            EventKind::Put { instance, run, report, chunk, own_object, token, outcome, .. } => {
+                match outcome {
+                    PutOutcome::Accepted => {
+                        self.storage.puts_accepted += 1;
+                        if let Some(token) = token {
+                            let highest = self.storage.highest_token.get_or_insert(*report, *token);
+                            *highest = (*highest).max(*token);
+                        }
+                        if !*own_object {
+                            self.storage
+                                .chunks
+                                .insert((*report, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
+                        }
+                        if let Some(view) = self.instance_mut(*instance)
+                            && let Some(current) = &mut view.run
+                            && current.run == *run
+                        {
+                            current.chunks_written = current.chunks_written.saturating_add(1);
+                        }
                     }
-                    if !*own_object {
-                        self.storage
-                            .chunks
-                            .insert((*report, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
-                    }
-                    if let Some(view) = self.instance_mut(*instance)
-                        && let Some(current) = &mut view.run
-                        && current.run == *run
-                    {
-                        current.chunks_written = current.chunks_written.saturating_add(1);
+                    PutOutcome::Rejected(highest) => {
+                        self.storage.puts_rejected += 1;
+                        let seen = self.storage.highest_token.get_or_insert(*report, *highest);
+                        *seen = (*seen).max(*highest);
                     }
                 }
-                PutOutcome::Rejected(highest) => {
-                    self.storage.puts_rejected += 1;
-                    let seen = self.storage.highest_token.get_or_insert(*report, *highest);
-                    *seen = (*seen).max(*highest);
-                }
-            },
+                self.forget_old_reports(*report);
+            }
             EventKind::Post { instance, period, .. } => {
-                self.slack_posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
+                self.slack_post_count += 1;
+                if self.recent_posts.len() == RECENT_POSTS {
+                    self.recent_posts.remove(0);
+                }
+                self.recent_posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index });
             }
             EventKind::Consensus { op, reply, .. } => self.consensus_op(*op, *reply, at),
             EventKind::LeaseExpired { lease, .. } if self.consensus.key.is_some_and(|key| key.lease == *lease) => {
@@ -882,11 +895,36 @@ impl WorldAt {
             }
             EventKind::RowApplied { period, report, run, token } => {
                 self.db.report_rows.insert(*report, (*period, *run, *token));
+                self.forget_old_reports(*report);
             }
             EventKind::DbSlow { factor_percent } => self.db.slow_percent = *factor_percent,
             #[allow(unreachable_patterns)]
             _ => {}
         }
+    }
+
+    /// Keeps the stored reports, rows and tokens of the latest report and the
+    /// one before it, which is all the world at the cursor shows: under
+    /// `per_period` output a new report comes every period, and a view copies
+    /// the world at every checkpoint, so what it keeps must not grow with the run.
+    fn forget_old_reports(&mut self, written: ReportOf) {
+        let latest = [
+            Some(written),
+            self.storage.highest_token.last().map(|(report, _)| *report),
+            self.storage.chunks.last().map(|((report, _), _)| *report),
+            self.db.report_rows.last().map(|(report, _)| *report),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(written);
+        let oldest_kept = match latest {
+            ReportOf::Period(period) => ReportOf::Period(Period(period.0.saturating_sub(1))),
+            ReportOf::Day(day) => ReportOf::Day(day.saturating_sub(1)),
+        };
+        self.storage.highest_token.retain(|report, _| *report >= oldest_kept);
+        self.storage.chunks.retain(|(report, _), _| *report >= oldest_kept);
+        self.db.report_rows.retain(|report, _| *report >= oldest_kept);
     }
 
     fn redis_command(&mut self, node: Party, setter: InstanceId, command: RedisCommand, reply: RedisReply, at: u64) {
@@ -1353,6 +1391,25 @@ mod tests {
                 assert_eq!(timeline.world_at(&log, at_ms), replay(&timeline, &log, at_ms), "{strategy} at {at_ms}");
             }
         }
+    }
+
+    /// A view copies the world at every checkpoint, so the world must not grow
+    /// with the run: a long per-period run keeps two reports and two posts.
+    #[test]
+    fn the_world_at_the_cursor_does_not_grow_with_the_run() {
+        let long = scenario(
+            r#"{"format": "locklab/1", "seed": 1, "duration_ms": 3600000,
+                "world": {"cron_period_ms": 60000, "job_ms": 20000, "background_queries_per_s": 0}}"#,
+        );
+        let log = simulate(&long, StrategyId::Fencing);
+        let timeline = Timeline::build(&long, StrategyId::Fencing, &log);
+        let world = timeline.world_at(&log, long.duration_ms());
+        let reports: Vec<ReportOf> = world.storage.chunks.iter().map(|((report, _), _)| *report).collect();
+        assert!(reports.iter().all(|report| *report >= ReportOf::Period(Period(58))), "{reports:?}");
+        assert!(world.db.report_rows.len() <= 2 && world.storage.highest_token.len() <= 2);
+        assert_eq!(world.recent_posts.len(), 2);
+        assert!(world.slack_post_count >= 59, "every post is counted: {}", world.slack_post_count);
+        assert_eq!(world, replay(&timeline, &log, long.duration_ms()), "the same as a full replay");
     }
 
     #[test]

@@ -773,8 +773,12 @@ impl Sim {
         };
         match state.state {
             BackgroundState::WaitingForConnection => {
-                self.db.background_queue.retain(|queued| *queued != query);
+                // Queries give up in the order they came (one timeout for all),
+                // so the one giving up is at or near the front: it is left
+                // where it is and dropped when it reaches the front, instead of
+                // searching a queue that heavy traffic makes thousands long.
                 self.background_end(query, BackgroundOutcome::Timeout);
+                self.drop_given_up_front();
             }
             BackgroundState::WaitingForLock(session) => {
                 self.background_end(query, BackgroundOutcome::Timeout);
@@ -799,8 +803,32 @@ impl Sim {
             return;
         }
         match self.db.background_queue.pop_front() {
-            Some(next) => self.background_start(next, session),
+            Some(next) => {
+                self.drop_given_up_front();
+                self.background_start(next, session);
+            }
             None => self.db.background_free.push(session),
         }
+    }
+
+    /// Drops the queries at the front of the connection queue that gave up
+    /// meanwhile, so that the queue is empty exactly when nobody waits and
+    /// its front is always a query still waiting.
+    fn drop_given_up_front(&mut self) {
+        while let Some(front) = self.db.background_queue.front().copied() {
+            let waiting = self
+                .db
+                .background
+                .get(&front)
+                .is_some_and(|state| state.state == BackgroundState::WaitingForConnection);
+            if waiting {
+                break;
+            }
+            self.db.background_queue.pop_front();
+        }
+        assert!(
+            self.db.background_queue.front().is_none_or(|front| self.db.background.contains_key(front)),
+            "a query that gave up heads the connection queue"
+        );
     }
 }

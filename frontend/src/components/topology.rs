@@ -350,10 +350,9 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
         height: 0.0,
     });
     let mut slack_lines: Vec<(String, &'static str)> = world
-        .slack_posts
+        .recent_posts
         .iter()
         .rev()
-        .take(2)
         .map(|post| {
             (
                 format!("✉ {}: “report p{} is ready” ({})", post.instance, post.period.0, format::t_label(post.at_ms)),
@@ -367,11 +366,7 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
     slack_lines.push(("cannot check a token".to_owned(), "note"));
     cards.push(Card {
         party: Some(Party::Slack),
-        title: format!(
-            "slack · {} post{}",
-            world.slack_posts.len(),
-            if world.slack_posts.len() == 1 { "" } else { "s" }
-        ),
+        title: format!("slack · {} post{}", world.slack_post_count, if world.slack_post_count == 1 { "" } else { "s" }),
         tone: "up",
         lines: slack_lines,
         y: 0.0,
