@@ -6,6 +6,7 @@
 //! The engine is a pure function: scenario + strategy → event log → report. It
 //! never reads the wall clock, never does I/O, never uses OS randomness.
 
+pub mod budget;
 pub mod builtin;
 pub mod clock;
 pub mod event;

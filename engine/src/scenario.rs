@@ -952,7 +952,7 @@ impl Scenario {
         if let Some(quiz) = &self.quiz {
             quiz.validate()?;
         }
-        Ok(())
+        crate::budget::check(self)
     }
 
     fn validate_strategies(&self, chosen: &Strategies) -> Result<(), ScenarioError> {

@@ -125,7 +125,8 @@ pub fn boot() -> Rc<Boot> {
     if boot.embed || named.is_some() {
         return Rc::new(boot);
     }
-    if search.contains("reset") {
+    // `?reset` as a parameter of its own: `?utm_campaign=preset` is not a reset.
+    if params.as_ref().is_some_and(|params| params.has("reset")) {
         if let Some(storage) = &storage {
             let _ = storage.remove_item(SCENARIO_KEY);
             let _ = storage.remove_item(STRATEGY_KEY);

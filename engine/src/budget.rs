@@ -1,0 +1,266 @@
+//! The work a scenario asks of the engine, estimated before it runs, so that
+//! no document (a file, a share link, the lab's saved state) can make a run
+//! that takes minutes or gigabytes: one over the budget is refused with the
+//! setting that makes most of the work and the value that would fit.
+//!
+//! The estimate counts logged events per strategy, from the rates the world
+//! sets: cron ticks and their jobs, losers' retries while the lock is held,
+//! lease renewals while a job runs, and other services' queries where they
+//! are logged (under `FOR UPDATE`, or when their own pool overflows). It is
+//! an upper bound in the usual case, not a promise: the report says what
+//! happened.
+
+use crate::scenario::{Fault, Scenario, ScenarioError, StrategySettings, seconds};
+
+/// Most events one strategy's run may be expected to log. A run of this size
+/// takes a few seconds and a few hundred megabytes in a browser tab
+/// (`docs/bench.md`); every built-in and quiz card is far below it.
+pub const MAX_EVENTS: u64 = 1_000_000;
+
+/// Events a period's run logs besides its chunks (cron, lock, checks, post, row).
+const EVENTS_PER_RUN: u64 = 30;
+/// Events a chunk upload logs (the request, the storage's answer, the reply).
+const EVENTS_PER_CHUNK: u64 = 6;
+/// Events a loser's retry logs (the existence check and the lock attempt).
+const EVENTS_PER_RETRY: u64 = 8;
+/// Other services' connections: beyond this many queries in flight they queue and are logged.
+const BACKGROUND_POOL: u64 = 10;
+/// How long one of their queries takes, in milliseconds.
+const BACKGROUND_QUERY_MS: u64 = 20;
+
+/// How a setting would change to bring the estimate down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fix {
+    /// The work falls as the setting rises (a period, an interval).
+    Raise(u64),
+    /// The work falls with the setting (a rate).
+    Lower(u64),
+}
+
+/// One source of work, with the setting that drives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Part {
+    path: String,
+    events: u64,
+    fix: Fix,
+}
+
+/// The events a strategy's run is expected to log, by source.
+fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
+    let world = &scenario.world;
+    let duration_ms = scenario.duration_ms();
+    let instances = u64::from(world.instances);
+    let periods = duration_ms.div_ceil(world.cron_period_ms.max(1));
+    // How long a job is running (and so the lock held) in `ms` of the run: the
+    // job's share of each period, plus the pauses, which stretch a job.
+    let paused_ms: u64 = scenario
+        .faults
+        .iter()
+        .filter_map(|fault| if let Fault::GcPause { duration_ms, .. } = fault { Some(*duration_ms) } else { None })
+        .fold(0, u64::saturating_add);
+    let busy_ms = |ms: u64| {
+        let share = ms.saturating_mul(world.job_ms.min(world.cron_period_ms)) / world.cron_period_ms.max(1);
+        share.saturating_add(paused_ms).min(ms)
+    };
+    let mut parts = vec![
+        Part {
+            path: "world.cron_period_ms".to_owned(),
+            events: instances
+                .saturating_mul(periods)
+                .saturating_mul(u64::from(world.report_chunks) * EVENTS_PER_CHUNK + EVENTS_PER_RUN),
+            fix: Fix::Raise(world.cron_period_ms),
+        },
+        Part {
+            path: "world.retry_ms".to_owned(),
+            events: instances.saturating_sub(1).saturating_mul(busy_ms(duration_ms) / world.retry_ms.max(1))
+                * EVENTS_PER_RETRY,
+            fix: Fix::Raise(world.retry_ms),
+        },
+    ];
+    let renewal = match settings {
+        StrategySettings::Fencing(lease) => Some(("fencing", lease.renew_every_ms, 4)),
+        StrategySettings::Consensus(lease) => Some(("consensus", lease.renew_every_ms, 4)),
+        StrategySettings::Redlock(redlock) => {
+            Some(("redlock", redlock.renew_every_ms, u64::from(redlock.nodes) * 3 + 2))
+        }
+        StrategySettings::Naive(_) | StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => None,
+    };
+    if let Some((name, renew_every_ms, per_renewal)) = renewal {
+        parts.push(Part {
+            path: format!("strategies.{name}.renew_every_ms"),
+            // Two holders at once at worst: a paused one and its successor.
+            events: (busy_ms(duration_ms) / renew_every_ms.max(1)).saturating_mul(2 * per_renewal),
+            fix: Fix::Raise(renew_every_ms),
+        });
+    }
+    let rate = u64::from(world.background_queries_per_s);
+    let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > BACKGROUND_POOL * 1_000;
+    // Under FOR UPDATE their foreign-key checks queue behind the row lock
+    // while a job runs, and each is logged: waiting, granted, done.
+    let logged_per_query_tenths = match settings {
+        StrategySettings::DbLock(_) => 35,
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::Redlock(_)
+        | StrategySettings::UniqueInsert
+        | StrategySettings::Consensus(_) => {
+            if overflowing {
+                10
+            } else {
+                0
+            }
+        }
+    };
+    let logged_ms = if overflowing { duration_ms } else { busy_ms(duration_ms) };
+    parts.push(Part {
+        path: "world.background_queries_per_s".to_owned(),
+        events: rate.saturating_mul(logged_ms) / 1_000 * logged_per_query_tenths / 10,
+        fix: Fix::Lower(rate),
+    });
+    parts
+}
+
+/// The events the scenario's heaviest strategy is expected to log.
+pub fn estimate_events(scenario: &Scenario) -> u64 {
+    scenario
+        .strategy_settings()
+        .iter()
+        .map(|settings| parts(scenario, settings).iter().map(|part| part.events).fold(0, u64::saturating_add))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Refuses a scenario whose heaviest strategy would log more than
+/// [`MAX_EVENTS`], naming the setting that makes most of the work and what
+/// would fit.
+pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let total_of = |parts: &[Part]| parts.iter().map(|part| part.events).fold(0, u64::saturating_add);
+    let heaviest = scenario
+        .strategy_settings()
+        .into_iter()
+        .map(|settings| {
+            let parts = parts(scenario, &settings);
+            (total_of(&parts), settings, parts)
+        })
+        .max_by_key(|(total, ..)| *total);
+    if let Some((total, settings, parts)) = heaviest
+        && total > MAX_EVENTS
+        && let Some(largest) = parts.iter().max_by_key(|part| part.events)
+    {
+        // What the setting would have to be for the run to fit, all else the
+        // same; said only where such a value exists and is one the format allows.
+        let room = MAX_EVENTS.saturating_sub(total - largest.events);
+        let setting = match largest.fix {
+            _ if room == 0 => String::new(),
+            Fix::Raise(now) => {
+                let needed = u128::from(now) * u128::from(largest.events) / u128::from(room) + 1;
+                u64::try_from(needed)
+                    .ok()
+                    .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
+                    .map(|needed| format!("raise it to at least {needed}, or "))
+                    .unwrap_or_default()
+            }
+            Fix::Lower(now) => match now.saturating_mul(room) / largest.events.max(1) {
+                0 => String::new(),
+                fits => format!("lower it to at most {fits}, or "),
+            },
+        };
+        let duration_ms = scenario.duration_ms();
+        // Most of the work is proportional to the run's length; a tenth is
+        // kept in hand for what is not (whole periods, the faults).
+        let shorter =
+            u64::try_from(u128::from(duration_ms) * u128::from(MAX_EVENTS) * 9 / 10 / u128::from(total)).unwrap_or(0);
+        let value = match largest.fix {
+            Fix::Raise(now) | Fix::Lower(now) => now,
+        };
+        return Err(ScenarioError {
+            path: largest.path.clone(),
+            message: format!(
+                "{value} over {} would have {} log about {total} events; the lab runs at most {MAX_EVENTS} per strategy: {setting}shorten duration_ms to {shorter} ({})",
+                seconds(duration_ms),
+                settings.id(),
+                seconds(shorter)
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtin;
+
+    #[test]
+    fn every_builtin_and_quiz_card_fits_with_room_to_spare() {
+        for card in builtin::ALL.iter().chain(builtin::QUIZZES) {
+            let scenario = Scenario::from_json(card.text).expect("valid");
+            let estimate = estimate_events(&scenario);
+            assert!(estimate <= MAX_EVENTS / 10, "{}: {estimate} events estimated", card.name);
+        }
+    }
+
+    #[test]
+    fn the_estimate_bounds_what_the_engine_logs() {
+        for card in builtin::ALL {
+            let scenario = Scenario::from_json(card.text).expect("valid");
+            let estimate = estimate_events(&scenario);
+            for settings in scenario.strategy_settings() {
+                let logged = crate::simulate(&scenario, settings.id()).len();
+                let logged = u64::try_from(logged).unwrap_or(u64::MAX);
+                assert!(
+                    logged <= estimate,
+                    "{} / {}: {logged} events logged, {estimate} estimated",
+                    card.name,
+                    settings.id()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_over_the_budget_is_refused_with_the_setting_and_a_value_that_fits() {
+        let cases = [
+            (
+                r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"retry_ms": 1}}"#,
+                "world.retry_ms: 1 over 86400 s",
+            ),
+            (
+                r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"background_queries_per_s": 1000}}"#,
+                "world.background_queries_per_s: 1000 over 86400 s would have db-lock log",
+            ),
+            (
+                r#"{"format": "locklab/2", "duration_ms": 86400000, "strategies": {"fencing": {"renew_every_ms": 1}}}"#,
+                "strategies.fencing.renew_every_ms: 1 over",
+            ),
+            (
+                r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"cron_period_ms": 1000, "report_chunks": 64}}"#,
+                "world.cron_period_ms: 1000 over",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = Scenario::from_json(text).expect_err(text).to_string();
+            assert!(error.starts_with(expected), "{text}\n  gave: {error}");
+            assert!(error.contains("the lab runs at most 1000000 per strategy"), "{error}");
+            assert!(error.contains("shorten duration_ms to"), "{error}");
+        }
+        // The value it names does fit (all else the same), and so does the shorter run.
+        let over = r#"{"format": "locklab/2", "duration_ms": 21600000, "world": {"retry_ms": 1}, "strategies": {"naive": {}}}"#;
+        let error = Scenario::from_json(over).expect_err("over").to_string();
+        let value_after = |marker: &str| -> u64 {
+            error
+                .split(marker)
+                .nth(1)
+                .and_then(|rest| rest.split([',', ' ']).next())
+                .and_then(|value| value.parse().ok())
+                .unwrap_or_else(|| panic!("no value after {marker:?} in {error}"))
+        };
+        let retry_ms = value_after("raise it to at least ");
+        assert!(Scenario::from_json(&over.replace(r#""retry_ms": 1"#, &format!(r#""retry_ms": {retry_ms}"#))).is_ok());
+        let duration_ms = value_after("shorten duration_ms to ");
+        assert!(
+            Scenario::from_json(&over.replace("21600000", &duration_ms.to_string())).is_ok(),
+            "a run of {duration_ms} ms fits"
+        );
+    }
+}
