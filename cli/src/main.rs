@@ -60,6 +60,8 @@ struct Options {
     log: Option<String>,
     explore: Vec<(String, String)>,
     positional: Vec<String>,
+    /// Every option given, in order, so a command can refuse one it does not take.
+    given: Vec<String>,
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
@@ -71,9 +73,13 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         log: None,
         explore: Vec::new(),
         positional: Vec::new(),
+        given: Vec::new(),
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
+        if arg.starts_with("--") {
+            options.given.push(arg.clone());
+        }
         match arg.as_str() {
             "--strategy" => {
                 let value = rest.next().ok_or("--strategy needs an id")?;
@@ -113,6 +119,18 @@ fn run(args: &[String]) -> Result<String, String> {
         return Err(USAGE.to_owned());
     };
     let options = parse_options(&args[1..])?;
+    // What each command takes: an option it does not take is a mistake to
+    // say, not one to ignore (`run … --svg` writes no figure).
+    let takes: &[&str] = match command.as_str() {
+        "run" => &["--strategy", "--format", "--all-events"],
+        "explore" => &["--strategy", "--format", "--faults", "--max-faults", "--runs", "--seed", "--goal", "--window"],
+        "render" => &["--strategy", "--svg", "--log"],
+        _ => &[],
+    };
+    if let Some(flag) = options.given.iter().find(|flag| !takes.contains(&flag.as_str())) {
+        let what = if takes.is_empty() { "no options".to_owned() } else { takes.join(", ") };
+        return Err(format!("`{command}` does not take {flag}; it takes {what}"));
+    }
     match command.as_str() {
         "run" => {
             let scenario = load(one_positional(&options, "run needs a scenario FILE or NAME")?)?;
@@ -179,8 +197,24 @@ fn load(name: &str) -> Result<Scenario, String> {
     {
         return Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}"));
     }
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read {name}: {error}"))?;
+    let text = read_capped(path).map_err(|error| format!("cannot read {name}: {error}"))?;
     Scenario::from_json(&text).map_err(|error| format!("{name}: {error}"))
+}
+
+/// Largest scenario file read: a thousand faults fit many times over.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a file up to [`MAX_FILE_BYTES`], and refuses a larger one (or an
+/// endless one, like `/dev/zero`) without reading the rest.
+fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
+        return Err(format!("it is larger than {MAX_FILE_BYTES} bytes, the most a scenario file may be"));
+    }
+    String::from_utf8(bytes).map_err(|error| format!("it is not UTF-8 text ({error})"))
 }
 
 fn chosen(scenario: &Scenario, options: &Options) -> Vec<StrategyId> {
@@ -257,7 +291,13 @@ fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
     }
     if let Some(expected) = scenario.expect.get(&report.strategy) {
         match report.check(expected) {
-            Ok(()) => text.push_str("   as expected by the scenario\n"),
+            Ok(()) => {
+                text.push_str("   as expected by the scenario");
+                if let Some(why) = &expected.why {
+                    text.push_str(&format!(": {why}"));
+                }
+                text.push('\n');
+            }
             Err(problem) => text.push_str(&format!("   NOT as the scenario expects: {problem}\n")),
         }
     }

@@ -102,6 +102,12 @@ fn bad_input_is_one_clear_message_and_a_failing_exit() {
     );
     let typo = temp_file("typo.json", r#"{"format": "locklab/1", "world": {"instance": 3}}"#);
     let broken = temp_file("broken.json", "{\"format\": ");
+    // A key that would clear the terminal is written back as an escape.
+    let escape = temp_file("escape.json", "{\"format\": \"locklab/2\", \"wr\\u001b[2Jold\": 1}");
+    let huge = temp_file(
+        "huge.json",
+        r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"cron_period_ms": 1000}}"#,
+    );
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["run".into(), negative.display().to_string()], "faults[0].at_ms: invalid value: integer `-5`"),
         (vec!["run".into(), typo.display().to_string()], "world.instance: unknown field `instance`"),
@@ -111,6 +117,13 @@ fn bad_input_is_one_clear_message_and_a_failing_exit() {
         (vec!["run".into(), "calm-night".into(), "--format".into(), "xml".into()], "unknown format `xml`"),
         (vec!["show".into(), "nope".into()], "no built-in scenario named `nope`"),
         (vec!["explode".into()], "unknown command `explode`"),
+        (
+            vec!["run".into(), "calm-night".into(), "--svg".into(), "out.svg".into()],
+            "`run` does not take --svg; it takes --strategy, --format, --all-events",
+        ),
+        (vec!["run".into(), "/dev/zero".into()], "cannot read /dev/zero: it is larger than 4194304 bytes"),
+        (vec!["run".into(), escape.display().to_string()], "unknown field `wr\\u{1b}[2Jold`"),
+        (vec!["run".into(), huge.display().to_string()], "world.cron_period_ms: 1000 over 86400 s would have"),
         (vec![], "usage:"),
     ];
     for (args, expected) in cases {

@@ -54,11 +54,21 @@ fn path(prefix: &str) -> String {
                 while let Some(inner) = chars.next() {
                     match inner {
                         '"' => break,
-                        '\\' => {
-                            if let Some(escaped) = chars.next() {
-                                string.push(escaped);
+                        '\\' => match chars.next() {
+                            // `\u001b` is one character of the key, as serde reads it.
+                            Some('u') => {
+                                let digits: String = chars.by_ref().take(4).collect();
+                                let decoded = u32::from_str_radix(&digits, 16).ok().and_then(char::from_u32);
+                                string.push(decoded.unwrap_or(char::REPLACEMENT_CHARACTER));
                             }
-                        }
+                            Some('n') => string.push('\n'),
+                            Some('t') => string.push('\t'),
+                            Some('r') => string.push('\r'),
+                            Some('b') => string.push('\u{8}'),
+                            Some('f') => string.push('\u{c}'),
+                            Some(escaped) => string.push(escaped),
+                            None => {}
+                        },
                         other => string.push(other),
                     }
                 }
@@ -153,6 +163,12 @@ mod tests {
             path_of_error::<Outer>(r#"{"faults": [{"name": "say \"hi\", [ok]", "at_ms": "x"}]}"#),
             "faults[0].at_ms"
         );
+    }
+
+    #[test]
+    fn escapes_in_keys_are_decoded() {
+        let text = "{\"w\\u00e9rld\": {\"at_ms\": \"3\"}}";
+        assert_eq!(path_of_error::<std::collections::BTreeMap<String, Inner>>(text), "w\u{e9}rld.at_ms");
     }
 
     #[test]

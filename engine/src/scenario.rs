@@ -86,6 +86,7 @@ pub struct World {
     pub job_ms: u64,
     pub report_chunks: u8,
     pub retry_ms: u64,
+    #[serde(deserialize_with = "deserialize_latency")]
     pub network_latency_ms: [u64; 2],
     pub db_pool_size: u8,
     pub db_max_connections: u16,
@@ -481,7 +482,7 @@ macro_rules! faults {
             ];
             let (_, known) = kinds.iter().find(|(variant, _)| snake_case(variant) == kind)?;
             if let Some(unknown) = fields.keys().find(|key| !known.iter().any(|(field, _)| field == key)) {
-                return Some(unknown.clone());
+                return Some(unmarked(unknown));
             }
             known
                 .iter()
@@ -581,7 +582,7 @@ fn deserialize_faults<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<
 impl<'de> Deserialize<'de> for Fault {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let mut fields = serde_json::Map::deserialize(deserializer)?;
+        let mut fields = UniqueKeys::deserialize(deserializer)?.0;
         let kind = match fields.remove("kind") {
             Some(serde_json::Value::String(kind)) => kind,
             Some(other) => return Err(D::Error::custom(format!(".kind{FIELD_MARK}must be a string, found {other}"))),
@@ -594,6 +595,34 @@ impl<'de> Deserialize<'de> for Fault {
             let field = faulty_field(&kind, &fields).map(|field| format!(".{field}")).unwrap_or_default();
             D::Error::custom(format!("{field}{FIELD_MARK}{error}"))
         })
+    }
+}
+
+/// A fault's fields as a JSON object, refusing a key given twice (serde_json
+/// keeps the last one silently, and a typo's twin must not win unseen).
+struct UniqueKeys(serde_json::Map<String, serde_json::Value>);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = UniqueKeys;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a fault, as an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+                use serde::de::Error;
+                let mut fields = serde_json::Map::new();
+                while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+                    if fields.contains_key(&key) {
+                        return Err(A::Error::custom(format!(".{}{FIELD_MARK}is given twice", unmarked(&key))));
+                    }
+                    fields.insert(key, value);
+                }
+                Ok(UniqueKeys(fields))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
     }
 }
 
@@ -772,13 +801,74 @@ pub struct ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// The path and the message, with any control character a document put
+    /// in them (a key, a value quoted back) written as an escape: an error
+    /// goes to a terminal or a page as it is, and must not steer either.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() || self.path == "." {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
+        if !(self.path.is_empty() || self.path == ".") {
+            write!(f, "{}: ", Printable(&self.path))?;
         }
+        write!(f, "{}", Printable(&self.message))
     }
+}
+
+/// Text with its control characters written as `\u{1b}`.
+#[derive(Clone, Copy, Debug)]
+pub struct Printable<'a>(pub &'a str);
+
+/// A key from the document, made safe to stand before [`FIELD_MARK`]: a
+/// mark of its own would move where the error's path seems to end.
+fn unmarked(key: &str) -> String {
+    key.replace(FIELD_MARK, "\\u{1f}")
+}
+
+impl fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for character in self.0.chars() {
+            if character.is_control() && character != '\n' {
+                write!(f, "\\u{{{:x}}}", u32::from(character))?;
+            } else {
+                write!(f, "{character}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `network_latency_ms` as the format writes it, `[low, high]`, with a
+/// message that says so when it is not.
+fn deserialize_latency<'de, D: Deserializer<'de>>(deserializer: D) -> Result<[u64; 2], D::Error> {
+    use serde::de::Error;
+    let values = Vec::<u64>::deserialize(deserializer)?;
+    match values.as_slice() {
+        [low, high] => Ok([*low, *high]),
+        other => Err(D::Error::custom(format!(
+            "network_latency_ms must be two numbers of milliseconds, [low, high]; found {} number{}",
+            other.len(),
+            if other.len() == 1 { "" } else { "s" }
+        ))),
+    }
+}
+
+/// Most characters in a scenario's name and its description: every valid
+/// scenario must also fit in a share link.
+pub const MAX_NAME_CHARS: usize = 200;
+pub const MAX_DESCRIPTION_CHARS: usize = 4_000;
+
+/// Refuses a text field that is too long or holds a control character (a
+/// name ends up in a terminal, an SVG and a page title).
+fn check_text(path: &str, text: &str, most: usize) -> Result<(), ScenarioError> {
+    let count = text.chars().count();
+    if count > most {
+        return Err(refuse(path, format!("is {count} characters long; at most {most} are allowed")));
+    }
+    if let Some(control) = text.chars().find(|character| character.is_control()) {
+        return Err(refuse(
+            path,
+            format!("holds the control character U+{:04X}, which a scenario's text may not", u32::from(control)),
+        ));
+    }
+    Ok(())
 }
 
 impl std::error::Error for ScenarioError {}
@@ -789,10 +879,14 @@ impl std::error::Error for ScenarioError {}
 /// position. The message keeps serde_json's "at line L column C".
 pub(crate) fn error_path(text: &str, error: &serde_json::Error, scenario_path: &str) -> (String, String) {
     let message = error.to_string();
+    // Only a fault's errors carry the mark, and they begin with the fault's
+    // place; a mark anywhere else came from the document and proves nothing.
     match message.split_once(FIELD_MARK) {
-        Some((path, rest)) if scenario_path.is_empty() => (path.to_owned(), rest.to_owned()),
-        Some((path, rest)) => (format!("{scenario_path}.{path}"), rest.to_owned()),
-        None => (crate::json_path::at(text, error.line(), error.column()), message),
+        Some((path, rest)) if path.starts_with("faults[") && scenario_path.is_empty() => {
+            (path.to_owned(), rest.to_owned())
+        }
+        Some((path, rest)) if path.starts_with("faults[") => (format!("{scenario_path}.{path}"), rest.to_owned()),
+        Some(_) | None => (crate::json_path::at(text, error.line(), error.column()), message),
     }
 }
 
@@ -803,6 +897,8 @@ fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError 
 impl Scenario {
     /// Parses and validates a scenario document.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        // A byte-order mark is how some editors begin a UTF-8 file; it is not JSON.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let scenario: Scenario = serde_json::from_str(text).map_err(|error| {
             let (path, message) = error_path(text, &error, "");
             refuse(path, message)
@@ -915,6 +1011,10 @@ impl Scenario {
                 format!("must be \"{FORMAT}\" (or the older \"{FORMAT_V1}\"), found \"{}\"", self.format),
             ));
         }
+        check_text("name", &self.name, MAX_NAME_CHARS)?;
+        if let Some(description) = &self.description {
+            check_text("description", description, MAX_DESCRIPTION_CHARS)?;
+        }
         if self.clock_origin_ms().is_none() {
             return Err(refuse(
                 "clock_origin",
@@ -941,6 +1041,9 @@ impl Scenario {
         let duration = self.duration_ms();
         check_range("duration_ms", duration, 1, day)?;
         if let Some(chosen) = &self.strategies {
+            if self.strategy_settings().is_empty() {
+                return Err(refuse("strategies", "names no strategy; leave the field out to run all six"));
+            }
             self.validate_strategies(chosen)?;
         }
         if self.faults.len() > MAX_FAULTS {
@@ -1190,6 +1293,23 @@ mod tests {
             (r#"{"format": "locklab/2", "clock_origin": "banana"}"#, "clock_origin: must be a time of day"),
             (r#"{"format": "locklab/2", "clock_origin": "99:00:00"}"#, "clock_origin: must be a time of day"),
             (r#"{"format": "locklab/2", "world": {"output": "weekly"}}"#, "world.output: unknown variant"),
+            (r#"{"format": "locklab/2", "strategies": {}}"#, "strategies: names no strategy"),
+            (
+                r#"{"format": "locklab/2", "world": {"network_latency_ms": [1, 2, 3]}}"#,
+                "network_latency_ms must be two numbers of milliseconds, [low, high]; found 3 numbers",
+            ),
+            (
+                r#"{"format": "locklab/2", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a", "duration_ms": 1, "duration_ms": 2}]}"#,
+                "faults[0].duration_ms: is given twice",
+            ),
+            (r#"{"format": "locklab/2", "name": "\u001b[31mred"}"#, "name: holds the control character U+001B"),
+            (r#"{"format": "locklab/2", "description": "a\u0007"}"#, "description: holds the control character U+0007"),
+            // A mark of the parser's own, written into the document, does not move the path.
+            (r#"{"format": "locklab/2", "w\u001forld": 1}"#, "w\\u{1f}orld: unknown field `w\\u{1f}orld`"),
+            (
+                r#"{"format": "locklab/2", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a", "x\u001fy": 1}]}"#,
+                "faults[0].x\\u{1f}y: unknown field",
+            ),
             (r#"{"format": "locklab/1", "world": {"instances": 9}}"#, "world.instances: 9 is out of range"),
             (
                 r#"{"format": "locklab/1", "faults": [{"at_ms": -5, "kind": "gc_pause", "target": "a", "duration_ms": 1}]}"#,
@@ -1241,6 +1361,19 @@ mod tests {
             let error = Scenario::from_json(text).expect_err(text).to_string();
             assert!(error.contains(expected), "{text}\n  gave: {error}\n  wanted: {expected}");
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_past_and_long_text_refused() {
+        let scenario =
+            Scenario::from_json("\u{feff}{\"format\": \"locklab/2\", \"name\": \"from an editor\"}").unwrap();
+        assert_eq!(scenario.name, "from an editor");
+        let long = format!(r#"{{"format": "locklab/2", "name": "{}"}}"#, "x".repeat(MAX_NAME_CHARS + 1));
+        let error = Scenario::from_json(&long).expect_err("too long").to_string();
+        assert_eq!(
+            error,
+            format!("name: is {} characters long; at most {MAX_NAME_CHARS} are allowed", MAX_NAME_CHARS + 1)
+        );
     }
 
     #[test]
