@@ -11,6 +11,7 @@
 //! happened.
 
 use crate::scenario::{Fault, Scenario, ScenarioError, StrategySettings, seconds};
+use crate::sim::db::{BACKGROUND_POOL_SIZE, BACKGROUND_QUERY_MS};
 
 /// Most events one strategy's run may be expected to log. A run of this size
 /// takes a few seconds and a few hundred megabytes in a browser tab
@@ -23,10 +24,6 @@ const EVENTS_PER_RUN: u64 = 30;
 const EVENTS_PER_CHUNK: u64 = 6;
 /// Events a loser's retry logs (the existence check and the lock attempt).
 const EVENTS_PER_RETRY: u64 = 8;
-/// Other services' connections: beyond this many queries in flight they queue and are logged.
-const BACKGROUND_POOL: u64 = 10;
-/// How long one of their queries takes, in milliseconds.
-const BACKGROUND_QUERY_MS: u64 = 20;
 
 /// How a setting would change to bring the estimate down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +91,8 @@ fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
         });
     }
     let rate = u64::from(world.background_queries_per_s);
-    let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > BACKGROUND_POOL * 1_000;
+    // Other services' own connections: past them, their queries queue and are logged.
+    let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > u64::from(BACKGROUND_POOL_SIZE) * 1_000;
     // Under FOR UPDATE their foreign-key checks queue behind the row lock
     // while a job runs, and each is logged: waiting, granted, done.
     let logged_per_query_tenths = match settings {

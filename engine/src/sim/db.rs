@@ -32,11 +32,11 @@ use std::collections::{BTreeMap, VecDeque};
 /// How long one statement takes on an idle server.
 const STATEMENT_MS: u64 = 2;
 /// How long one background query takes once it has its lock.
-const BACKGROUND_QUERY_MS: u64 = 20;
+pub(crate) const BACKGROUND_QUERY_MS: u64 = 20;
 /// How long the other services wait before giving up on a query.
 const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
 /// The other services' own connection pool.
-const BACKGROUND_POOL_SIZE: u8 = 10;
+pub(crate) const BACKGROUND_POOL_SIZE: u8 = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReportRow {
