@@ -21,6 +21,10 @@ cargo clippy -p locklab-engine -p locklab --all-targets -- -D warnings
 step "engine and CLI tests (native)"
 cargo test -p locklab-engine -p locklab
 
+step "fuzzing: a minute of mutated scenarios and links (engine/examples/fuzz.rs)"
+# A fixed seed, so a failure here replays with the command the fuzzer prints.
+cargo run -q --release --example fuzz -p locklab-engine -- --seed 1 --seconds 60
+
 step "engine in wasm32: the same event logs, byte for byte"
 # No -q here: cargo passes it to wasm-bindgen-test-runner, which refuses it.
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

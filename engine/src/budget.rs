@@ -150,14 +150,12 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
         let room = MAX_EVENTS.saturating_sub(total - largest.events);
         let setting = match largest.fix {
             _ if room == 0 => String::new(),
-            Fix::Raise(now) => {
-                let needed = u128::from(now) * u128::from(largest.events) / u128::from(room) + 1;
-                u64::try_from(needed)
-                    .ok()
-                    .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
-                    .map(|needed| format!("raise it to at least {needed}, or "))
-                    .unwrap_or_default()
-            }
+            Fix::Raise(now) => now
+                .checked_mul(largest.events)
+                .map(|product| product / room + 1)
+                .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
+                .map(|needed| format!("raise it to at least {needed}, or "))
+                .unwrap_or_default(),
             Fix::Lower(now) => match now.saturating_mul(room) / largest.events.max(1) {
                 0 => String::new(),
                 fits => format!("lower it to at most {fits}, or "),
@@ -166,8 +164,8 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
         let duration_ms = scenario.duration_ms();
         // Most of the work is proportional to the run's length; a tenth is
         // kept in hand for what is not (whole periods, the faults).
-        let shorter =
-            u64::try_from(u128::from(duration_ms) * u128::from(MAX_EVENTS) * 9 / 10 / u128::from(total)).unwrap_or(0);
+        // (A run is at most a day, under 2^27 ms, so the product fits.)
+        let shorter = duration_ms.saturating_mul(MAX_EVENTS / 10 * 9) / total;
         let value = match largest.fix {
             Fix::Raise(now) | Fix::Lower(now) => now,
         };

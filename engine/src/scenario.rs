@@ -865,7 +865,7 @@ fn check_text(path: &str, text: &str, most: usize) -> Result<(), ScenarioError> 
     if let Some(control) = text.chars().find(|character| character.is_control()) {
         return Err(refuse(
             path,
-            format!("holds the control character U+{:04X}, which a scenario's text may not", u32::from(control)),
+            format!("holds the control character {}, which a scenario's text may not", Printable(&control.to_string())),
         ));
     }
     Ok(())
@@ -1302,8 +1302,8 @@ mod tests {
                 r#"{"format": "locklab/2", "faults": [{"at_ms": 5, "kind": "gc_pause", "target": "a", "duration_ms": 1, "duration_ms": 2}]}"#,
                 "faults[0].duration_ms: is given twice",
             ),
-            (r#"{"format": "locklab/2", "name": "\u001b[31mred"}"#, "name: holds the control character U+001B"),
-            (r#"{"format": "locklab/2", "description": "a\u0007"}"#, "description: holds the control character U+0007"),
+            (r#"{"format": "locklab/2", "name": "\u001b[31mred"}"#, "name: holds the control character \\u{1b}"),
+            (r#"{"format": "locklab/2", "description": "a\u0007"}"#, "description: holds the control character \\u{7}"),
             // A mark of the parser's own, written into the document, does not move the path.
             (r#"{"format": "locklab/2", "w\u001forld": 1}"#, "w\\u{1f}orld: unknown field `w\\u{1f}orld`"),
             (
