@@ -1,9 +1,8 @@
 //! The root: the one reducer state, the side effects, and the page layout.
 
 use crate::components::{
-    charts::CostCharts, compare::CompareView, event_log::EventLog, inject::InjectPanel, notes::Simplifications,
-    picker::StrategyPicker, script::FaultScript, timeline::Timeline, topology::Topology, transport::Transport,
-    verdicts::Verdicts,
+    charts::CostCharts, compare::CompareView, event_log::EventLog, inject::InjectPanel, picker::StrategyPicker,
+    script::FaultScript, timeline::Timeline, topology::Topology, transport::Transport, verdicts::Verdicts,
 };
 use crate::effects::{self, Boot};
 use crate::state::{Action, LabState, Tone};
@@ -257,9 +256,6 @@ pub fn app(props: &AppProps) -> Html {
                 playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
                 clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />
             { body }
-            <footer class="footer">
-                <Simplifications />
-            </footer>
         </div>
     }
 }

@@ -7,7 +7,6 @@ pub mod compare;
 pub mod event_log;
 pub mod inject;
 pub mod lanes;
-pub mod notes;
 pub mod picker;
 pub mod script;
 pub mod timeline;
