@@ -134,10 +134,6 @@ struct RunFacts {
     epoch: Option<u32>,
     /// The period it is working on, from its start until it ends.
     working: Option<Period>,
-    /// It started work.
-    started: bool,
-    /// It started work and stopped before finishing.
-    stopped: bool,
     /// It gave up on its report row (client timeout): the row may still land.
     gave_up_on_row: bool,
     /// A job handed again after its process died (it took no lock itself).
@@ -584,7 +580,6 @@ impl Analysis<'_> {
                         }
                         let facts = entry(&mut self.runs, run.0);
                         facts.working = Some(*period);
-                        facts.started = true;
                     }
                     RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
                         // A run that ended writes no more: it no longer counts as a holder.
@@ -596,9 +591,6 @@ impl Analysis<'_> {
                         facts.working = None;
                         if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
                             facts.gave_up_on_row = true;
-                        }
-                        if matches!(phase, RunPhase::Aborted(_)) && facts.started {
-                            facts.stopped = true;
                         }
                         if let RunPhase::Aborted(reason) = phase
                             && *reason != AbortReason::ProcessDied
