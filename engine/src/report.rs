@@ -408,32 +408,29 @@ impl Analysis<'_> {
         self.say(at_ms, event, kind, text);
     }
 
-    /// An accepted write to `report` from `run`: if a run of a later grant
-    /// had already completed the report, the stored report goes back in time.
-    fn went_back(&mut self, report: ReportOf, run: RunId, what: &str, token: Option<Token>, at: u64, index: u32) {
-        let Some(version) = self.version(report) else {
-            return;
-        };
-        let (Some(epoch), Some(completed)) = (self.epoch(run), version.epoch) else {
-            return;
-        };
-        if epoch >= completed || version.run == run {
-            return;
-        }
+    /// The complete version of `report` that a write from `run` would take
+    /// back in time: one a run of a later grant completed.
+    fn goes_back(&self, report: ReportOf, run: RunId) -> Option<Version> {
+        let version = self.version(report)?;
+        let (epoch, completed) = (self.epoch(run)?, version.epoch?);
+        (epoch < completed && version.run != run).then_some(version)
+    }
+
+    /// Why `run`'s `what` took `report` back to before `newer`, and why nothing refused it.
+    fn went_back(&self, report: ReportOf, run: RunId, newer: Version, what: &str, token: Option<Token>) -> String {
         let why = match token {
             None => " It carries no token, so nothing could refuse it.".to_owned(),
-            Some(token) if self.token_of(version.run) == Some(token) => {
+            Some(token) if self.token_of(newer.run) == Some(token) => {
                 format!(" Both runs hold token {token}: the counter went back, so the fence cannot tell them apart.")
             }
             Some(_) if !self.scenario.world.storage_checks_tokens => " This storage does not check tokens.".to_owned(),
             Some(_) => String::new(),
         };
-        let text = format!(
+        format!(
             "{}'s {what} lands on {report} after {} (a later grant) completed it: the stored report goes back in time.{why}",
             self.who(run),
-            self.who(version.run)
-        );
-        self.damage(report, at, index, "report_went_back", text);
+            self.who(newer.run)
+        )
     }
 
     /// `run`'s report row landed: the report is complete. It is damaged if its
@@ -441,24 +438,15 @@ impl Analysis<'_> {
     /// each run writes objects of its own, and none are tracked here), or if
     /// a run of a later grant had completed it before: it went back in time.
     fn completed(&mut self, report: ReportOf, run: RunId, token: Option<Token>, at: u64, index: u32) {
-        let previous = self.version(report);
-        let epoch = self.epoch(run);
-        let version = Version { run, epoch, damaged: false };
+        let back = self.goes_back(report, run);
+        let version = Version { run, epoch: self.epoch(run), damaged: false };
         match self.versions.iter_mut().find(|(of, _)| *of == report) {
             Some((_, slot)) => *slot = version,
             None => self.versions.push((report, version)),
         }
-        if let Some(previous) = previous
-            && previous.run != run
-            && let (Some(epoch), Some(newer)) = (epoch, previous.epoch)
-            && epoch < newer
-        {
-            let why = if token.is_none() { " Its row carries no token, so nothing refused it." } else { "" };
-            let text = format!(
-                "{}'s report row replaces the one {} (a later grant) wrote: the stored {report} goes back in time.{why}",
-                self.who(run),
-                self.who(previous.run)
-            );
+        if let Some(newer) = back {
+            // The new version is the one damaged: the row now says the older run's.
+            let text = self.went_back(report, run, newer, "report row", token);
             self.damage(report, at, index, "report_went_back", text);
             return;
         }
@@ -680,7 +668,10 @@ impl Analysis<'_> {
                         let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
                         self.unfenced(at, index, *run, what);
                     }
-                    self.went_back(*report, *run, &format!("chunk {chunk}"), *token, at, index);
+                    if let Some(newer) = self.goes_back(*report, *run) {
+                        let text = self.went_back(*report, *run, newer, &format!("chunk {chunk}"), *token);
+                        self.damage(*report, at, index, "report_went_back", text);
+                    }
                     if let Some(later) = self.applied(Object::Chunk(*report, *chunk), *run) {
                         self.metrics.stale_writes_accepted += 1;
                         let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();

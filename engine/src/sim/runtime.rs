@@ -440,13 +440,11 @@ impl Sim {
         let record = self.run_record_mut(run);
         assert!(!record.ended, "{run} ended twice");
         record.ended = true;
-        let instance = record.instance;
-        self.instances[instance.index()].live.retain(|live| *live != run);
-        let record = self.run_record_mut(run);
         record.stage = Stage::Ended;
         let (retry_timer, work_timer) = (record.retry_timer.take(), record.job.work_timer.take());
         let (believed, instance) = (record.believes, record.instance);
         record.believes = false;
+        self.instances[instance.index()].live.retain(|live| *live != run);
         for timer in [retry_timer, work_timer].into_iter().flatten() {
             self.cancel_timer(timer);
         }
