@@ -1504,6 +1504,29 @@ mod tests {
     }
 
     #[test]
+    fn view_row_lock_holders_are_open_sessions_and_do_not_pile_up() {
+        // Other services' queries that waited for the row are shown holding
+        // it, and must be shown letting go: otherwise every checkpoint copies
+        // a list that grows with the run.
+        let scenario = scenario(
+            r#"{"format": "locklab/2", "seed": 5, "duration_ms": 3600000,
+                "world": {"background_queries_per_s": 10}, "strategies": {"db-lock": {}},
+                "faults": [{"at_ms": 400000, "kind": "gc_pause", "target": "b", "duration_ms": 200000}]}"#,
+        );
+        let log = simulate(&scenario, StrategyId::DbLock);
+        let timeline = Timeline::build(&scenario, StrategyId::DbLock, &log);
+        let mut waited = 0;
+        for world in &timeline.checkpoints {
+            for held in world.db.row_lock_holders.iter().chain(&world.db.row_lock_queue) {
+                assert!(world.db.sessions.get(&held.session).is_some(), "{held:?} at {} ms has no session", world.at_ms);
+            }
+            assert!(world.db.row_lock_holders.len() <= world.db.sessions.len());
+            waited += world.db.row_lock_queue.len();
+        }
+        assert!(waited > 0, "background queries did wait for the row");
+    }
+
+    #[test]
     fn view_redlock_has_five_nodes_with_keys() {
         let scenario = gc_pause_at(18_500);
         let log = simulate(&scenario, StrategyId::Redlock);

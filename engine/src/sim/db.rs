@@ -92,6 +92,10 @@ enum BackgroundState {
 struct BackgroundQuery {
     arrived_ms: u64,
     state: BackgroundState,
+    /// Whether the log shows this query holding the row: it does once the
+    /// query waited in the lock queue (a waiter's grant is logged), so its
+    /// release is logged too and the view's holders never outlive it.
+    holds_logged: bool,
 }
 
 /// The database server.
@@ -477,6 +481,9 @@ impl Sim {
                 self.finish_statement(caller, waiter.session, sql, SqlOutcome::Rows(1), waited);
             }
             if let Some(query) = waiter.background {
+                if let Some(state) = self.db.background.get_mut(&query) {
+                    state.holds_logged = true;
+                }
                 self.background_run(query, waiter.session);
             }
         }
@@ -706,7 +713,7 @@ impl Sim {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
-        self.db.background.insert(query, BackgroundQuery { arrived_ms: self.now_ms, state });
+        self.db.background.insert(query, BackgroundQuery { arrived_ms: self.now_ms, state, holds_logged: false });
         self.schedule(self.now_ms + BACKGROUND_TIMEOUT_MS, Action::BackgroundGiveUp { query });
         if let Some(session) = self.db.background_free.pop() {
             self.background_start(query, session);
@@ -761,6 +768,10 @@ impl Sim {
         };
         if let BackgroundState::Running(session) = state.state {
             self.db.holders.retain(|(holder, _)| *holder != session);
+            if state.holds_logged {
+                let (client, mode, change) = (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Released);
+                self.record(EventKind::RowLock { session, client, mode, change });
+            }
             self.background_end(query, BackgroundOutcome::Ok);
             self.background_session_free(session);
             self.grant_waiters();
