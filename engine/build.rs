@@ -2,6 +2,9 @@
 //! (`quizzes/*.json`) at build time, so adding one is adding a file: no code
 //! changes. Files are taken in name order; a leading `NN-` sets the order and
 //! is not part of the name (`01-two-am-saturday.json` is `two-am-saturday`).
+//! For the scenarios it also writes the catalog (name, file, title) and the
+//! first one on its own, for a page that embeds only that one and fetches the
+//! others from their files.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -18,6 +21,8 @@ fn main() {
         files.retain(|path| path.extension().is_some_and(|extension| extension == "json"));
         files.sort();
         let mut code = String::from("&[\n");
+        let mut catalog = String::from("&[\n");
+        let mut first = None;
         for path in files {
             let stem = path.file_stem().and_then(|stem| stem.to_str()).unwrap_or_default();
             let name = match stem.split_once('-') {
@@ -29,14 +34,23 @@ fn main() {
             let text = std::fs::read_to_string(&path).expect("a built-in is readable");
             let compact = Path::new(&out).join(format!("{folder}-{stem}.json"));
             std::fs::write(&compact, minify(&text)).expect("OUT_DIR is writable");
-            let _ = writeln!(
-                code,
-                "    Builtin {{ name: {name:?}, text: include_str!({:?}) }},",
-                compact.display().to_string()
-            );
+            let entry =
+                format!("Builtin {{ name: {name:?}, text: include_str!({:?}) }}", compact.display().to_string());
+            let _ = writeln!(code, "    {entry},");
+            let file = path.file_name().and_then(|file| file.to_str()).unwrap_or_default();
+            let document: serde_json::Value = serde_json::from_str(&text).expect("a built-in is JSON");
+            let title = document.get("name").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let _ = writeln!(catalog, "    Listed {{ name: {name:?}, file: {file:?}, title: {title:?} }},");
+            first.get_or_insert(entry);
         }
         code.push(']');
+        catalog.push(']');
         std::fs::write(Path::new(&out).join(generated), code).expect("OUT_DIR is writable");
+        if folder == "scenarios" {
+            std::fs::write(Path::new(&out).join("builtin_catalog.rs"), catalog).expect("OUT_DIR is writable");
+            let first = first.expect("at least one built-in scenario");
+            std::fs::write(Path::new(&out).join("builtin_story.rs"), first).expect("OUT_DIR is writable");
+        }
     }
 }
 

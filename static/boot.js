@@ -4,6 +4,8 @@
 // A share link (`#v=…`) is unpacked here, before the lab starts, so the lab
 // opens on it in one render (see static/link.js); the wasm reads the result
 // from `locklabLink` and encodes new links with `locklabEncodeLink`.
+// `locklabFetchText` fetches a file beside the page as text, for the lab's
+// built-in scenarios (all but the first are files in `scenarios/`).
 // Embedded (`?embed`, inside a frame), the page tells its parent its height
 // whenever it changes, so the host's embed.js can fit the frame to it.
 import { decodeLink, encodeLink } from './link.js';
@@ -27,6 +29,11 @@ if (new URLSearchParams(location.search).has('embed') && window.parent !== windo
 const tag = document.querySelector('script[data-locklab-js]');
 try {
   globalThis.locklabEncodeLink = encodeLink;
+  globalThis.locklabFetchText = async (path) => {
+    const response = await fetch(path);
+    if (!response.ok) throw `${path} answered ${response.status}`;
+    return response.text();
+  };
   if (location.hash.startsWith('#v=')) globalThis.locklabLink = await decodeLink(location.hash);
   const { default: init } = await import(tag.dataset.locklabJs);
   await init({ module_or_path: tag.dataset.locklabWasm });

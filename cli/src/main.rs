@@ -138,7 +138,7 @@ fn run(args: &[String]) -> Result<String, String> {
         }
         "compare" => {
             let scenario = load(one_positional(&options, "compare needs a scenario FILE or NAME")?)?;
-            Ok(compare(&scenario))
+            compare(&scenario)
         }
         "scenarios" => Ok(list_builtins()),
         "explore" => explore(&options),
@@ -148,7 +148,7 @@ fn run(args: &[String]) -> Result<String, String> {
             if options.svg.is_none() && options.log.is_none() {
                 return Err("render needs --svg OUT or --log OUT (or both)".to_owned());
             }
-            let log = locklab_engine::simulate(&scenario, strategy);
+            let log = locklab_engine::simulate_whole(&scenario, strategy)?;
             let report = locklab_engine::report::analyze(&scenario, strategy, &log);
             let mut written = String::new();
             // The same figures the lab's Export buttons give (its worker calls the same functions).
@@ -229,7 +229,7 @@ fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String>
     let mut reports = Vec::new();
     let mut text = String::new();
     for strategy in &strategies {
-        let log = locklab_engine::simulate(scenario, *strategy);
+        let log = locklab_engine::simulate_whole(scenario, *strategy)?;
         let report = locklab_engine::report::analyze(scenario, *strategy, &log);
         if options.format == Format::Text {
             text.push_str(&format!("== {} — {}\n", strategy, scenario.settings_for(*strategy).title()));
@@ -304,8 +304,8 @@ fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
     text
 }
 
-fn compare(scenario: &Scenario) -> String {
-    let report = locklab_engine::run(scenario);
+fn compare(scenario: &Scenario) -> Result<String, String> {
+    let report = locklab_engine::run(scenario)?;
     let mut text =
         format!("{} (seed {})\n", if scenario.name.is_empty() { "scenario" } else { &scenario.name }, scenario.seed);
     text.push_str(&format!(
@@ -330,7 +330,7 @@ fn compare(scenario: &Scenario) -> String {
         ));
     }
     text.push_str(&format!("{}\n", scenario.storage_text()));
-    text
+    Ok(text)
 }
 
 fn list_builtins() -> String {

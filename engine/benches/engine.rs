@@ -106,7 +106,7 @@ fn seeds_runs_all_six(bencher: Bencher) {
     let scenarios = &*STORY_SEEDS;
     bencher.counter(ItemsCount::new(SEEDS)).bench(|| {
         for scenario in scenarios {
-            black_box(locklab_engine::run(black_box(scenario)));
+            let _ = black_box(locklab_engine::run(black_box(scenario)));
         }
     });
 }

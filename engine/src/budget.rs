@@ -18,6 +18,20 @@ use crate::sim::db::{BACKGROUND_POOL_SIZE, BACKGROUND_QUERY_MS};
 /// (`docs/bench.md`); every built-in and quiz card is far below it.
 pub const MAX_EVENTS: u64 = 1_000_000;
 
+/// The hard cap behind the estimate: a run stops logging here whatever the
+/// estimate said, so a scenario the estimate misjudges still ends, in about
+/// twice the budget's time and memory. No scenario is known to reach it;
+/// callers say so if one does ([`crate::log_was_cut`]).
+pub const MAX_LOGGED_EVENTS: u64 = 2 * MAX_EVENTS;
+
+/// What to say of a run that reached [`MAX_LOGGED_EVENTS`].
+pub fn cut_message(strategy: crate::StrategyId) -> String {
+    format!(
+        "{strategy}'s run reached the engine's hard cap of {MAX_LOGGED_EVENTS} events, so it cannot be shown \
+         whole; the work budget should have refused it (please report this): shorten duration_ms or slow its rates"
+    )
+}
+
 /// Events a period's run logs besides its chunks (cron, lock, checks, post, row).
 const EVENTS_PER_RUN: u64 = 30;
 /// Events a chunk upload logs (the request, the storage's answer, the reply).
@@ -194,6 +208,21 @@ mod tests {
             let estimate = estimate_events(&scenario);
             assert!(estimate <= MAX_EVENTS / 10, "{}: {estimate} events estimated", card.name);
         }
+    }
+
+    #[test]
+    fn a_run_the_estimate_missed_stops_at_the_hard_cap() {
+        // Validation would refuse this (about 25 M events); the cap is for a
+        // scenario the estimate misjudges, so it is built past validation.
+        let mut scenario = Scenario::from_json(r#"{"format": "locklab/2", "duration_ms": 86400000}"#).expect("valid");
+        scenario.world.background_queries_per_s = 100;
+        assert!(check(&scenario).is_err(), "the budget refuses it");
+        let log = crate::simulate(&scenario, crate::StrategyId::DbLock);
+        assert!(crate::log_was_cut(&log));
+        assert_eq!(u64::try_from(log.len()).ok(), Some(MAX_LOGGED_EVENTS));
+        let under =
+            crate::simulate(&Scenario::from_json(builtin::ALL[0].text).expect("valid"), crate::StrategyId::DbLock);
+        assert!(!crate::log_was_cut(&under));
     }
 
     #[test]

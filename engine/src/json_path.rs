@@ -41,8 +41,32 @@ enum Open {
     Array(u32),
 }
 
+/// The path of the first array in `text` where `may_be_array` says no, if
+/// any. serde reads a struct from an array of its fields in order as well as
+/// from an object (`"world": [3, 300000]`); no document means that, so the
+/// scenario refuses an array anywhere but at its list fields.
+pub fn array_not_allowed(text: &str, may_be_array: &dyn Fn(&str) -> bool) -> Option<String> {
+    let mut found = None;
+    scan(text, &mut |open| {
+        if found.is_none() {
+            let path = render(open);
+            if !may_be_array(&path) {
+                found = Some(path);
+            }
+        }
+    });
+    found
+}
+
 /// The path of the innermost value open at the end of `prefix`.
 fn path(prefix: &str) -> String {
+    render(&scan(prefix, &mut |_| {}))
+}
+
+/// Reads `prefix`, calling `on_array` with the open containers whenever an
+/// array opens (before it is open), and returns the containers still open.
+/// One scanner for both uses (`dyn`, so the browser build has one copy).
+fn scan(prefix: &str, on_array: &mut dyn FnMut(&[Open])) -> Vec<Open> {
     let mut open: Vec<Open> = Vec::new();
     // In an object, whether the next string is a key (true) or a value.
     let mut expecting_key = false;
@@ -81,7 +105,10 @@ fn path(prefix: &str) -> String {
                 open.push(Open::Object(None));
                 expecting_key = true;
             }
-            '[' => open.push(Open::Array(0)),
+            '[' => {
+                on_array(&open);
+                open.push(Open::Array(0));
+            }
             '}' | ']' => {
                 open.pop();
                 expecting_key = false;
@@ -97,8 +124,13 @@ fn path(prefix: &str) -> String {
             _ => {}
         }
     }
+    open
+}
+
+/// A path as the scenario's errors write it: `faults[2].duration_ms`.
+fn render(open: &[Open]) -> String {
     let mut path = String::new();
-    for container in &open {
+    for container in open {
         match container {
             Open::Object(Some(key)) => {
                 if !path.is_empty() {

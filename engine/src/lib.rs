@@ -55,26 +55,91 @@ struct Shortcuts {
 }
 
 fn simulate_with(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts) -> Vec<Event> {
-    let settings = scenario.settings_for(strategy);
-    let mut implementation = strategy::build(&settings);
-    let mut sim = sim::Sim::new(scenario, settings);
-    sim.defer_background = shortcuts.defer_background;
-    sim.park_timeouts = shortcuts.park_timeouts;
-    sim.run(implementation.as_mut());
-    sim.log
+    let mut simulation = Simulation::with_shortcuts(scenario, strategy, shortcuts);
+    while !simulation.advance(u32::MAX) {}
+    simulation.into_log()
 }
 
-/// Runs every strategy the scenario names and reports on each.
-pub fn run(scenario: &Scenario) -> Report {
-    let results = scenario
-        .strategy_settings()
-        .iter()
-        .map(|settings| {
-            let log = simulate(scenario, settings.id());
-            report::analyze(scenario, settings.id(), &log)
-        })
-        .collect();
-    Report::new(scenario, results)
+/// One strategy's run through a scenario, advanced a slice at a time: what
+/// a page does with a long run, so the page keeps drawing between slices and
+/// can drop the run half way. Sliced or whole, the log is the same, event for
+/// event ([`simulate`] is this, advanced in one go).
+pub struct Simulation {
+    sim: sim::Sim,
+    strategy: Box<dyn strategy::Strategy>,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Simulation").field("sim", &self.sim).field("ended", &self.ended).finish()
+    }
+}
+
+impl Simulation {
+    pub fn new(scenario: &Scenario, strategy: StrategyId) -> Simulation {
+        Simulation::with_shortcuts(scenario, strategy, Shortcuts { defer_background: true, park_timeouts: true })
+    }
+
+    fn with_shortcuts(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts) -> Simulation {
+        let settings = scenario.settings_for(strategy);
+        let implementation = strategy::build(&settings);
+        let mut sim = sim::Sim::new(scenario, settings);
+        sim.defer_background = shortcuts.defer_background;
+        sim.park_timeouts = shortcuts.park_timeouts;
+        Simulation { sim, strategy: implementation, ended: false }
+    }
+
+    /// Runs until about `events` more events are logged (a step that logs
+    /// several finishes first) or the run ends; says whether it has ended.
+    pub fn advance(&mut self, events: u32) -> bool {
+        if !self.ended {
+            let log_until = self.sim.log.len().saturating_add(usize::try_from(events).unwrap_or(usize::MAX));
+            self.ended = self.sim.run_until(self.strategy.as_mut(), log_until);
+        }
+        self.ended
+    }
+
+    /// The simulated time reached, in ms of the run.
+    pub fn now_ms(&self) -> u64 {
+        self.sim.now_ms
+    }
+
+    /// The events logged so far.
+    pub fn log(&self) -> &[Event] {
+        &self.sim.log
+    }
+
+    /// The log, whole once [`Simulation::advance`] said the run ended.
+    pub fn into_log(self) -> Vec<Event> {
+        self.sim.log
+    }
+}
+
+/// Whether a log stopped at the engine's hard cap
+/// ([`budget::MAX_LOGGED_EVENTS`]) rather than at the run's end: the work
+/// budget let through a scenario it should not have, and nothing derived
+/// from the log tells the whole run.
+pub fn log_was_cut(log: &[Event]) -> bool {
+    u64::try_from(log.len()).unwrap_or(u64::MAX) >= budget::MAX_LOGGED_EVENTS
+}
+
+/// [`simulate`], refusing a log cut at the engine's hard cap
+/// ([`log_was_cut`]) with the message that says so.
+pub fn simulate_whole(scenario: &Scenario, strategy: StrategyId) -> Result<Vec<Event>, String> {
+    let log = simulate(scenario, strategy);
+    if log_was_cut(&log) { Err(budget::cut_message(strategy)) } else { Ok(log) }
+}
+
+/// Runs every strategy the scenario names and reports on each; refuses a
+/// scenario whose run reached the hard cap.
+pub fn run(scenario: &Scenario) -> Result<Report, String> {
+    let mut results = Vec::new();
+    for settings in scenario.strategy_settings() {
+        let log = simulate_whole(scenario, settings.id())?;
+        results.push(report::analyze(scenario, settings.id(), &log));
+    }
+    Ok(Report::new(scenario, results))
 }
 
 /// A fingerprint of an event log: FNV-1a (64-bit) over its JSON. Equal logs

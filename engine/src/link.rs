@@ -134,6 +134,7 @@ pub fn parse_state(json: &str) -> Result<LinkState, LinkError> {
         let (path, message) = crate::scenario::error_path(json, &error, "scenario");
         LinkError::NotState(format!("{path}: {message}"))
     })?;
+    crate::scenario::objects_are_objects(json, "scenario").map_err(LinkError::BadScenario)?;
     state.scenario.validate().map_err(LinkError::BadScenario)?;
     let duration_ms = state.scenario.duration_ms();
     if state.cursor_ms > duration_ms {

@@ -890,6 +890,24 @@ pub(crate) fn error_path(text: &str, error: &serde_json::Error, scenario_path: &
     }
 }
 
+/// Refuses an array where the format has an object (see
+/// [`crate::json_path::array_not_allowed`]): only the format's list fields
+/// are arrays. `scenario_path` is where the scenario sits in `text`.
+pub(crate) fn objects_are_objects(text: &str, scenario_path: &str) -> Result<(), ScenarioError> {
+    const LISTS: [&str; 7] = ["faults", "network_latency_ms", "between", "findings", "choices", "answer", "references"];
+    let list = |path: &str| {
+        let last = path.rsplit('.').next().unwrap_or(path);
+        path.starts_with(scenario_path) && LISTS.contains(&last)
+    };
+    match crate::json_path::array_not_allowed(text, &list) {
+        Some(path) => {
+            let path = if path.is_empty() { "the document".to_owned() } else { path };
+            Err(refuse(path, "is an array; the format has an object with named fields here"))
+        }
+        None => Ok(()),
+    }
+}
+
 fn refuse(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError { path: path.into(), message: message.into() }
 }
@@ -903,6 +921,7 @@ impl Scenario {
             let (path, message) = error_path(text, &error, "");
             refuse(path, message)
         })?;
+        objects_are_objects(text, "")?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -1238,6 +1257,24 @@ fn check_range(path: &str, value: u64, low: u64, high: u64) -> Result<(), Scenar
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_struct_given_as_an_array_is_refused_by_name() {
+        let cases = [
+            (r#"{"format": "locklab/2", "world": [3, 300000]}"#, "world"),
+            (r#"["locklab/2"]"#, "the document"),
+            (r#"{"format": "locklab/2", "strategies": {"naive": [30000]}}"#, "strategies.naive"),
+            (r#"{"format": "locklab/2", "expect": {"naive": ["safe", "ok"]}}"#, "expect.naive"),
+        ];
+        for (text, path) in cases {
+            let error = Scenario::from_json(text).expect_err(text);
+            assert_eq!(error.path, path, "{text}: {error}");
+            assert!(error.message.contains("is an array"), "{error}");
+        }
+        let lists = r#"{"format": "locklab/2", "world": {"network_latency_ms": [1, 2]},
+            "faults": [{"at_ms": 1, "kind": "partition", "between": ["a", "redis"], "duration_ms": 5}]}"#;
+        assert!(Scenario::from_json(lists).is_ok(), "list fields stay lists");
+    }
 
     #[test]
     fn the_minimal_document_is_the_seed_world() {

@@ -994,44 +994,71 @@ struct Open {
     overlap_from: Option<u64>,
 }
 
-impl Timeline {
-    /// Reads a log once. `scenario` supplies the world (instances, replica,
-    /// lag) and the run's length.
-    pub fn build(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Timeline {
+/// A timeline being built, fed the log a slice at a time (see
+/// [`crate::Simulation`]); [`Timeline::build`] is this, fed in one go.
+pub struct TimelineBuilder {
+    timeline: Timeline,
+    world: WorldAt,
+    open: Open,
+    series: SeriesBuilder,
+}
+
+impl std::fmt::Debug for TimelineBuilder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("TimelineBuilder").field("events", &self.timeline.times_ms.len()).finish()
+    }
+}
+
+impl TimelineBuilder {
+    /// `scenario` supplies the world (instances, replica, lag) and the run's length.
+    pub fn new(scenario: &Scenario, strategy: StrategyId) -> TimelineBuilder {
         let duration_ms = scenario.duration_ms();
         let redis_nodes = redis_nodes_of(scenario, strategy);
-        let lag_ms = scenario.world.replication_lag_ms;
-        let mut world = WorldAt::new(scenario.world.instances, &redis_nodes);
-        let mut timeline = Timeline {
-            strategy,
-            duration_ms,
-            instances: scenario.world.instances,
-            redis_nodes,
-            beliefs: Vec::new(),
-            grants: Vec::new(),
-            overlaps: Vec::new(),
-            processes: Vec::new(),
-            holders: Vec::new(),
-            writes: Vec::new(),
-            posts: Vec::new(),
-            faults: Vec::new(),
-            series: CostSeries::default(),
-            times_ms: log.iter().map(|event| event.at_ms).collect(),
-            checkpoints: Vec::new(),
-            replication_lag_ms: lag_ms,
-        };
-        let mut open = Open::default();
-        let mut series = SeriesBuilder::new(duration_ms);
-        for (position, event) in log.iter().enumerate() {
-            let index = u32::try_from(position).unwrap_or(u32::MAX);
-            if index % CHECKPOINT_EVERY == 0 {
-                timeline.checkpoints.push(world.clone());
-            }
-            world.apply(index, event, lag_ms);
-            timeline.lanes(&mut open, &world, index, event);
-            series.record(event, &world);
+        let world = WorldAt::new(scenario.world.instances, &redis_nodes);
+        TimelineBuilder {
+            timeline: Timeline {
+                strategy,
+                duration_ms,
+                instances: scenario.world.instances,
+                redis_nodes,
+                beliefs: Vec::new(),
+                grants: Vec::new(),
+                overlaps: Vec::new(),
+                processes: Vec::new(),
+                holders: Vec::new(),
+                writes: Vec::new(),
+                posts: Vec::new(),
+                faults: Vec::new(),
+                series: CostSeries::default(),
+                times_ms: Vec::new(),
+                checkpoints: Vec::new(),
+                replication_lag_ms: scenario.world.replication_lag_ms,
+            },
+            world,
+            open: Open::default(),
+            series: SeriesBuilder::new(duration_ms),
         }
-        let end = duration_ms.max(timeline.times_ms.last().copied().unwrap_or(0));
+    }
+
+    /// Reads the log's next events, in order.
+    pub fn feed(&mut self, events: &[Event]) {
+        let lag_ms = self.timeline.replication_lag_ms;
+        for event in events {
+            let index = u32::try_from(self.timeline.times_ms.len()).unwrap_or(u32::MAX);
+            if index % CHECKPOINT_EVERY == 0 {
+                self.timeline.checkpoints.push(self.world.clone());
+            }
+            self.timeline.times_ms.push(event.at_ms);
+            self.world.apply(index, event, lag_ms);
+            self.timeline.lanes(&mut self.open, &self.world, index, event);
+            self.series.record(event, &self.world);
+        }
+    }
+
+    /// Closes what is still open at the end of the run.
+    pub fn finish(self) -> Timeline {
+        let TimelineBuilder { mut timeline, mut open, series, .. } = self;
+        let end = timeline.duration_ms.max(timeline.times_ms.last().copied().unwrap_or(0));
         for (_, mut span) in open.beliefs.take() {
             span.span.to_ms = end;
             timeline.beliefs.push(span);
@@ -1055,6 +1082,16 @@ impl Timeline {
         // lane; no sort, which keeps the browser build small.
         timeline.series = series.finish();
         timeline
+    }
+}
+
+impl Timeline {
+    /// Reads a log once. `scenario` supplies the world (instances, replica,
+    /// lag) and the run's length.
+    pub fn build(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> Timeline {
+        let mut builder = TimelineBuilder::new(scenario, strategy);
+        builder.feed(log);
+        builder.finish()
     }
 
     /// Extends the lanes with one event, `world` already updated by it.
@@ -1518,7 +1555,11 @@ mod tests {
         let mut waited = 0;
         for world in &timeline.checkpoints {
             for held in world.db.row_lock_holders.iter().chain(&world.db.row_lock_queue) {
-                assert!(world.db.sessions.get(&held.session).is_some(), "{held:?} at {} ms has no session", world.at_ms);
+                assert!(
+                    world.db.sessions.get(&held.session).is_some(),
+                    "{held:?} at {} ms has no session",
+                    world.at_ms
+                );
             }
             assert!(world.db.row_lock_holders.len() <= world.db.sessions.len());
             waited += world.db.row_lock_queue.len();

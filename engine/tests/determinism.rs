@@ -52,3 +52,41 @@ fn logs_match_the_recorded_digests() {
          cargo test -p locklab-engine --test determinism and commit {GOLDEN}"
     );
 }
+
+#[test]
+fn a_run_advanced_in_slices_gives_the_same_log_and_timeline() {
+    // The lab advances long runs a slice at a time between frames; what it
+    // shows must be the run `simulate` gives, whatever the slice.
+    use locklab_engine::Simulation;
+    use locklab_engine::view::{Timeline, TimelineBuilder};
+    for builtin in builtin::ALL {
+        let scenario = Scenario::from_json(builtin.text).expect("built-ins are valid");
+        for settings in scenario.strategy_settings() {
+            let strategy = settings.id();
+            let whole = locklab_engine::simulate(&scenario, strategy);
+            let slice = if builtin.name.len() % 2 == 0 { 1 } else { 97 };
+            let mut simulation = Simulation::new(&scenario, strategy);
+            let mut builder = TimelineBuilder::new(&scenario, strategy);
+            let mut fed = 0;
+            let mut last_ms = 0;
+            loop {
+                let ended = simulation.advance(slice);
+                assert!(simulation.now_ms() >= last_ms, "{}/{strategy}: time went back", builtin.name);
+                last_ms = simulation.now_ms();
+                builder.feed(&simulation.log()[fed..]);
+                fed = simulation.log().len();
+                if ended {
+                    break;
+                }
+            }
+            let sliced = simulation.into_log();
+            assert!(sliced == whole, "{}/{strategy}: slices of {slice} changed the log", builtin.name);
+            assert_eq!(
+                format!("{:?}", builder.finish()),
+                format!("{:?}", Timeline::build(&scenario, strategy, &whole)),
+                "{}/{strategy}: slices of {slice} changed the timeline",
+                builtin.name
+            );
+        }
+    }
+}

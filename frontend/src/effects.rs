@@ -48,14 +48,34 @@ pub struct Boot {
 /// from the skip link, `#crash-test`) are not links.
 pub const LINK_PREFIX: &str = "#v=";
 
-/// The built-in the lab opens with.
-pub fn default_scenario() -> Scenario {
-    builtin::ALL.first().and_then(|first| Scenario::from_json(first.text).ok()).unwrap_or_default()
+/// A built-in's text, fetched from its file beside the page (`scenarios/`):
+/// the lab's wasm embeds only the post's night, for a fresh lab.
+pub async fn fetch_builtin(name: &str) -> Result<String, String> {
+    let listed = builtin::CATALOG
+        .iter()
+        .find(|listed| listed.name == name)
+        .ok_or_else(|| format!("there is no built-in scenario named `{name}`"))?;
+    let path = format!("scenarios/{}", listed.file);
+    let text = call_page_function("locklabFetchText", path.as_str().into()).await?;
+    text.as_string().ok_or_else(|| format!("{path} is not text"))
+}
+
+/// Loads a built-in into the lab (the scenario picker).
+pub fn load_builtin(name: String, dispatch: Callback<Action>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        dispatch.emit(match fetch_builtin(&name).await {
+            Ok(text) => Action::LoadScenario { text, source: format!("the built-in {name}") },
+            Err(problem) => Action::Notify(Message {
+                tone: Tone::Error,
+                text: format!("The built-in could not be loaded: {problem}."),
+            }),
+        });
+    });
 }
 
 /// Reads the address and the stored state. Bad stored state is reported,
 /// never fatal.
-pub fn boot() -> Rc<Boot> {
+pub async fn boot() -> Rc<Boot> {
     let window = web_sys::window();
     let location = window.as_ref().map(web_sys::Window::location);
     let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
@@ -66,7 +86,7 @@ pub fn boot() -> Rc<Boot> {
         .and_then(|window| window.match_media(NARROW_QUERY).ok().flatten())
         .is_some_and(|query| query.matches());
     let mut boot = Boot {
-        scenario: default_scenario(),
+        scenario: crate::lab::default_scenario(),
         strategy: StrategyId::Fencing,
         message: None,
         crash_test: hash == "#crash-test",
@@ -81,12 +101,13 @@ pub fn boot() -> Rc<Boot> {
     // `?scenario=NAME&strategy=ID`: a built-in by name, the short form of a link.
     let named = param("scenario");
     if let Some(name) = &named {
-        match builtin::find(name).map(|builtin| Scenario::from_json(builtin.text)) {
-            Some(Ok(scenario)) => boot.scenario = scenario,
-            _ => {
+        let text = fetch_builtin(name).await;
+        match text.and_then(|text| Scenario::from_json(&text).map_err(|error| error.to_string())) {
+            Ok(scenario) => boot.scenario = scenario,
+            Err(problem) => {
                 boot.message = Some(Message {
                     tone: Tone::Error,
-                    text: format!("There is no built-in scenario named `{name}`. Showing the default lab instead."),
+                    text: format!("The built-in could not be opened: {problem}. Showing the default lab instead."),
                 });
             }
         }
@@ -175,18 +196,65 @@ pub fn restore(strategy_text: &str, scenario_text: &str) -> Result<(Scenario, St
 pub fn use_persistence(state: &UseReducerHandle<LabState>) {
     // The run changes exactly when the scenario or the strategy does.
     let embed = state.embed;
+    // A lab that opens on a long run shows the post's night until that run is
+    // done; the night is not what the user had, so it is not stored over it.
+    let standing_in = state.pending.is_some();
     use_effect_with(state.run.clone(), move |run| {
         let (scenario, strategy) = (&run.scenario, &run.strategy);
         let json = scenario.to_json();
         // An embedded lab is someone else's post: it must not replace the reader's own lab.
-        let storage =
-            if embed { None } else { web_sys::window().and_then(|window| window.local_storage().ok().flatten()) };
+        let storage = if embed || standing_in {
+            None
+        } else {
+            web_sys::window().and_then(|window| window.local_storage().ok().flatten())
+        };
         if let Some(storage) = storage {
             let _ = storage.set_item(SCENARIO_KEY, &json);
             let _ = storage.set_item(STRATEGY_KEY, strategy.name());
         }
         crate::panic::remember(json, strategy.name());
     });
+}
+
+/// Advances the pending run (see [`crate::state::PendingRun`]) one slice per
+/// task, so the page draws and answers between slices, and tells the reducer
+/// how far it is and when it is done. A replaced or stopped job's slices stop
+/// at the next one.
+#[hook]
+pub fn use_run_slices(state: &UseReducerHandle<LabState>) {
+    let dispatcher = state.dispatcher();
+    let job = state.pending.as_ref().map(|pending| (pending.id, pending.job.clone()));
+    use_effect_with(job.as_ref().map(|(id, _)| *id), move |_| {
+        let stopped = Rc::new(Cell::new(false));
+        if let Some((id, job)) = job {
+            next_slice(id, job, dispatcher, stopped.clone());
+        }
+        move || stopped.set(true)
+    });
+}
+
+fn next_slice(
+    id: u32,
+    job: Rc<RefCell<crate::lab::RunJob>>,
+    dispatcher: UseReducerDispatcher<LabState>,
+    stopped: Rc<Cell<bool>>,
+) {
+    gloo_timers::callback::Timeout::new(0, move || {
+        if stopped.get() {
+            return;
+        }
+        let (done, permille) = {
+            let mut job = job.borrow_mut();
+            (job.step(crate::lab::SLICE_EVENTS), job.progress_permille())
+        };
+        if done {
+            dispatcher.dispatch(Action::RunDone(id));
+        } else {
+            dispatcher.dispatch(Action::RunProgress { id, permille });
+            next_slice(id, job, dispatcher, stopped);
+        }
+    })
+    .forget();
 }
 
 /// Where playback stands between frames.

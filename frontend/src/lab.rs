@@ -3,8 +3,8 @@
 //! computed once per change of either and shared by `Rc`.
 
 use locklab_engine::report::{self, StrategyReport};
-use locklab_engine::view::Timeline;
-use locklab_engine::{Event, Scenario, StrategyId, simulate};
+use locklab_engine::view::{Timeline, TimelineBuilder};
+use locklab_engine::{Event, Scenario, Simulation, StrategyId};
 use std::rc::Rc;
 
 /// One strategy's run through one scenario.
@@ -20,9 +20,14 @@ pub struct LabRun {
 }
 
 impl LabRun {
+    /// The whole run at once: for what is known to be small (a quiz card).
     pub fn compute(scenario: Rc<Scenario>, strategy: StrategyId) -> LabRun {
-        let log = simulate(&scenario, strategy);
+        let log = locklab_engine::simulate(&scenario, strategy);
         let timeline = Timeline::build(&scenario, strategy, &log);
+        LabRun::assemble(scenario, strategy, log, timeline)
+    }
+
+    fn assemble(scenario: Rc<Scenario>, strategy: StrategyId, log: Vec<Event>, timeline: Timeline) -> LabRun {
         let report = report::analyze(&scenario, strategy, &log);
         let digest = digest(&log);
         LabRun { scenario, strategy, log, timeline, report, digest }
@@ -35,6 +40,112 @@ impl LabRun {
     /// The log's event `index`, if it exists.
     pub fn event(&self, index: u32) -> Option<&Event> {
         self.log.get(usize::try_from(index).ok()?)
+    }
+}
+
+/// The built-in the lab opens with: the post's night.
+pub fn default_scenario() -> Scenario {
+    Scenario::from_json(locklab_engine::builtin::STORY.text).unwrap_or_default()
+}
+
+/// Events simulated (and fed to the timeline) per slice of a [`RunJob`]:
+/// a few milliseconds of wasm, so a page that runs one slice per frame keeps
+/// drawing.
+pub const SLICE_EVENTS: u32 = 20_000;
+
+/// Runs of one scenario being computed a slice at a time, strategy after
+/// strategy: the same logs as [`locklab_engine::simulate`], event for event.
+pub struct RunJob {
+    scenario: Rc<Scenario>,
+    strategies: Vec<StrategyId>,
+    done: Vec<LabRun>,
+    current: Option<(Simulation, TimelineBuilder)>,
+    /// The current strategy's run, simulated, before its report.
+    simulated: Option<(Vec<Event>, Timeline)>,
+    /// The engine's hard cap stopped a run: which strategy's.
+    cut: Option<StrategyId>,
+}
+
+impl std::fmt::Debug for RunJob {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("RunJob").field("strategies", &self.strategies).field("done", &self.done.len()).finish()
+    }
+}
+
+impl RunJob {
+    pub fn new(scenario: Rc<Scenario>, strategies: Vec<StrategyId>) -> RunJob {
+        RunJob { scenario, strategies, done: Vec::new(), current: None, simulated: None, cut: None }
+    }
+
+    /// Simulates about `events` more events; says whether every run is done.
+    pub fn step(&mut self, events: u32) -> bool {
+        let mut left = events;
+        while self.cut.is_none() {
+            let Some(&strategy) = self.strategies.get(self.done.len()) else {
+                return true;
+            };
+            if let Some((log, timeline)) = self.simulated.take() {
+                // The report and the digest read the whole log, about half a
+                // simulated event's work per event: a slice already spent
+                // leaves them to the next one.
+                let cost = u32::try_from(log.len() / 2).unwrap_or(u32::MAX);
+                if cost > left && left < events {
+                    self.simulated = Some((log, timeline));
+                    return false;
+                }
+                left = left.saturating_sub(cost);
+                self.done.push(LabRun::assemble(self.scenario.clone(), strategy, log, timeline));
+                continue;
+            }
+            if left == 0 {
+                return false;
+            }
+            let (simulation, builder) = self.current.get_or_insert_with(|| {
+                (Simulation::new(&self.scenario, strategy), TimelineBuilder::new(&self.scenario, strategy))
+            });
+            let before = simulation.log().len();
+            let ended = simulation.advance(left.min(SLICE_EVENTS));
+            builder.feed(&simulation.log()[before..]);
+            let logged = u32::try_from(simulation.log().len() - before).unwrap_or(u32::MAX);
+            left = left.saturating_sub(logged.max(1));
+            if ended && let Some((simulation, builder)) = self.current.take() {
+                let log = simulation.into_log();
+                if locklab_engine::log_was_cut(&log) {
+                    self.cut = Some(strategy);
+                } else {
+                    self.simulated = Some((log, builder.finish()));
+                }
+            }
+        }
+        true
+    }
+
+    /// How far along the job is, in thousandths: by runs done, and by
+    /// simulated time within the current one.
+    pub fn progress_permille(&self) -> u32 {
+        let runs = u64::try_from(self.strategies.len()).unwrap_or(1).max(1);
+        let duration_ms = self.scenario.duration_ms().max(1);
+        let within = match (&self.current, &self.simulated) {
+            (Some((simulation, _)), _) => simulation.now_ms().min(duration_ms),
+            (None, Some(_)) => duration_ms,
+            (None, None) => 0,
+        };
+        let done = u64::try_from(self.done.len()).unwrap_or(0);
+        let permille = (done * duration_ms + within) * 1000 / (runs * duration_ms);
+        u32::try_from(permille).unwrap_or(1000)
+    }
+
+    pub fn scenario(&self) -> &Rc<Scenario> {
+        &self.scenario
+    }
+
+    /// The runs, in the order asked, once [`RunJob::step`] said done; or
+    /// why there are none.
+    pub fn finish(self) -> Result<Vec<LabRun>, String> {
+        match self.cut {
+            Some(strategy) => Err(locklab_engine::budget::cut_message(strategy)),
+            None => Ok(self.done),
+        }
     }
 }
 
@@ -66,36 +177,39 @@ impl PartialEq for CompareRuns {
     }
 }
 
-impl CompareRuns {
-    pub fn compute(scenario: &Rc<Scenario>) -> CompareRuns {
-        CompareRuns(Rc::new(
-            StrategyId::ALL
-                .into_iter()
-                .map(|strategy| RunRef(Rc::new(LabRun::compute(scenario.clone(), strategy))))
-                .collect(),
-        ))
-    }
-}
-
 /// FNV-1a over each event's time, kind and parties: cheap, stable across
 /// platforms, and different whenever the timeline is.
 fn digest(log: &[Event]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for byte in bytes {
-            hash ^= u64::from(*byte);
-            hash = hash.wrapping_mul(PRIME);
-        }
-    };
+    use std::fmt::Write;
+    let mut hash = Fnv(0xcbf2_9ce4_8422_2325);
     for event in log {
-        eat(&event.at_ms.to_le_bytes());
-        eat(event.kind_name().as_bytes());
+        hash.eat(&event.at_ms.to_le_bytes());
+        hash.eat(event.kind_name().as_bytes());
         for party in event.parties() {
-            eat(party.to_string().as_bytes());
+            // Written straight into the hash: no string per party.
+            let _ = write!(hash, "{party}");
         }
     }
-    hash
+    hash.0
+}
+
+/// An FNV-1a (64-bit) hash being fed.
+struct Fnv(u64);
+
+impl Fnv {
+    fn eat(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+impl std::fmt::Write for Fnv {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.eat(text.as_bytes());
+        Ok(())
+    }
 }
 
 /// The strategies in the order the picker shows them: the quiz options A–D,

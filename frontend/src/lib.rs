@@ -23,19 +23,24 @@ pub mod state;
 pub mod svg;
 pub mod worker;
 
-/// Mounts the lab on the page's `#lab` element (or the body).
+/// Mounts the lab on the page's `#lab` element (or the body), once the
+/// address and storage are read (a built-in named in the address is fetched
+/// first, so the lab opens on it in one render).
 pub fn start() {
     panic::install_hook();
-    let boot = effects::boot();
-    let host =
-        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id("lab"));
-    match host {
-        Some(host) => {
-            yew::Renderer::<components::app::App>::with_root_and_props(host, components::app::AppProps { boot })
-                .render();
+    wasm_bindgen_futures::spawn_local(async {
+        let boot = effects::boot().await;
+        let host = web_sys::window()
+            .and_then(|window| window.document())
+            .and_then(|document| document.get_element_by_id("lab"));
+        match host {
+            Some(host) => {
+                yew::Renderer::<components::app::App>::with_root_and_props(host, components::app::AppProps { boot })
+                    .render();
+            }
+            None => {
+                yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot }).render();
+            }
         }
-        None => {
-            yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot }).render();
-        }
-    }
+    });
 }

@@ -5,10 +5,16 @@
 //! run is derived from (scenario, strategy) and recomputed by the reducer only
 //! when one of them changes, so the panels are functions of (run, cursor).
 //! The reducer is pure: no browser calls, so it behaves the same in tests.
+//!
+//! A run that does not fit in [`SYNC_EVENTS`] becomes a [`PendingRun`]: the
+//! lab goes on showing the run it has (or, at the start, the post's night),
+//! the page advances the job one slice per task (`effects::use_run_slices`)
+//! and the reducer adopts the result, or drops it on Stop.
 
-use crate::lab::{CompareRuns, LabRun, RunRef};
+use crate::lab::{CompareRuns, LabRun, RunJob, RunRef};
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, StrategyId};
+use std::cell::RefCell;
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -16,6 +22,10 @@ use yew::Reducible;
 pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 /// The speed the lab starts at.
 pub const DEFAULT_SPEED_RATIO: f64 = 8.0;
+/// Events the reducer simulates before a run becomes a [`PendingRun`]: every
+/// built-in fits (its longest run logs about 36,000), and this much takes
+/// a few frames' time at most in wasm.
+pub const SYNC_EVENTS: u32 = 40_000;
 /// Event kinds the log hides until asked: network chatter and background noise.
 pub const QUIET_KINDS: [&str; 3] = ["background", "pool", "sent"];
 
@@ -124,9 +134,37 @@ pub enum Action {
     ToggleKind(String),
     ShowAllEvents,
     SetNarrow(bool),
+    /// The page advanced the pending run `id` a slice; it is this far along.
+    RunProgress {
+        id: u32,
+        permille: u32,
+    },
+    /// The pending run `id` is done: show it.
+    RunDone(u32),
+    /// Drop the pending run; the lab keeps the run it shows.
+    StopRun,
     Dismiss,
     /// A message from a side effect (a file that could not be read, a save).
     Notify(Message),
+}
+
+/// Runs being computed a slice per frame, and what to show once they are done.
+#[derive(Clone, Debug)]
+pub struct PendingRun {
+    /// Tells this job's slices and answers from an earlier, replaced one's.
+    pub id: u32,
+    pub job: Rc<RefCell<RunJob>>,
+    pub strategy: StrategyId,
+    pub compare: bool,
+    pub progress_permille: u32,
+    /// The cursor to set once shown (a share link's); otherwise it stays.
+    pub cursor_ms: Option<u64>,
+}
+
+impl PartialEq for PendingRun {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.progress_permille == other.progress_permille
+    }
 }
 
 /// The lab's state.
@@ -148,6 +186,10 @@ pub struct LabState {
     pub narrow: bool,
     /// The compact view for an iframe in a post (`?embed`); fixed at start.
     pub embed: bool,
+    /// Runs being computed, shown once done.
+    pub pending: Option<PendingRun>,
+    /// The last [`PendingRun::id`] given.
+    last_job: u32,
 }
 
 /// Equal when nothing the user sees could differ: the scenario is compared by
@@ -168,17 +210,47 @@ impl PartialEq for LabState {
             && self.message == other.message
             && self.narrow == other.narrow
             && self.embed == other.embed
+            && self.pending == other.pending
     }
 }
 
 impl LabState {
+    /// The lab on `scenario` under `strategy`.
     pub fn new(scenario: Scenario, strategy: StrategyId) -> LabState {
-        let scenario = Rc::new(scenario);
-        LabState {
-            run: RunRef(Rc::new(LabRun::compute(scenario.clone(), strategy))),
-            scenario,
+        LabState::start(scenario, strategy, false, None)
+    }
+
+    /// The lab as a page opens it, on a scenario from a link or from storage.
+    /// One too long to run before the first frame is pending at once, over
+    /// the post's night (what a fresh lab shows), so that Stop leaves a lab
+    /// that works.
+    pub fn start(scenario: Scenario, strategy: StrategyId, compare: bool, cursor_ms: Option<u64>) -> LabState {
+        let mut state = LabState::fallback(strategy).compute(Rc::new(scenario), strategy, compare);
+        match &mut state.pending {
+            Some(pending) => pending.cursor_ms = cursor_ms,
+            None => state = state.seek(cursor_ms.unwrap_or(0)),
+        }
+        state
+    }
+
+    /// The lab with a fresh lab's scenario, the seed's story.
+    fn fallback(strategy: StrategyId) -> LabState {
+        let mut job = RunJob::new(Rc::new(crate::lab::default_scenario()), vec![strategy]);
+        while !job.step(u32::MAX) {}
+        // The story is a built-in, far under the hard cap: it runs whole.
+        LabState::shown(job.finish().unwrap_or_default(), strategy, false)
+            .unwrap_or_else(|| unreachable!("the story ran under the strategy asked"))
+    }
+
+    /// The state showing `runs` (one, or all six in compare mode).
+    fn shown(runs: Vec<LabRun>, strategy: StrategyId, compare: bool) -> Option<LabState> {
+        let runs: Vec<RunRef> = runs.into_iter().map(|run| RunRef(Rc::new(run))).collect();
+        let run = runs.iter().find(|run| run.strategy == strategy)?.clone();
+        Some(LabState {
+            scenario: run.scenario.clone(),
             strategy,
-            compare: None,
+            compare: compare.then(|| CompareRuns(Rc::new(runs))),
+            run,
             cursor_ms: 0,
             playing: false,
             speed_ratio: DEFAULT_SPEED_RATIO,
@@ -188,7 +260,61 @@ impl LabState {
             message: None,
             narrow: false,
             embed: false,
+            pending: None,
+            last_job: 0,
+        })
+    }
+
+    /// Computes what `scenario` under `strategy` shows (all six strategies in
+    /// compare mode): at once if it fits in [`SYNC_EVENTS`], otherwise as a
+    /// pending run, replacing any other.
+    fn compute(mut self, scenario: Rc<Scenario>, strategy: StrategyId, compare: bool) -> LabState {
+        let mut job = RunJob::new(scenario, wanted(strategy, compare));
+        self.pending = None;
+        if job.step(SYNC_EVENTS) {
+            return self.adopt(job, strategy, compare, None);
         }
+        self.last_job = self.last_job.wrapping_add(1);
+        self.pending = Some(PendingRun {
+            id: self.last_job,
+            progress_permille: job.progress_permille(),
+            job: Rc::new(RefCell::new(job)),
+            strategy,
+            compare,
+            cursor_ms: None,
+        });
+        self
+    }
+
+    /// Shows a finished job's runs, or says why there are none.
+    fn adopt(self, job: RunJob, strategy: StrategyId, compare: bool, cursor_ms: Option<u64>) -> LabState {
+        let runs = match job.finish() {
+            Ok(runs) => runs,
+            Err(problem) => return self.error(format!("{problem}. The current run is unchanged.")),
+        };
+        let Some(shown) = LabState::shown(runs, strategy, compare) else {
+            return self;
+        };
+        let cursor_ms = cursor_ms.unwrap_or(self.cursor_ms);
+        let next = LabState {
+            scenario: shown.scenario,
+            strategy,
+            run: shown.run,
+            compare: shown.compare,
+            pending: None,
+            ..self
+        };
+        next.seek(cursor_ms)
+    }
+
+    /// The pending run, done: shown if it is still the one wanted.
+    fn run_done(mut self, id: u32) -> LabState {
+        let Some(pending) = self.pending.take_if(|pending| pending.id == id) else {
+            return self;
+        };
+        // The page's slicer may still hold the job: it is taken, not unwrapped.
+        let job = std::mem::replace(&mut *pending.job.borrow_mut(), RunJob::new(Rc::default(), Vec::new()));
+        self.adopt(job, pending.strategy, pending.compare, pending.cursor_ms)
     }
 
     pub fn duration_ms(&self) -> u64 {
@@ -216,14 +342,9 @@ impl LabState {
         next
     }
 
-    fn with_scenario(mut self, scenario: Rc<Scenario>) -> LabState {
-        self.run = RunRef(Rc::new(LabRun::compute(scenario.clone(), self.strategy)));
-        if self.compare.is_some() {
-            self.compare = Some(CompareRuns::compute(&scenario));
-        }
-        self.scenario = scenario;
-        self.cursor_ms = self.cursor_ms.min(self.duration_ms());
-        self
+    fn with_scenario(self, scenario: Rc<Scenario>) -> LabState {
+        let (strategy, compare) = (self.strategy, self.compare.is_some());
+        self.compute(scenario, strategy, compare)
     }
 
     fn inject(self, kind: InjectKind) -> LabState {
@@ -299,25 +420,23 @@ impl LabState {
     }
 
     fn select_strategy(mut self, strategy: StrategyId) -> LabState {
-        if strategy == self.strategy {
+        if strategy == self.strategy && self.pending.is_none() {
             return self;
         }
-        self.strategy = strategy;
         // A Redis node or the consensus store may not exist under the new strategy.
         let target = self.inject.target.as_str();
         if target.starts_with("redis") || target == "consensus" {
             self.inject.target = "holder".to_owned();
         }
-        self.run = match &self.compare {
-            Some(runs) => runs
-                .0
-                .iter()
-                .find(|run| run.strategy == strategy)
-                .cloned()
-                .unwrap_or_else(|| RunRef(Rc::new(LabRun::compute(self.scenario.clone(), strategy)))),
-            None => RunRef(Rc::new(LabRun::compute(self.scenario.clone(), strategy))),
-        };
-        self
+        let computed = self.compare.as_ref().and_then(|runs| runs.0.iter().find(|run| run.strategy == strategy));
+        if let Some(run) = computed.cloned() {
+            self.strategy = strategy;
+            self.run = run;
+            self.pending = None;
+            return self;
+        }
+        let scenario = self.scenario.clone();
+        self.compute(scenario, strategy, false)
     }
 
     fn seek(mut self, at_ms: u64) -> LabState {
@@ -341,6 +460,11 @@ fn changed(scenario: Scenario) -> Scenario {
         };
     }
     scenario
+}
+
+/// The strategies a view needs: the one shown, or all six to compare.
+fn wanted(strategy: StrategyId, compare: bool) -> Vec<StrategyId> {
+    if compare { StrategyId::ALL.to_vec() } else { vec![strategy] }
 }
 
 /// Parses a fault target as the format writes it.
@@ -438,11 +562,24 @@ impl Reducible for LabState {
                     state.error(format!("{source} could not be loaded: {error}. The current run is unchanged."))
                 }
             },
-            Action::SetCompare(on) => {
+            Action::SetCompare(true) => {
+                let (scenario, strategy) = (state.scenario.clone(), state.strategy);
+                state.compute(scenario, strategy, true)
+            }
+            Action::SetCompare(false) => LabState { compare: None, pending: None, ..state },
+            Action::RunProgress { id, permille } => {
                 let mut state = state;
-                state.compare = if on { Some(CompareRuns::compute(&state.scenario)) } else { None };
+                if let Some(pending) = state.pending.as_mut().filter(|pending| pending.id == id) {
+                    pending.progress_permille = permille;
+                }
                 state
             }
+            Action::RunDone(id) => state.run_done(id),
+            Action::StopRun => match state.pending {
+                Some(_) => LabState { pending: None, ..state }
+                    .info("Stopped before that run was done; the lab shows the run it had, unchanged.".to_owned()),
+                None => state,
+            },
             Action::ToggleParty(party) => LabState { hidden_parties: toggled(&state.hidden_parties, party), ..state },
             Action::ToggleKind(kind) => LabState { hidden_kinds: toggled(&state.hidden_kinds, kind), ..state },
             Action::ShowAllEvents => {

@@ -73,6 +73,73 @@ fn an_out_of_range_fault_edit_names_the_field() {
     );
 }
 
+/// A day under `FOR UPDATE` with other services busy: hundreds of thousands
+/// of events, far past what the reducer runs before it answers.
+fn long_day() -> String {
+    r#"{"format": "locklab/2", "name": "A busy day", "duration_ms": 86400000,
+        "world": {"background_queries_per_s": 10}, "strategies": {"db-lock": {}}}"#
+        .to_owned()
+}
+
+/// Advances the pending run the way the page does, reporting progress.
+fn finish_pending(mut state: LabState) -> LabState {
+    let mut last = 0;
+    while let Some(pending) = state.pending.clone() {
+        let done = pending.job.borrow_mut().step(locklab_frontend::lab::SLICE_EVENTS);
+        let permille = pending.job.borrow().progress_permille();
+        assert!(permille >= last, "progress never goes back");
+        last = permille;
+        let action = if done { Action::RunDone(pending.id) } else { Action::RunProgress { id: pending.id, permille } };
+        state = reduce(state, [action]);
+    }
+    state
+}
+
+#[wasm_bindgen_test]
+fn a_long_run_is_pending_while_the_lab_shows_the_run_it_had() {
+    let state = LabState::new(calm_night(), StrategyId::DbLock);
+    let load = Action::LoadScenario { text: long_day(), source: "the file day.json".to_owned() };
+    let pending = reduce(state.clone(), [load]);
+    let job = pending.pending.as_ref().expect("too long to run before answering");
+    assert!(job.progress_permille < 1000);
+    assert_eq!(pending.run, state.run, "the calm night is still shown");
+    assert_eq!(pending.scenario.name, state.scenario.name);
+    // The old run still plays while the new one is computed.
+    let moved = reduce(pending.clone(), [Action::Seek(60_000)]);
+    assert_eq!(moved.cursor_ms, 60_000);
+    let done = finish_pending(moved);
+    assert_eq!(done.scenario.name, "A busy day");
+    assert_eq!(done.run.strategy, StrategyId::DbLock);
+    assert!(done.run.log.len() > 700_000, "the whole day: {} events", done.run.log.len());
+    assert_eq!(done.run.digest, LabRun::compute(done.scenario.clone(), StrategyId::DbLock).digest, "sliced = whole");
+    assert_eq!(done.cursor_ms, 60_000, "the cursor stays where it was put");
+}
+
+#[wasm_bindgen_test]
+fn stopping_a_pending_run_keeps_the_lab_and_a_late_slice_is_ignored() {
+    let state = LabState::new(calm_night(), StrategyId::DbLock);
+    let pending = reduce(state.clone(), [Action::LoadScenario { text: long_day(), source: "a file".to_owned() }]);
+    let id = pending.pending.as_ref().map(|job| job.id).expect("pending");
+    let stopped = reduce(pending, [Action::StopRun]);
+    assert!(stopped.pending.is_none());
+    assert_eq!(stopped.run, state.run);
+    assert!(stopped.message.as_ref().is_some_and(|message| message.text.contains("Stopped")), "{:?}", stopped.message);
+    let late = reduce(stopped.clone(), [Action::RunDone(id), Action::RunProgress { id, permille: 500 }]);
+    assert_eq!(late.run, state.run, "a stopped job's answer changes nothing");
+    assert!(late.pending.is_none());
+}
+
+#[wasm_bindgen_test]
+fn a_lab_opened_on_a_long_run_stands_in_with_the_posts_night() {
+    let scenario = Scenario::from_json(&long_day()).expect("within the budget");
+    let state = LabState::start(scenario, StrategyId::DbLock, false, Some(3_600_000));
+    assert!(state.pending.is_some());
+    assert_eq!(state.scenario.name, Scenario::from_json(builtin::ALL[0].text).unwrap().name);
+    let done = finish_pending(state);
+    assert_eq!(done.scenario.name, "A busy day");
+    assert_eq!(done.cursor_ms, 3_600_000, "the link's cursor, once its run is shown");
+}
+
 #[wasm_bindgen_test]
 fn stepping_and_scrubbing_stay_inside_the_run() {
     let state = LabState::new(calm_night(), StrategyId::Fencing);

@@ -49,11 +49,18 @@ export async function start() {
  */
 export async function openLab(env, {
   width = 1400, height = 900, scheme = 'light', path = '', reducedMotion = 'no-preference', init, initArg,
+  pausedClock = false,
 } = {}) {
   const context = await env.browser.newContext({
     viewport: { width, height }, colorScheme: scheme, reducedMotion, acceptDownloads: true,
   });
   if (init) await context.addInitScript(init, initArg);
+  // `pausedClock`: the page's timers fire only when the test moves the clock
+  // (`context.clock.runFor`), so work done a timer at a time waits for it.
+  if (pausedClock) {
+    await context.clock.install({ time: new Date('2026-12-04T02:00:00Z') });
+    await context.clock.pauseAt(new Date('2026-12-04T02:00:01Z'));
+  }
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error}`));

@@ -450,9 +450,20 @@ impl Sim {
         sim
     }
 
-    /// Runs the simulation to its end, driving `strategy`.
-    pub(crate) fn run(&mut self, strategy: &mut dyn Strategy) {
+    /// Runs the simulation, driving `strategy`, until it ends or its log
+    /// holds `log_until` events or more; says whether it ended. A run whose
+    /// log reaches [`crate::budget::MAX_LOGGED_EVENTS`] ends there.
+    pub(crate) fn run_until(&mut self, strategy: &mut dyn Strategy, log_until: usize) -> bool {
+        let cap = usize::try_from(crate::budget::MAX_LOGGED_EVENTS).unwrap_or(usize::MAX);
         loop {
+            if self.log.len() >= cap {
+                // A step may log several events: the log ends at the cap exactly.
+                self.log.truncate(cap);
+                break;
+            }
+            if self.log.len() >= log_until {
+                return false;
+            }
             // Other services' arrivals are most of what happens in a run: the
             // pending one, and those after it, go straight to their handler
             // while they come no later than the heap's next action (at equal
@@ -481,6 +492,7 @@ impl Sim {
             }
         }
         self.now_ms = self.duration_ms;
+        true
     }
 
     fn advance_to(&mut self, at_ms: u64) {

@@ -9,24 +9,30 @@ use crate::state::{Action, LabState, Tone};
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq, Debug)]
+#[derive(Properties, Debug)]
 pub struct AppProps {
     pub boot: Rc<Boot>,
+}
+
+/// The same boot is the same props: the app is mounted once, and comparing
+/// scenarios field by field would only cost wasm.
+impl PartialEq for AppProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.boot, &other.boot)
+    }
 }
 
 #[function_component(App)]
 pub fn app(props: &AppProps) -> Html {
     let boot = props.boot.clone();
     let state = use_reducer(move || {
-        let mut state = LabState::new(boot.scenario.clone(), boot.strategy);
-        state.message = boot.message.clone();
+        // A share link's cursor and view; the link was checked against the run's length.
+        let mut state = LabState::start(boot.scenario.clone(), boot.strategy, boot.compare, Some(boot.cursor_ms));
+        if boot.message.is_some() {
+            state.message = boot.message.clone();
+        }
         state.narrow = boot.narrow;
         state.embed = boot.embed;
-        // A share link's cursor and view; the link was checked against the run's length.
-        state.cursor_ms = boot.cursor_ms.min(state.duration_ms());
-        if boot.compare {
-            state.compare = Some(crate::lab::CompareRuns::compute(&state.scenario));
-        }
         state
     });
     let dispatch = {
@@ -36,6 +42,7 @@ pub fn app(props: &AppProps) -> Html {
     let dispatch: Callback<Action> = (*dispatch).clone();
 
     effects::use_persistence(&state);
+    effects::use_run_slices(&state);
     effects::use_playback(&state);
     effects::use_keyboard(dispatch.clone());
     effects::use_narrow_screen(dispatch.clone());
@@ -52,6 +59,10 @@ pub fn app(props: &AppProps) -> Html {
         use_callback((), move |file: web_sys::File, ()| {
             effects::read_scenario_file(file, dispatch.clone());
         })
+    };
+    let on_builtin = {
+        let dispatch = dispatch.clone();
+        use_callback((), move |name: String, ()| effects::load_builtin(name, dispatch.clone()))
     };
     let on_save = {
         let dispatch = dispatch.clone();
@@ -130,6 +141,21 @@ pub fn app(props: &AppProps) -> Html {
             </div>
         }
     });
+    // A run being computed: how far, and a way out.
+    let pending = state.pending.as_ref().map(|pending| {
+        let stop = dispatch.reform(|_: MouseEvent| Action::StopRun);
+        let name = pending.job.borrow().scenario().name.clone();
+        html! {
+            <div class="message info" role="status" id="pending">
+                <span class="message-text">
+                    { "Running " }<strong>{ name }</strong>
+                    { ": a long run, computed a slice at a time. The lab shows the run it had until it is done." }
+                </span>
+                <progress max="1000" value={pending.progress_permille.to_string()} aria-label="How far the run is" />
+                <button type="button" id="stop-run" onclick={stop}>{"Stop"}</button>
+            </div>
+        }
+    });
     let compare_toggle = {
         let on = state.compare.is_some();
         let onchange = dispatch.reform(move |_: Event| Action::SetCompare(!on));
@@ -181,6 +207,7 @@ pub fn app(props: &AppProps) -> Html {
                         id="open-full-size">{"Open in locklab ↗"}</a>
                 </header>
                 { for message }
+                { for pending.clone() }
                 <Transport cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
                     playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
                     clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />
@@ -227,7 +254,8 @@ pub fn app(props: &AppProps) -> Html {
                 <section class="panel script-panel" aria-labelledby="script-title">
                     <h2 id="script-title">{"Fault script"}</h2>
                     <FaultScript run={run.clone()} cursor_ms={state.cursor_ms}
-                        dispatch={dispatch.clone()} on_file={on_file.clone()} on_save={on_save.clone()} />
+                        dispatch={dispatch.clone()} on_file={on_file.clone()} on_save={on_save.clone()}
+                        on_builtin={on_builtin.clone()} />
                 </section>
             </main>
         },
@@ -252,6 +280,7 @@ pub fn app(props: &AppProps) -> Html {
             { scenario_line }
             { share_bar }
             { for message }
+            { for pending }
             <Transport cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
                 playing={state.playing} speed_ratio={state.speed_ratio} seed={state.scenario.seed}
                 clock_origin={state.scenario.clock_origin.clone()} dispatch={dispatch.clone()} />

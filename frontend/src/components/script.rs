@@ -11,7 +11,7 @@ use crate::lab::RunRef;
 use crate::state::{Action, Message, Tone};
 use crate::svg::{Esc, Svg};
 use locklab_engine::scenario::Target;
-use locklab_engine::{Fault, Scenario, builtin};
+use locklab_engine::{Fault, builtin};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -25,6 +25,8 @@ pub struct ScriptProps {
     pub dispatch: Callback<Action>,
     pub on_file: Callback<web_sys::File>,
     pub on_save: Callback<()>,
+    /// Loads a built-in by name (the page fetches its file).
+    pub on_builtin: Callback<String>,
 }
 
 /// How a fault field is edited.
@@ -337,16 +339,6 @@ pub fn fault_script(props: &ScriptProps) -> Html {
     let dispatch = &props.dispatch;
     let faults = &scenario.faults;
     let refocus: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
-    // Built-in titles are read once, not on every frame.
-    let builtins = use_memo((), |()| {
-        builtin::ALL
-            .iter()
-            .map(|found| {
-                let title = Scenario::from_json(found.text).map(|scenario| scenario.name).unwrap_or_default();
-                (found.name, format!("{} — {title}", found.name))
-            })
-            .collect::<Vec<_>>()
-    });
     let rows = use_memo(props.run.clone(), |run| {
         AttrValue::from(rows_markup(&run.scenario.faults, run.scenario.world.instances))
     });
@@ -403,15 +395,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
         })
     };
     let on_clear = dispatch.reform(|_: MouseEvent| Action::SetFaults(Vec::new()));
-    let on_builtin = dispatch.reform(|event: Event| {
-        let name = input_value(&event);
-        match builtin::find(&name) {
-            Some(found) => Action::LoadScenario { text: found.text.to_owned(), source: format!("the built-in {name}") },
-            None => {
-                Action::Notify(Message { tone: Tone::Error, text: format!("There is no built-in named `{name}`.") })
-            }
-        }
-    });
+    let on_builtin = props.on_builtin.reform(|event: Event| input_value(&event));
     let on_file = {
         let on_file = props.on_file.clone();
         Callback::from(move |event: Event| {
@@ -433,7 +417,9 @@ pub fn fault_script(props: &ScriptProps) -> Html {
                     <span>{"Start from a built-in"}</span>
                     <select id="builtin" onchange={on_builtin}>
                         <option value="" selected=true disabled=true>{"choose…"}</option>
-                        { for builtins.iter().map(|(name, text)| html! { <option value={*name}>{ text.clone() }</option> }) }
+                        { for builtin::CATALOG.iter().map(|listed| html! {
+                            <option value={listed.name}>{ format!("{} — {}", listed.name, listed.title) }</option>
+                        }) }
                     </select>
                 </label>
                 <span class="file-button">
