@@ -42,6 +42,9 @@ pub struct Boot {
     /// `?embed`: the compact view for an iframe in a post. It neither reads
     /// nor writes the reader's stored lab: the author's scenario is what shows.
     pub embed: bool,
+    /// The stored lab could not be restored: it is not overwritten by the lab
+    /// shown instead.
+    pub stored_kept: bool,
 }
 
 /// The fragment that marks a share link: `#v=1.…`. Other fragments (`#main`
@@ -94,6 +97,7 @@ pub async fn boot() -> Rc<Boot> {
         cursor_ms: 0,
         compare: false,
         embed: false,
+        stored_kept: false,
     };
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
     let param = |name: &str| params.as_ref().and_then(|params| params.get(name));
@@ -174,9 +178,11 @@ pub async fn boot() -> Rc<Boot> {
                 boot.message = Some(Message {
                     tone: Tone::Error,
                     text: format!(
-                        "Your saved lab could not be restored ({problem}); starting from the built-in scenario instead."
+                        "Your saved lab could not be restored ({problem}); starting from the built-in scenario \
+                         instead. The saved lab is kept until you change this one."
                     ),
                 });
+                boot.stored_kept = true;
             }
         }
     }
@@ -193,17 +199,21 @@ pub fn restore(strategy_text: &str, scenario_text: &str) -> Result<(Scenario, St
 
 /// Stores the scenario and strategy, and remembers them for a panic report.
 #[hook]
-pub fn use_persistence(state: &UseReducerHandle<LabState>) {
+pub fn use_persistence(state: &UseReducerHandle<LabState>, stored_kept: bool) {
     // The run changes exactly when the scenario or the strategy does.
     let embed = state.embed;
     // A lab that opens on a long run shows the post's night until that run is
     // done; the night is not what the user had, so it is not stored over it.
     let standing_in = state.pending.is_some();
+    // Nor is the lab shown instead of a stored one that could not be
+    // restored: that stays, as the message says, until the user changes the lab.
+    let first_run_kept = use_mut_ref(|| stored_kept);
     use_effect_with(state.run.clone(), move |run| {
         let (scenario, strategy) = (&run.scenario, &run.strategy);
         let json = scenario.to_json();
+        let kept = std::mem::take(&mut *first_run_kept.borrow_mut());
         // An embedded lab is someone else's post: it must not replace the reader's own lab.
-        let storage = if embed || standing_in {
+        let storage = if embed || standing_in || kept {
             None
         } else {
             web_sys::window().and_then(|window| window.local_storage().ok().flatten())

@@ -273,6 +273,7 @@ async fn the_app_mounts_steps_injects_and_compares() {
         cursor_ms: 0,
         compare: false,
         embed: false,
+        stored_kept: false,
     });
     yew::Renderer::<App>::with_root_and_props(host.clone(), AppProps { boot }).render();
     settle().await;

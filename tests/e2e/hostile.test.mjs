@@ -106,6 +106,26 @@ test('Stop on a long stored run leaves a working lab and the stored lab as it wa
   await context.close();
 });
 
+test('a stored lab over the work budget is named, and kept until the user changes the lab', async () => {
+  // What a longer budget, or a hand-edited storage, could have left behind.
+  const stored = JSON.stringify({
+    format: 'locklab/2', name: 'A day of one-second crons', duration_ms: 86_400_000, world: { cron_period_ms: 1000 },
+  });
+  const { page, context, problems } = await openLab(env, { init: watchPending, initArg: stored });
+  await ready(page);
+  const text = await message(page, /Your saved lab could not be restored/);
+  assert.match(text, /world\.cron_period_ms: 1000 over 86400 s would have \w[\w-]* log about \d+ events/);
+  assert.match(await page.textContent('.scenario-line'), /2 am Saturday/);
+  assert.equal(await page.evaluate(() => localStorage.getItem('locklab/scenario')), stored, 'kept as it was');
+  await page.reload();
+  await ready(page);
+  await message(page, /Your saved lab could not be restored/);
+  await loadBuiltin(page, 'calm-night');
+  assert.match(await page.evaluate(() => localStorage.getItem('locklab/scenario')), /A calm night/, 'a change is stored');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a built-in that is not there is named, and the default lab opens', async () => {
   const { page, context, problems } = await openLab(env, { path: '?scenario=no-such-night&strategy=naive' });
   await ready(page);

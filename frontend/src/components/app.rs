@@ -41,7 +41,7 @@ pub fn app(props: &AppProps) -> Html {
     };
     let dispatch: Callback<Action> = (*dispatch).clone();
 
-    effects::use_persistence(&state);
+    effects::use_persistence(&state, props.boot.stored_kept);
     effects::use_run_slices(&state);
     effects::use_playback(&state);
     effects::use_keyboard(dispatch.clone());
