@@ -3,7 +3,7 @@
 //! Every failure is one clear message on stderr and a non-zero exit.
 
 use locklab_engine::report::StrategyReport;
-use locklab_engine::scenario::{StrategyId, seconds};
+use locklab_engine::scenario::{MAX_DOCUMENT_BYTES, StrategyId, seconds};
 use locklab_engine::{EventKind, Scenario, builtin};
 use std::process::ExitCode;
 
@@ -201,18 +201,15 @@ fn load(name: &str) -> Result<Scenario, String> {
     Scenario::from_json(&text).map_err(|error| format!("{name}: {error}"))
 }
 
-/// Largest scenario file read: a thousand faults fit many times over.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Reads a file up to [`MAX_FILE_BYTES`], and refuses a larger one (or an
+/// Reads a file up to [`MAX_DOCUMENT_BYTES`], and refuses a larger one (or an
 /// endless one, like `/dev/zero`) without reading the rest.
 fn read_capped(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
-        return Err(format!("it is larger than {MAX_FILE_BYTES} bytes, the most a scenario file may be"));
+    file.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_DOCUMENT_BYTES {
+        return Err(format!("it is larger than {MAX_DOCUMENT_BYTES} bytes, the most a scenario file may be"));
     }
     String::from_utf8(bytes).map_err(|error| format!("it is not UTF-8 text ({error})"))
 }

@@ -210,6 +210,9 @@ fn main() {
             (slowest, slowest_input) = (took, input);
         }
         input += 1;
+        if replay.is_some() {
+            break; // the one input asked for
+        }
     }
     println!(
         "fuzz: {input} inputs from seed {seed} ({valid} valid scenarios) in {:.1} s; panics 0; slowest input {slowest_input}: {slowest:?}; peak memory of the process {} MB",

@@ -15,6 +15,12 @@ use std::fmt;
 
 /// The format tag new scenarios carry.
 pub const FORMAT: &str = "locklab/2";
+
+/// The largest scenario document read (a file in the CLI or the lab): a
+/// thousand faults fit many times over, and a larger file is refused before
+/// it is read.
+pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
+
 /// The first version of the format, still read with its own defaults: every
 /// period writes its own report (`world.output: "per_period"`).
 pub const FORMAT_V1: &str = "locklab/1";

@@ -440,6 +440,13 @@ pub fn use_narrow_screen(dispatch: Callback<Action>) {
 /// Reads a scenario file the user chose and hands its text to the reducer.
 pub fn read_scenario_file(file: web_sys::File, dispatch: Callback<Action>) {
     let name = file.name();
+    let most = locklab_engine::scenario::MAX_DOCUMENT_BYTES;
+    // A size in bytes, far inside f64's exact integers.
+    #[allow(clippy::cast_precision_loss)]
+    if file.size() > most as f64 {
+        let text = format!("The file {name} is larger than {most} bytes, the most a scenario may be; it was not read.");
+        return dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
+    }
     wasm_bindgen_futures::spawn_local(async move {
         match wasm_bindgen_futures::JsFuture::from(file.text()).await {
             Ok(text) => dispatch.emit(Action::LoadScenario {

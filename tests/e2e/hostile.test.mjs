@@ -126,6 +126,19 @@ test('a stored lab over the work budget is named, and kept until the user change
   await context.close();
 });
 
+test('a scenario file over the size cap is refused before it is read, and the run is kept', async () => {
+  const { page, context, problems } = await openLab(env);
+  await ready(page);
+  const before = await page.getAttribute('.timeline', 'data-digest');
+  await page.setInputFiles('#load-file', {
+    name: 'huge.json', mimeType: 'application/json', buffer: Buffer.alloc(4 * 1024 * 1024 + 1, ' '),
+  });
+  await message(page, /The file huge\.json is larger than 4194304 bytes, the most a scenario may be; it was not read/);
+  assert.equal(await page.getAttribute('.timeline', 'data-digest'), before);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a built-in that is not there is named, and the default lab opens', async () => {
   const { page, context, problems } = await openLab(env, { path: '?scenario=no-such-night&strategy=naive' });
   await ready(page);
