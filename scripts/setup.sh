@@ -51,4 +51,11 @@ if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
   # Trunk builds offline (Trunk.toml): every crate the lab needs must already be here.
   cargo fetch --locked --quiet
 fi
+# The conformance suite (conformance/) starts its own throwaway servers on
+# loopback ports; it needs the binaries, never the system services.
+if ! command -v redis-server >/dev/null; then
+  say "installing Debian's redis-server (for the conformance suite)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
 say "ready"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of locklab, installing whatever is missing first (see
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
+# engine's Redis model against a real redis-server (conformance/), the
 # engine compiled to wasm reproducing the native event logs byte for byte, and
 # the browser lab's component and end-to-end tests in headless Chromium.
 set -euo pipefail
@@ -16,10 +17,13 @@ step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
 
 step "lints (clippy, warnings are errors)"
-cargo clippy -p locklab-engine -p locklab --all-targets -- -D warnings
+cargo clippy -p locklab-engine -p locklab -p locklab-conformance --all-targets -- -D warnings
 
 step "engine and CLI tests (native)"
-cargo test -p locklab-engine -p locklab
+cargo test -p locklab-engine -p locklab -p locklab-conformance
+
+step "conformance: the engine's Redis model against a real redis-server (writes docs/conformance.md)"
+cargo run -q -p locklab-conformance
 
 step "fuzzing: a minute of mutated scenarios and links (engine/examples/fuzz.rs)"
 # A fixed seed, so a failure here replays with the command the fuzzer prints.

@@ -109,10 +109,48 @@ pub enum RedisCommand {
     },
 }
 
+/// The lock script: `SET … NX PX` and, only if it set the key, `INCR` of the
+/// token counter, in one call (`SetNxPxIncr`). `false` is a nil reply.
+pub const LOCK_SCRIPT: &str = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+                               return redis.call('INCR', KEYS[2]) end return false";
+/// The unlock script: delete the key only if it still holds our value.
+pub const UNLOCK_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+                                 return redis.call('DEL', KEYS[1]) end return 0";
+/// The extend script: `PEXPIRE` the key only if it still holds our value.
+pub const EXTEND_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+                                 return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+
 impl RedisCommand {
     /// Whether the command changes data, and so is replicated.
     pub fn writes(self) -> bool {
         !matches!(self, RedisCommand::Get)
+    }
+
+    /// The command as a real client sends it: its arguments, the scripts
+    /// written out (the event text abbreviates them).
+    pub fn wire(self) -> Vec<String> {
+        let words = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect::<Vec<_>>();
+        match self {
+            RedisCommand::SetNxEx { value, ttl_s } => {
+                words(&["SET", LOCK_KEY, &value.to_string(), "NX", "EX", &ttl_s.to_string()])
+            }
+            RedisCommand::SetNxPx { value, ttl_ms } => {
+                words(&["SET", LOCK_KEY, &value.to_string(), "NX", "PX", &ttl_ms.to_string()])
+            }
+            RedisCommand::SetNxPxIncr { value, ttl_ms } => {
+                words(&["EVAL", LOCK_SCRIPT, "2", LOCK_KEY, TOKEN_KEY, &value.to_string(), &ttl_ms.to_string()])
+            }
+            RedisCommand::Get => words(&["GET", LOCK_KEY]),
+            RedisCommand::Del => words(&["DEL", LOCK_KEY]),
+            RedisCommand::Pexpire { ttl_ms } => words(&["PEXPIRE", LOCK_KEY, &ttl_ms.to_string()]),
+            RedisCommand::Incr => words(&["INCR", TOKEN_KEY]),
+            RedisCommand::CompareAndDelete { value } => {
+                words(&["EVAL", UNLOCK_SCRIPT, "1", LOCK_KEY, &value.to_string()])
+            }
+            RedisCommand::CompareAndExtend { value, ttl_ms } => {
+                words(&["EVAL", EXTEND_SCRIPT, "1", LOCK_KEY, &value.to_string(), &ttl_ms.to_string()])
+            }
+        }
     }
 }
 

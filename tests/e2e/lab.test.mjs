@@ -40,6 +40,11 @@ test('the lab loads fast, offline, without errors', async () => {
   await page.waitForFunction(() => Number(document.querySelector('.lab').dataset.cursorMs) > 0);
   await page.locator('.topology .diagram').waitFor();
   await shot(page, '01-loaded');
+  // The simplifications panel links to what was checked against real servers.
+  const conformance = await page.getAttribute('#conformance-link', 'href');
+  const served = await page.request.get(new URL(conformance, page.url()).href);
+  assert.equal(served.status(), 200);
+  assert.match(await served.text(), /^# The engine against the real servers/);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -12,6 +12,7 @@
 
 pub(crate) mod consensus;
 pub(crate) mod db;
+pub(crate) mod probe;
 pub(crate) mod redis;
 pub(crate) mod runtime;
 pub(crate) mod table;
@@ -664,7 +665,7 @@ impl Sim {
     }
 
     /// Changes a party's clock and re-queues its timers under the new reading.
-    fn change_clock(&mut self, party: Party, change: impl FnOnce(&mut LocalClock, u64)) {
+    pub(crate) fn change_clock(&mut self, party: Party, change: impl FnOnce(&mut LocalClock, u64)) {
         let now = self.now_ms;
         if !self.exists(party) {
             return; // e.g. redis-3 under a single-Redis strategy: no such node, no clock

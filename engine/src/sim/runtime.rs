@@ -302,7 +302,7 @@ impl Sim {
 
     /// A new run of `instance` for `period`: a run that tries for the lock, or
     /// (`redelivered`) one handed a job under an earlier grant, holding its `token`.
-    fn new_run(
+    pub(crate) fn new_run(
         &mut self,
         instance: InstanceId,
         period: Period,

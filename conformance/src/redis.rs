@@ -1,0 +1,239 @@
+//! The Redis checks: short scripted exchanges, each run against the
+//! engine's own Redis model ([`RedisProbe`]) and against a real
+//! `redis-server`, replies compared in order; and the one check where timing
+//! is the point, a key's expiry, compared within [`EXPIRY_TOLERANCE_MS`].
+
+use crate::resp::Connection;
+use crate::server::RedisServer;
+use crate::{Outcome, Row};
+use locklab_engine::RedisProbe;
+use locklab_engine::event::{LockValue, Owner, RedisCommand};
+use locklab_engine::ids::InstanceId;
+use std::time::{Duration, Instant};
+
+/// How far a real expiry may come after the TTL (the polling client's
+/// round trips and the server's clock tick), and never before it.
+pub const EXPIRY_TOLERANCE_MS: u64 = 50;
+
+/// A step of an exchange.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Client `0..3` (instances a, b, c) sends a command.
+    Send(u8, RedisCommand),
+    /// The node restarts without persistence.
+    Restart,
+}
+
+/// One exchange: what the lab relies on, and the steps that show it.
+struct Exchange {
+    name: &'static str,
+    relies: &'static str,
+    steps: Vec<Step>,
+}
+
+/// A value unique to a client, as the lab's runs write it (`a:0001`).
+fn owner(client: u8) -> Owner {
+    Owner { instance: InstanceId(client), nonce: 1 }
+}
+
+fn value(client: u8) -> LockValue {
+    LockValue::Owner(owner(client))
+}
+
+fn exchanges() -> Vec<Exchange> {
+    use RedisCommand as C;
+    use Step::{Restart, Send};
+    let set_px = |client, ttl_ms| Send(client, C::SetNxPx { value: value(client), ttl_ms });
+    let lock = |client| Send(client, C::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 });
+    vec![
+        Exchange {
+            name: "SET NX PX takes a free key once",
+            relies: "the first SET NX gets OK, every other (nil) while the key is held; GET reads the holder's value",
+            steps: vec![set_px(0, 30_000), set_px(1, 30_000), Send(2, C::Get)],
+        },
+        Exchange {
+            name: "SET NX EX, the post's literal lock",
+            relies: "`SET job:daily-report locked NX EX 300` from two instances: OK, then (nil); the value names nobody",
+            steps: vec![
+                Send(0, C::SetNxEx { value: LockValue::Locked, ttl_s: 300 }),
+                Send(1, C::SetNxEx { value: LockValue::Locked, ttl_s: 300 }),
+                Send(1, C::Get),
+            ],
+        },
+        Exchange {
+            name: "The lock script takes the token in the same call",
+            relies: "fencing's one script: SET NX PX and, only if it set the key, INCR of the token; a loser gets (nil) and no token",
+            steps: vec![lock(0), lock(1), Send(0, C::CompareAndDelete { value: owner(0) }), lock(1), Send(1, C::Get)],
+        },
+        Exchange {
+            name: "Compare-and-delete spares another client's key",
+            relies: "the unlock script deletes only its own value: 0 for another's key, 1 for its own",
+            steps: vec![
+                set_px(0, 30_000),
+                Send(1, C::CompareAndDelete { value: owner(1) }),
+                Send(1, C::Get),
+                Send(0, C::CompareAndDelete { value: owner(0) }),
+                Send(0, C::Get),
+            ],
+        },
+        Exchange {
+            name: "Compare-and-PEXPIRE extends only its own lock",
+            relies: "lease renewal: 0 when the key holds another's value or is gone, 1 for its own",
+            steps: vec![
+                set_px(0, 30_000),
+                Send(1, C::CompareAndExtend { value: owner(1), ttl_ms: 30_000 }),
+                Send(0, C::CompareAndExtend { value: owner(0), ttl_ms: 30_000 }),
+                Send(0, C::Del),
+                Send(0, C::CompareAndExtend { value: owner(0), ttl_ms: 30_000 }),
+            ],
+        },
+        Exchange {
+            name: "A plain DEL removes another client's key",
+            relies: "the naive release (the overrun story): DEL answers 1 whoever set the key, and the next SET NX wins",
+            steps: vec![set_px(0, 30_000), Send(1, C::Del), Send(2, C::Get), set_px(2, 30_000)],
+        },
+        Exchange {
+            name: "PEXPIRE and INCR on missing keys",
+            relies: "PEXPIRE of a missing key is 0; INCR of a missing counter starts it at 1",
+            steps: vec![Send(0, C::Pexpire { ttl_ms: 30_000 }), Send(0, C::Incr), Send(1, C::Incr)],
+        },
+        Exchange {
+            name: "A restart without persistence forgets every key",
+            relies: "redis_restart: the lock and the token counter are both gone, so a token is handed out again",
+            steps: vec![lock(0), Restart, Send(1, C::Get), lock(1)],
+        },
+    ]
+}
+
+/// Somewhere the exchanges can run.
+trait Redis {
+    fn send(&mut self, client: u8, command: RedisCommand) -> Result<String, String>;
+    fn restart(&mut self) -> Result<(), String>;
+}
+
+impl Redis for RedisProbe {
+    fn send(&mut self, client: u8, command: RedisCommand) -> Result<String, String> {
+        Ok(self.command(client, command).to_string())
+    }
+    fn restart(&mut self) -> Result<(), String> {
+        RedisProbe::restart(self);
+        Ok(())
+    }
+}
+
+/// A real server and one connection per client.
+struct Real<'a> {
+    server: &'a mut RedisServer,
+    clients: Vec<Option<Connection>>,
+}
+
+impl Redis for Real<'_> {
+    fn send(&mut self, client: u8, command: RedisCommand) -> Result<String, String> {
+        let slot = usize::from(client);
+        if self.clients.len() <= slot {
+            self.clients.resize_with(slot + 1, || None);
+        }
+        if self.clients[slot].is_none() {
+            self.clients[slot] = Some(self.server.connect()?);
+        }
+        let connection = self.clients[slot].as_mut().ok_or("no connection")?;
+        connection.call(&command.wire()).map_err(|error| format!("{command}: {error}"))
+    }
+    fn restart(&mut self) -> Result<(), String> {
+        self.clients.clear();
+        self.server.restart()
+    }
+}
+
+/// The replies of an exchange, one line per step.
+fn transcript(target: &mut dyn Redis, steps: &[Step]) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for step in steps {
+        lines.push(match *step {
+            Step::Send(client, command) => {
+                let reply = target.send(client, command)?;
+                format!("{}: {command} → {reply}", InstanceId(client))
+            }
+            Step::Restart => {
+                target.restart()?;
+                "restart without persistence".to_owned()
+            }
+        });
+    }
+    Ok(lines)
+}
+
+/// Runs every Redis check against a fresh model and a fresh server each.
+pub fn check() -> Result<(String, Vec<Row>), String> {
+    let mut server = RedisServer::start()?;
+    let version = format!("Redis {} (Debian's redis-server)", server.version());
+    let mut rows = Vec::new();
+    for exchange in exchanges() {
+        let mut model = RedisProbe::new();
+        let engine = transcript(&mut model, &exchange.steps)?;
+        // Each exchange starts from an empty server, as the model does.
+        server.connect()?.call(&["FLUSHALL".to_owned()]).map_err(|error| error.to_string())?;
+        let mut real = Real { server: &mut server, clients: Vec::new() };
+        let actual = transcript(&mut real, &exchange.steps)?;
+        let outcome = if engine == actual { Outcome::Same } else { Outcome::Different };
+        rows.push(Row {
+            name: exchange.name.to_owned(),
+            relies: exchange.relies.to_owned(),
+            engine: engine.join("\n"),
+            server: actual.join("\n"),
+            outcome,
+        });
+    }
+    rows.push(expiry(&mut server)?);
+    Ok((version, rows))
+}
+
+/// A key set with a TTL reads back until the TTL and is gone after it, by
+/// the server's clock. The model is asked at the TTL's edges; the server is
+/// polled until the key is gone, and the time that took must be the TTL,
+/// give or take [`EXPIRY_TOLERANCE_MS`] (never less than the TTL).
+fn expiry(server: &mut RedisServer) -> Result<Row, String> {
+    const TTL_MS: u64 = 300;
+    let set = RedisCommand::SetNxPx { value: value(0), ttl_ms: TTL_MS };
+    let mut model = RedisProbe::new();
+    let mut engine = vec![format!("a: {set} → {}", model.command(0, set))];
+    model.at(TTL_MS - 1);
+    engine.push(format!("at {} ms: GET → {}", TTL_MS - 1, model.command(0, RedisCommand::Get)));
+    model.at(TTL_MS);
+    engine.push(format!("at {TTL_MS} ms: GET → {}", model.command(0, RedisCommand::Get)));
+
+    let mut connection = server.connect()?;
+    let call = |connection: &mut Connection, args: &[String]| connection.call(args).map_err(|error| error.to_string());
+    call(&mut connection, &["FLUSHALL".to_owned()])?;
+    let started = Instant::now();
+    let first = call(&mut connection, &set.wire())?;
+    // Polling is the wait: the condition is the key's absence.
+    let mut gone_after_ms = None;
+    while started.elapsed() < Duration::from_millis(TTL_MS * 4) {
+        let reply = call(&mut connection, &RedisCommand::Get.wire())?;
+        if reply == "(nil)" {
+            gone_after_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+            break;
+        }
+    }
+    let in_time = gone_after_ms.is_some_and(|ms| (TTL_MS..=TTL_MS + EXPIRY_TOLERANCE_MS).contains(&ms));
+    // In time, the text is the same every run, so the generated document
+    // changes only when the behaviour does.
+    let gone = match gone_after_ms {
+        Some(_) if in_time => format!("between {TTL_MS} and {} ms", TTL_MS + EXPIRY_TOLERANCE_MS),
+        Some(ms) => format!("after {ms} ms"),
+        None => format!("never within {} ms", TTL_MS * 4),
+    };
+    let server_text = format!("a: {set} → {first}\nGET → the value until (nil), {gone} after the SET");
+    let engine_right = engine.last().is_some_and(|line| line.ends_with("(nil)"))
+        && engine.get(1).is_some_and(|line| !line.ends_with("(nil)"));
+    Ok(Row {
+        name: "A key expires by the server's clock after its TTL".to_owned(),
+        relies: format!(
+            "every TTL in the lab: held until the TTL, gone after it (a 300 ms key; the server's expiry within {EXPIRY_TOLERANCE_MS} ms after)"
+        ),
+        engine: engine.join("\n"),
+        server: server_text,
+        outcome: if in_time && engine_right && first == "OK" { Outcome::Same } else { Outcome::Different },
+    })
+}

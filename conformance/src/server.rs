@@ -1,0 +1,109 @@
+//! Throwaway servers on loopback ports, started by the suite and stopped by
+//! it: a server is a child process owned by a guard whose `Drop` kills it, so
+//! none is left behind when a check fails or panics. The system's own
+//! services are never touched.
+
+use crate::resp::Connection;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to answer after it is started.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A free loopback port: the system's choice for a listener, released.
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("no free loopback port: {error}"))?;
+    listener.local_addr().map(|address| address.port()).map_err(|error| error.to_string())
+}
+
+/// A `redis-server` with no persistence, on its own port and directory.
+pub struct RedisServer {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// Starts one and waits until it answers `PING`.
+    pub fn start() -> Result<RedisServer, String> {
+        let port = free_port()?;
+        let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+        let mut server = RedisServer { child: None, port, dir };
+        server.spawn()?;
+        Ok(server)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--logfile", "", "--dir"])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|error| {
+                format!("cannot start redis-server ({error}); scripts/setup.sh installs it from Debian's packages")
+            })?;
+        self.child = Some(child);
+        let started = Instant::now();
+        loop {
+            if let Ok(mut connection) = Connection::open(self.port)
+                && connection.call(&["PING".to_owned()]).is_ok_and(|reply| reply == "PONG")
+            {
+                return Ok(());
+            }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                return Err(format!("redis-server on port {} exited at start ({status})", self.port));
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(format!("redis-server on port {} did not answer within {START_TIMEOUT:?}", self.port));
+            }
+            // Polling for the condition: the server answers.
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn connect(&self) -> Result<Connection, String> {
+        Connection::open(self.port).map_err(|error| format!("cannot connect to redis-server: {error}"))
+    }
+
+    /// Stops the server as a crash would (`SHUTDOWN NOSAVE`: nothing is
+    /// written) and starts it again on the same port.
+    pub fn restart(&mut self) -> Result<(), String> {
+        let mut connection = self.connect()?;
+        // The server closes the connection instead of answering.
+        let _ = connection.call(&["SHUTDOWN".to_owned(), "NOSAVE".to_owned()]);
+        if let Some(mut child) = self.child.take() {
+            child.wait().map_err(|error| format!("redis-server did not stop: {error}"))?;
+        }
+        self.spawn()
+    }
+
+    /// The server's version, from `INFO server`.
+    pub fn version(&self) -> String {
+        let reply = self.connect().and_then(|mut connection| {
+            connection.call(&["INFO".to_owned(), "server".to_owned()]).map_err(|error| error.to_string())
+        });
+        reply
+            .ok()
+            .and_then(|info| {
+                info.split(['\r', '\n']).find_map(|line| line.strip_prefix("redis_version:").map(str::to_owned))
+            })
+            .unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

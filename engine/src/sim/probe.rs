@@ -1,0 +1,98 @@
+//! The engine's Redis model, driven one command at a time: what the
+//! conformance suite (`conformance/`) runs beside a real `redis-server`.
+//!
+//! Nothing here is a second model. A [`RedisProbe`] is a [`Sim`] of the
+//! default world under the naive lock, whose clients never run: the suite's
+//! commands go to `redis_execute`, the code every strategy's commands go
+//! through, and time moves only when the suite says. Keys expire lazily on
+//! the next command, by the node's own clock, as they do in the simulation.
+
+use super::Sim;
+use super::runtime::Stage;
+use crate::event::{RedisCommand, RedisReply};
+use crate::ids::{InstanceId, Party, Period, RunId};
+use crate::scenario::{Scenario, StrategyId};
+
+/// One Redis node of the engine's world, with clients that send it commands.
+pub struct RedisProbe {
+    sim: Sim,
+    /// One run per client instance, so a command has a sender the node's
+    /// bookkeeping (who holds the lock) can name.
+    runs: Vec<RunId>,
+}
+
+impl std::fmt::Debug for RedisProbe {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("RedisProbe").field("now_ms", &self.sim.now_ms).finish()
+    }
+}
+
+impl Default for RedisProbe {
+    fn default() -> Self {
+        RedisProbe::new()
+    }
+}
+
+impl RedisProbe {
+    /// A single Redis node, no replica, at simulated time 0.
+    pub fn new() -> RedisProbe {
+        let scenario = Scenario::default();
+        let mut sim = Sim::new(&scenario, scenario.settings_for(StrategyId::Naive));
+        let runs = (0..scenario.world.instances)
+            .map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false))
+            .collect();
+        RedisProbe { sim, runs }
+    }
+
+    /// Moves simulated time on to `at_ms` (never back).
+    pub fn at(&mut self, at_ms: u64) {
+        assert!(at_ms >= self.sim.now_ms, "time goes forward: {at_ms} < {}", self.sim.now_ms);
+        self.sim.now_ms = at_ms;
+    }
+
+    /// The node's answer to `client`'s command (`client` is an instance
+    /// index, `0..3`): what the simulation's clients get.
+    pub fn command(&mut self, client: u8, command: RedisCommand) -> RedisReply {
+        let run = self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0));
+        let node = self.sim.redis.primary();
+        self.sim.redis_execute(node, InstanceId(client), run, command).unwrap_or(RedisReply::ConnectionRefused)
+    }
+
+    /// A restart without persistence: the node goes down and comes back.
+    pub fn restart(&mut self) {
+        let node = self.sim.redis.primary();
+        self.sim.redis_down(node, None);
+        self.sim.redis_up(node);
+    }
+
+    /// Steps the node's clock by `by_ms` (forward if positive), as a
+    /// `clock_jump` fault does.
+    pub fn step_clock(&mut self, by_ms: i64) {
+        let node: Party = self.sim.redis.primary();
+        self.sim.change_clock(node, |clock, now| clock.jump(now, by_ms));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{LockValue, Owner};
+
+    #[test]
+    fn the_probe_answers_as_the_simulation_node_does() {
+        let value = LockValue::Owner(Owner { instance: InstanceId(0), nonce: 1 });
+        let mut probe = RedisProbe::new();
+        assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
+        assert_eq!(probe.command(1, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Nil);
+        probe.at(999);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Value(value));
+        probe.at(1_000);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "gone at its TTL, by the node's clock");
+        assert_eq!(probe.command(0, RedisCommand::Incr), RedisReply::Integer(1));
+        probe.restart();
+        assert_eq!(probe.command(0, RedisCommand::Incr), RedisReply::Integer(1), "a restart forgets the counter");
+        assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
+        probe.step_clock(1_000);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "a clock stepped past the TTL expires it");
+    }
+}
