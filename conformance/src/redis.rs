@@ -185,7 +185,84 @@ pub fn check() -> Result<(String, Vec<Row>), String> {
         });
     }
     rows.push(expiry(&mut server)?);
+    drop(server);
+    rows.push(failover()?);
     Ok((version, rows))
+}
+
+/// Calls a server on a connection, errors as text.
+fn call(connection: &mut Connection, args: &[&str]) -> Result<String, String> {
+    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    connection.call(&args).map_err(|error| format!("{}: {error}", args.join(" ")))
+}
+
+/// Polls `server` with `args` until the reply satisfies `done`, for at most
+/// [`SYNC_TIMEOUT`]: the way to wait for replication without sleeping blind.
+fn wait_for(server: &RedisServer, args: &[&str], done: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
+    let mut connection = server.connect()?;
+    let started = Instant::now();
+    while started.elapsed() < SYNC_TIMEOUT {
+        if done(&call(&mut connection, args)?) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err(format!("{what} did not happen within {SYNC_TIMEOUT:?}"))
+}
+
+/// How long a replica may take to connect to its primary.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The lock and the token counter written on a primary, the replica promoted
+/// before the write reached it: both are gone, and the token is handed out
+/// again. The engine's replica lags by `replication_lag_ms`; the real one is
+/// held back by cutting its link (`CLIENT KILL TYPE replica`) after the
+/// primary starts asking for a password it does not have, so it cannot come
+/// back before the promotion (`REPLICAOF NO ONE`). `WAIT` is asked on the
+/// real primary and reported; the lab never sends it.
+fn failover() -> Result<Row, String> {
+    let lock = |client: u8| RedisCommand::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 };
+    let mut model = RedisProbe::with_replica(2_000);
+    let mut engine = vec![format!("a: {} → {}", lock(0), model.command(0, lock(0)))];
+    model.at(100);
+    model.failover();
+    engine.push("failover: the replica is promoted before the write reached it".to_owned());
+    engine.push(format!("b: {} → {}", RedisCommand::Get, model.command(1, RedisCommand::Get)));
+    engine.push(format!("b: {} → {}", lock(1), model.command(1, lock(1))));
+
+    let primary = RedisServer::start()?;
+    let replica = RedisServer::start()?;
+    let port = primary.port.to_string();
+    // A primary waits five seconds for more replicas before a full sync by default.
+    call(&mut primary.connect()?, &["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
+    call(&mut replica.connect()?, &["REPLICAOF", "127.0.0.1", &port])?;
+    wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:up"), "replication")?;
+    let mut client = primary.connect()?;
+    call(&mut client, &["CONFIG", "SET", "requirepass", "locklab-conformance"])?;
+    call(&mut client, &["CLIENT", "KILL", "TYPE", "replica"])?;
+    wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:down"), "the cut")?;
+    let wire = |command: RedisCommand| command.wire();
+    let first = client.call(&wire(lock(0))).map_err(|error| error.to_string())?;
+    let waited = call(&mut client, &["WAIT", "1", "100"])?;
+    let mut promoted = replica.connect()?;
+    call(&mut promoted, &["REPLICAOF", "NO", "ONE"])?;
+    drop(primary);
+    let mut actual = vec![format!("a: {} → {first}", lock(0))];
+    actual.push("failover: the replica is promoted before the write reached it".to_owned());
+    let get = promoted.call(&wire(RedisCommand::Get)).map_err(|error| error.to_string())?;
+    actual.push(format!("b: {} → {get}", RedisCommand::Get));
+    let again = promoted.call(&wire(lock(1))).map_err(|error| error.to_string())?;
+    actual.push(format!("b: {} → {again}", lock(1)));
+    let outcome = if engine == actual { Outcome::Same } else { Outcome::Different };
+    let mut server = actual.join("\n");
+    server.push_str(&format!("\n(on the primary, before the failover: WAIT 1 100 → {waited})"));
+    Ok(Row {
+        name: "A failover before replication loses the lock and the token".to_owned(),
+        relies: "redis_failover: a replica promoted without the last write has neither the lock nor the counter, so two runs get the same token; WAIT only reports that no replica has it".to_owned(),
+        engine: engine.join("\n"),
+        server,
+        outcome,
+    })
 }
 
 /// A key set with a TTL reads back until the TTL and is gone after it, by

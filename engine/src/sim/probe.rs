@@ -7,11 +7,12 @@
 //! through, and time moves only when the suite says. Keys expire lazily on
 //! the next command, by the node's own clock, as they do in the simulation.
 
-use super::Sim;
 use super::runtime::Stage;
+use super::{Action, Sim};
 use crate::event::{RedisCommand, RedisReply};
-use crate::ids::{InstanceId, Party, Period, RunId};
+use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId};
 use crate::scenario::{Scenario, StrategyId};
+use std::cmp::Reverse;
 
 /// One Redis node of the engine's world, with clients that send it commands.
 pub struct RedisProbe {
@@ -36,18 +37,73 @@ impl Default for RedisProbe {
 impl RedisProbe {
     /// A single Redis node, no replica, at simulated time 0.
     pub fn new() -> RedisProbe {
-        let scenario = Scenario::default();
-        let mut sim = Sim::new(&scenario, scenario.settings_for(StrategyId::Naive));
+        RedisProbe::of(&Scenario::default())
+    }
+
+    /// A primary and a replica that applies each write `lag_ms` after it.
+    pub fn with_replica(lag_ms: u64) -> RedisProbe {
+        let mut scenario = Scenario::default();
+        scenario.world.redis_replica = true;
+        scenario.world.replication_lag_ms = lag_ms;
+        RedisProbe::of(&scenario)
+    }
+
+    fn of(scenario: &Scenario) -> RedisProbe {
+        let mut sim = Sim::new(scenario, scenario.settings_for(StrategyId::Naive));
         let runs = (0..scenario.world.instances)
             .map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false))
             .collect();
         RedisProbe { sim, runs }
     }
 
-    /// Moves simulated time on to `at_ms` (never back).
+    /// Moves simulated time on to `at_ms` (never back), doing the Redis
+    /// side's own work due by then: writes reaching the replica, a promotion.
     pub fn at(&mut self, at_ms: u64) {
         assert!(at_ms >= self.sim.now_ms, "time goes forward: {at_ms} < {}", self.sim.now_ms);
+        while let Some(Reverse(next)) = self.sim.queue.peek()
+            && next.at_ms() <= at_ms
+        {
+            let Some(Reverse(next)) = self.sim.queue.pop() else {
+                break;
+            };
+            self.sim.now_ms = self.sim.now_ms.max(next.at_ms());
+            match next.action {
+                Action::Replicate { op, incarnation } => {
+                    if let Some(op) = self.sim.replications.take(op) {
+                        self.sim.replicate(op, incarnation);
+                    }
+                }
+                Action::Promote => self.sim.promote_replica(),
+                Action::RedisUp { node } => self.sim.redis_up(node),
+                // The clients never run, and keys expire when next read.
+                Action::Fault(_)
+                | Action::Timer { .. }
+                | Action::Deliver(_)
+                | Action::Resume { .. }
+                | Action::Restart { .. }
+                | Action::LeaderUp
+                | Action::StatementDone { .. }
+                | Action::BackgroundGiveUp { .. }
+                | Action::BackgroundDone { .. }
+                | Action::KeepaliveExpiry { .. }
+                | Action::RowRecheck => {}
+            }
+        }
         self.sim.now_ms = at_ms;
+    }
+
+    /// The simulated time, in ms.
+    pub fn now_ms(&self) -> u64 {
+        self.sim.now_ms
+    }
+
+    /// The primary fails and the replica is promoted, with whatever it had
+    /// received (`redis_failover`): simulated time moves on by the world's
+    /// failover time.
+    pub fn failover(&mut self) {
+        self.sim.redis_failover(Party::Redis(RedisNodeId(0)));
+        let promoted_at_ms = self.sim.now_ms + self.sim.world.failover_ms;
+        self.at(promoted_at_ms);
     }
 
     /// The node's answer to `client`'s command (`client` is an instance
@@ -94,5 +150,25 @@ mod tests {
         assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
         probe.step_clock(1_000);
         assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "a clock stepped past the TTL expires it");
+    }
+
+    #[test]
+    fn a_failover_before_replication_loses_the_lock_and_the_token() {
+        let owner = Owner { instance: InstanceId(0), nonce: 1 };
+        let mut probe = RedisProbe::with_replica(2_000);
+        assert_eq!(
+            probe.command(0, RedisCommand::SetNxPxIncr { value: owner, ttl_ms: 30_000 }),
+            RedisReply::Integer(1)
+        );
+        probe.at(100);
+        probe.failover();
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "the replica never had the lock");
+        let again = RedisCommand::SetNxPxIncr { value: Owner { instance: InstanceId(1), nonce: 1 }, ttl_ms: 30_000 };
+        assert_eq!(probe.command(1, again), RedisReply::Integer(1), "the same token, handed out twice");
+        let mut replicated = RedisProbe::with_replica(2_000);
+        replicated.command(0, RedisCommand::SetNxPxIncr { value: owner, ttl_ms: 30_000 });
+        replicated.at(2_000);
+        replicated.failover();
+        assert_eq!(replicated.command(1, RedisCommand::Get), RedisReply::Value(LockValue::Owner(owner)));
     }
 }
