@@ -22,6 +22,8 @@ enum Step {
     Send(u8, RedisCommand),
     /// The node restarts without persistence.
     Restart,
+    /// The node's wall clock is stepped by this many ms.
+    StepClock(i64),
 }
 
 /// One exchange: what the lab relies on, and the steps that show it.
@@ -42,7 +44,7 @@ fn value(client: u8) -> LockValue {
 
 fn exchanges() -> Vec<Exchange> {
     use RedisCommand as C;
-    use Step::{Restart, Send};
+    use Step::{Restart, Send, StepClock};
     let set_px = |client, ttl_ms| Send(client, C::SetNxPx { value: value(client), ttl_ms });
     let lock = |client| Send(client, C::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 });
     vec![
@@ -98,6 +100,14 @@ fn exchanges() -> Vec<Exchange> {
             steps: vec![Send(0, C::Pexpire { ttl_ms: 30_000 }), Send(0, C::Incr), Send(1, C::Incr)],
         },
         Exchange {
+            name: "A clock stepped forward past the TTL expires the key",
+            relies: "clock_jump on a Redis node: a key's expiry is read from the node's own wall clock, so a step forward ends the lock early (Kleppmann 2016)",
+            // One ms past the TTL: a step of exactly the TTL lands on the
+            // key's last millisecond, where a real server answers either way
+            // depending on whether its clock ticked since the SET.
+            steps: vec![set_px(0, 10_000), Send(1, C::Get), StepClock(10_001), Send(1, C::Get), set_px(1, 10_000)],
+        },
+        Exchange {
             name: "A restart without persistence forgets every key",
             relies: "redis_restart: the lock and the token counter are both gone, so a token is handed out again",
             steps: vec![lock(0), Restart, Send(1, C::Get), lock(1)],
@@ -109,6 +119,7 @@ fn exchanges() -> Vec<Exchange> {
 trait Redis {
     fn send(&mut self, client: u8, command: RedisCommand) -> Result<String, String>;
     fn restart(&mut self) -> Result<(), String>;
+    fn step_clock(&mut self, by_ms: i64) -> Result<(), String>;
 }
 
 impl Redis for RedisProbe {
@@ -117,6 +128,10 @@ impl Redis for RedisProbe {
     }
     fn restart(&mut self) -> Result<(), String> {
         RedisProbe::restart(self);
+        Ok(())
+    }
+    fn step_clock(&mut self, by_ms: i64) -> Result<(), String> {
+        RedisProbe::step_clock(self, by_ms);
         Ok(())
     }
 }
@@ -143,6 +158,9 @@ impl Redis for Real<'_> {
         self.clients.clear();
         self.server.restart()
     }
+    fn step_clock(&mut self, by_ms: i64) -> Result<(), String> {
+        self.server.step_clock(by_ms)
+    }
 }
 
 /// The replies of an exchange, one line per step.
@@ -158,6 +176,10 @@ fn transcript(target: &mut dyn Redis, steps: &[Step]) -> Result<Vec<String>, Str
                 target.restart()?;
                 "restart without persistence".to_owned()
             }
+            Step::StepClock(by_ms) => {
+                target.step_clock(by_ms)?;
+                format!("the node's clock steps {by_ms:+} ms")
+            }
         });
     }
     Ok(lines)
@@ -171,7 +193,8 @@ pub fn check() -> Result<(String, Vec<Row>), String> {
     for exchange in exchanges() {
         let mut model = RedisProbe::new();
         let engine = transcript(&mut model, &exchange.steps)?;
-        // Each exchange starts from an empty server, as the model does.
+        // Each exchange starts from an empty server on the machine's clock, as the model does.
+        server.reset_clock()?;
         server.connect()?.call(&["FLUSHALL".to_owned()]).map_err(|error| error.to_string())?;
         let mut real = Real { server: &mut server, clients: Vec::new() };
         let actual = transcript(&mut real, &exchange.steps)?;
@@ -274,11 +297,12 @@ fn expiry(server: &mut RedisServer) -> Result<Row, String> {
     let set = RedisCommand::SetNxPx { value: value(0), ttl_ms: TTL_MS };
     let mut model = RedisProbe::new();
     let mut engine = vec![format!("a: {set} → {}", model.command(0, set))];
-    model.at(TTL_MS - 1);
-    engine.push(format!("at {} ms: GET → {}", TTL_MS - 1, model.command(0, RedisCommand::Get)));
     model.at(TTL_MS);
     engine.push(format!("at {TTL_MS} ms: GET → {}", model.command(0, RedisCommand::Get)));
+    model.at(TTL_MS + 1);
+    engine.push(format!("at {} ms: GET → {}", TTL_MS + 1, model.command(0, RedisCommand::Get)));
 
+    server.reset_clock()?;
     let mut connection = server.connect()?;
     let call = |connection: &mut Connection, args: &[String]| connection.call(args).map_err(|error| error.to_string());
     call(&mut connection, &["FLUSHALL".to_owned()])?;

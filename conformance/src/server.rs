@@ -18,11 +18,14 @@ fn free_port() -> Result<u16, String> {
     listener.local_addr().map(|address| address.port()).map_err(|error| error.to_string())
 }
 
-/// A `redis-server` with no persistence, on its own port and directory.
+/// A `redis-server` with no persistence, on its own port and directory, whose
+/// wall clock the suite can step (`clock-shim.c`, preloaded).
 pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
     dir: PathBuf,
+    /// The clock's offset in ms, kept in a file the shim reads.
+    offset_ms: i64,
 }
 
 impl RedisServer {
@@ -31,13 +34,46 @@ impl RedisServer {
         let port = free_port()?;
         let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
-        let mut server = RedisServer { child: None, port, dir };
+        let mut server = RedisServer { child: None, port, dir, offset_ms: 0 };
+        server.build_shim()?;
+        server.set_offset(0)?;
         server.spawn()?;
         Ok(server)
     }
 
+    /// Compiles the clock shim into the server's directory.
+    fn build_shim(&self) -> Result<(), String> {
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
+        let status = Command::new("cc")
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(self.dir.join("clock-shim.so"))
+            .arg(&source)
+            .status()
+            .map_err(|error| format!("cannot run cc to build the clock shim: {error}"))?;
+        if status.success() { Ok(()) } else { Err(format!("cc could not build {} ({status})", source.display())) }
+    }
+
+    fn set_offset(&mut self, offset_ms: i64) -> Result<(), String> {
+        self.offset_ms = offset_ms;
+        std::fs::write(self.dir.join("clock-offset"), offset_ms.to_string())
+            .map_err(|error| format!("cannot step the server's clock: {error}"))
+    }
+
+    /// Steps the server's wall clock by `by_ms` (forward if positive), as a
+    /// `clock_jump` fault steps a node's.
+    pub fn step_clock(&mut self, by_ms: i64) -> Result<(), String> {
+        self.set_offset(self.offset_ms + by_ms)
+    }
+
+    /// Puts the server's clock back to the machine's.
+    pub fn reset_clock(&mut self) -> Result<(), String> {
+        self.set_offset(0)
+    }
+
     fn spawn(&mut self) -> Result<(), String> {
         let child = Command::new("redis-server")
+            .env("LD_PRELOAD", self.dir.join("clock-shim.so"))
+            .env("LOCKLAB_CLOCK_OFFSET_FILE", self.dir.join("clock-offset"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--daemonize", "no", "--logfile", "", "--dir"])
             .arg(&self.dir)

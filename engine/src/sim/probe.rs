@@ -140,15 +140,15 @@ mod tests {
         let mut probe = RedisProbe::new();
         assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
         assert_eq!(probe.command(1, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Nil);
-        probe.at(999);
-        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Value(value));
         probe.at(1_000);
-        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "gone at its TTL, by the node's clock");
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Value(value), "there through its last ms");
+        probe.at(1_001);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "gone after its TTL, by the node's clock");
         assert_eq!(probe.command(0, RedisCommand::Incr), RedisReply::Integer(1));
         probe.restart();
         assert_eq!(probe.command(0, RedisCommand::Incr), RedisReply::Integer(1), "a restart forgets the counter");
         assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
-        probe.step_clock(1_000);
+        probe.step_clock(1_001);
         assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "a clock stepped past the TTL expires it");
     }
 

@@ -262,7 +262,9 @@ impl Sim {
             return;
         };
         let old = state.expiry_timer.take();
-        let deadline = state.lock.map(|entry| entry.expires_at_local_ms);
+        // A key lives through its expiry's millisecond and is gone the next
+        // one, by the node's clock (see `expire_if_due`).
+        let deadline = state.lock.map(|entry| entry.expires_at_local_ms.saturating_add(1));
         if let Some(old) = old {
             // Most commands leave the key's expiry where it was (a refused
             // `SET NX`, a read): the queued timer still stands, instead of a
@@ -288,8 +290,11 @@ impl Sim {
         let Some(state) = self.redis.node_mut(node) else {
             return;
         };
+        // Redis keeps a key while its clock reads at most the expiry
+        // (`expireIfNeeded`: `mstime() <= when` is not expired), so a key set
+        // for `ttl` ms at `t` is still there at `t + ttl` and gone after.
         if let Some(entry) = state.lock
-            && entry.expires_at_local_ms <= local
+            && entry.expires_at_local_ms < local
         {
             state.lock = None;
             if let Some(timer) = state.expiry_timer.take() {
