@@ -23,7 +23,7 @@ enum Step {
     /// The node restarts without persistence.
     Restart,
     /// The node's wall clock is stepped by this many ms.
-    StepClock(i64),
+    ClockJump(i64),
 }
 
 /// One exchange: what the lab relies on, and the steps that show it.
@@ -44,7 +44,7 @@ fn value(client: u8) -> LockValue {
 
 fn exchanges() -> Vec<Exchange> {
     use RedisCommand as C;
-    use Step::{Restart, Send, StepClock};
+    use Step::{ClockJump, Restart, Send};
     let set_px = |client, ttl_ms| Send(client, C::SetNxPx { value: value(client), ttl_ms });
     let lock = |client| Send(client, C::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 });
     vec![
@@ -105,7 +105,7 @@ fn exchanges() -> Vec<Exchange> {
             // One ms past the TTL: a step of exactly the TTL lands on the
             // key's last millisecond, where a real server answers either way
             // depending on whether its clock ticked since the SET.
-            steps: vec![set_px(0, 10_000), Send(1, C::Get), StepClock(10_001), Send(1, C::Get), set_px(1, 10_000)],
+            steps: vec![set_px(0, 10_000), Send(1, C::Get), ClockJump(10_001), Send(1, C::Get), set_px(1, 10_000)],
         },
         Exchange {
             name: "A restart without persistence forgets every key",
@@ -176,7 +176,7 @@ fn transcript(target: &mut dyn Redis, steps: &[Step]) -> Result<Vec<String>, Str
                 target.restart()?;
                 "restart without persistence".to_owned()
             }
-            Step::StepClock(by_ms) => {
+            Step::ClockJump(by_ms) => {
                 target.step_clock(by_ms)?;
                 format!("the node's clock steps {by_ms:+} ms")
             }
