@@ -22,7 +22,7 @@ use crate::event::{
     RunPhase, SqlOutcome, TerminateReason, abort_text,
 };
 use crate::ids::{InstanceId, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, seconds};
+use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World, seconds};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -187,9 +187,13 @@ fn entry<T: Default + Clone>(table: &mut Vec<T>, index: u32) -> &mut T {
     &mut table[index]
 }
 
-struct Analysis<'a> {
-    scenario: &'a Scenario,
+struct Analysis {
+    /// The world the run happened in, and how long it lasted.
+    world: World,
+    duration_ms: u64,
     strategy: StrategyId,
+    /// Events read so far: the next one's index in the log.
+    events: u32,
     metrics: Metrics,
     findings: Vec<Finding>,
     /// Per run and per period, by id: run and period ids are dense from 0,
@@ -223,54 +227,85 @@ struct Analysis<'a> {
 
 /// Computes the report of one strategy from its log.
 pub fn analyze(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> StrategyReport {
-    let mut analysis = Analysis {
-        scenario,
-        strategy,
-        metrics: Metrics::default(),
-        findings: Vec::with_capacity(16),
-        // Room for a typical run's attempts and periods, so they rarely grow.
-        runs: Vec::with_capacity(128),
-        periods: Vec::with_capacity(
-            usize::try_from(scenario.duration_ms().div_ceil(scenario.world.cron_period_ms.max(1)))
-                .unwrap_or(0)
-                .min(1024),
-        ),
-        epoch_runs: Vec::with_capacity(16),
-        latest_epoch: BTreeMap::new(),
-        chunk_writer: Vec::new(),
-        versions: Vec::new(),
-        holders: Vec::new(),
-        overlapping_writes: Vec::new(),
-        reports: ReportRule::of(scenario),
-        token_holder: BTreeMap::new(),
-        believers: BTreeMap::new(),
-        waits: BTreeMap::new(),
-        exhausted: BTreeSet::new(),
-        last_ms: 0,
-        said_background: false,
-        said_pool: false,
-    };
-    for (index, event) in log.iter().enumerate() {
-        // Most of a log is nothing the report reads: messages on their way
-        // (what they carry is logged where it lands) and the commands and
-        // statements that went as planned. Skipping them also skips
-        // `advance`, which is the same: what it adds up (time with two
-        // believers, time with a pool exhausted) only changes at events the
-        // report reads, so the time since the last one is added at the next.
-        let read = match &event.kind {
-            EventKind::Sent { .. } | EventKind::Redis { .. } => false,
-            EventKind::Sql { outcome, .. } => matches!(outcome, SqlOutcome::StaleToken { .. }),
-            _ => true,
-        };
-        if read {
-            analysis.advance(event.at_ms);
-            analysis.event(u32::try_from(index).unwrap_or(u32::MAX), event);
-        }
-    }
-    analysis.finish()
+    let mut report = ReportBuilder::new(scenario, strategy);
+    report.feed(log);
+    report.finish()
 }
 
-impl Analysis<'_> {
+/// A report being computed, fed the log a slice at a time (as the lab feeds
+/// a long run's; see [`crate::Simulation`]); [`analyze`] is this, fed in one go.
+pub struct ReportBuilder(Analysis);
+
+impl std::fmt::Debug for ReportBuilder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("ReportBuilder").field("events", &self.0.events).finish()
+    }
+}
+
+impl ReportBuilder {
+    pub fn new(scenario: &Scenario, strategy: StrategyId) -> ReportBuilder {
+        ReportBuilder(Analysis {
+            world: scenario.world.clone(),
+            duration_ms: scenario.duration_ms(),
+            strategy,
+            events: 0,
+            metrics: Metrics::default(),
+            findings: Vec::with_capacity(16),
+            // Room for a typical run's attempts and periods, so they rarely grow.
+            runs: Vec::with_capacity(128),
+            periods: Vec::with_capacity(
+                usize::try_from(scenario.duration_ms().div_ceil(scenario.world.cron_period_ms.max(1)))
+                    .unwrap_or(0)
+                    .min(1024),
+            ),
+            epoch_runs: Vec::with_capacity(16),
+            latest_epoch: BTreeMap::new(),
+            chunk_writer: Vec::new(),
+            versions: Vec::new(),
+            holders: Vec::new(),
+            overlapping_writes: Vec::new(),
+            reports: ReportRule::of(scenario),
+            token_holder: BTreeMap::new(),
+            believers: BTreeMap::new(),
+            waits: BTreeMap::new(),
+            exhausted: BTreeSet::new(),
+            last_ms: 0,
+            said_background: false,
+            said_pool: false,
+        })
+    }
+
+    /// Reads the log's next events, in order.
+    pub fn feed(&mut self, events: &[Event]) {
+        let analysis = &mut self.0;
+        for event in events {
+            let index = analysis.events;
+            analysis.events = analysis.events.saturating_add(1);
+            // Most of a log is nothing the report reads: messages on their way
+            // (what they carry is logged where it lands) and the commands and
+            // statements that went as planned. Skipping them also skips
+            // `advance`, which is the same: what it adds up (time with two
+            // believers, time with a pool exhausted) only changes at events the
+            // report reads, so the time since the last one is added at the next.
+            let read = match &event.kind {
+                EventKind::Sent { .. } | EventKind::Redis { .. } => false,
+                EventKind::Sql { outcome, .. } => matches!(outcome, SqlOutcome::StaleToken { .. }),
+                _ => true,
+            };
+            if read {
+                analysis.advance(event.at_ms);
+                analysis.event(index, event);
+            }
+        }
+    }
+
+    /// The report, once the whole log has been fed.
+    pub fn finish(self) -> StrategyReport {
+        self.0.finish()
+    }
+}
+
+impl Analysis {
     /// Adds a finding in time order: one decided late (at the end of the run)
     /// goes where it happened, after the findings of the same moment.
     fn say(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String) {
@@ -423,7 +458,7 @@ impl Analysis<'_> {
             Some(token) if self.token_of(newer.run) == Some(token) => {
                 format!(" Both runs hold token {token}: the counter went back, so the fence cannot tell them apart.")
             }
-            Some(_) if !self.scenario.world.storage_checks_tokens => " This storage does not check tokens.".to_owned(),
+            Some(_) if !self.world.storage_checks_tokens => " This storage does not check tokens.".to_owned(),
             Some(_) => String::new(),
         };
         format!(
@@ -485,8 +520,8 @@ impl Analysis<'_> {
             return;
         }
         let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
-        let fenced = self.scenario.world.storage_checks_tokens
-            && matches!(self.strategy, StrategyId::Fencing | StrategyId::Consensus);
+        let fenced =
+            self.world.storage_checks_tokens && matches!(self.strategy, StrategyId::Fencing | StrategyId::Consensus);
         let note = if fenced {
             " Each chunk write was fenced; a fence checks one write, and the report is several."
         } else {
@@ -664,7 +699,7 @@ impl Analysis<'_> {
                         None => self.chunk_writer.push((*report, *chunk, *run)),
                     }
                     entry(&mut self.runs, run.0).wrote_to = Some(*report);
-                    if token.is_none() || !self.scenario.world.storage_checks_tokens {
+                    if token.is_none() || !self.world.storage_checks_tokens {
                         let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
                         self.unfenced(at, index, *run, what);
                     }
@@ -769,7 +804,7 @@ impl Analysis<'_> {
                 self.say(at, index, "session_ended", text);
             }
             EventKind::Pool { instance, busy, .. } => {
-                let size = self.scenario.world.db_pool_size;
+                let size = self.world.db_pool_size;
                 // Exhausted: every connection the pool may open is busy (waiting for one to open is not).
                 if *busy >= size {
                     if self.exhausted.insert(*instance) && !self.said_pool {
@@ -832,7 +867,7 @@ impl Analysis<'_> {
     }
 
     fn finish(mut self) -> StrategyReport {
-        let duration = self.scenario.duration_ms();
+        let duration = self.duration_ms;
         self.advance(duration);
         for (_, since) in std::mem::take(&mut self.waits) {
             self.metrics.db_lock_wait_ms += duration - since;
@@ -853,12 +888,12 @@ impl Analysis<'_> {
             }
         }
         let at_risk = self.two_holders_unfenced();
-        let chunks = u32::from(self.scenario.world.report_chunks);
+        let chunks = u32::from(self.world.report_chunks);
         for facts in &self.periods {
             self.metrics.duplicate_runs += facts.runs_started.saturating_sub(1);
             self.metrics.duplicate_side_effects += facts.puts.saturating_sub(chunks) + facts.posts.saturating_sub(1);
         }
-        let period_ms = self.scenario.world.cron_period_ms;
+        let period_ms = self.world.cron_period_ms;
         let periods = u32::try_from(duration.div_ceil(period_ms)).unwrap_or(u32::MAX);
         let mut late = false;
         for period in 0..periods {

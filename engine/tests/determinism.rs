@@ -54,10 +54,11 @@ fn logs_match_the_recorded_digests() {
 }
 
 #[test]
-fn a_run_advanced_in_slices_gives_the_same_log_and_timeline() {
+fn a_run_advanced_in_slices_gives_the_same_log_timeline_and_report() {
     // The lab advances long runs a slice at a time between frames; what it
     // shows must be the run `simulate` gives, whatever the slice.
     use locklab_engine::Simulation;
+    use locklab_engine::report::{ReportBuilder, analyze};
     use locklab_engine::view::{Timeline, TimelineBuilder};
     for builtin in builtin::ALL {
         let scenario = Scenario::from_json(builtin.text).expect("built-ins are valid");
@@ -67,6 +68,7 @@ fn a_run_advanced_in_slices_gives_the_same_log_and_timeline() {
             let slice = if builtin.name.len() % 2 == 0 { 1 } else { 97 };
             let mut simulation = Simulation::new(&scenario, strategy);
             let mut builder = TimelineBuilder::new(&scenario, strategy);
+            let mut report = ReportBuilder::new(&scenario, strategy);
             let mut fed = 0;
             let mut last_ms = 0;
             loop {
@@ -74,6 +76,7 @@ fn a_run_advanced_in_slices_gives_the_same_log_and_timeline() {
                 assert!(simulation.now_ms() >= last_ms, "{}/{strategy}: time went back", builtin.name);
                 last_ms = simulation.now_ms();
                 builder.feed(&simulation.log()[fed..]);
+                report.feed(&simulation.log()[fed..]);
                 fed = simulation.log().len();
                 if ended {
                     break;
@@ -85,6 +88,12 @@ fn a_run_advanced_in_slices_gives_the_same_log_and_timeline() {
                 format!("{:?}", builder.finish()),
                 format!("{:?}", Timeline::build(&scenario, strategy, &whole)),
                 "{}/{strategy}: slices of {slice} changed the timeline",
+                builtin.name
+            );
+            assert_eq!(
+                format!("{:?}", report.finish()),
+                format!("{:?}", analyze(&scenario, strategy, &whole)),
+                "{}/{strategy}: slices of {slice} changed the report",
                 builtin.name
             );
         }

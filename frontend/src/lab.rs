@@ -2,7 +2,7 @@
 //! the engine's report, all pure functions of (scenario, strategy). They are
 //! computed once per change of either and shared by `Rc`.
 
-use locklab_engine::report::{self, StrategyReport};
+use locklab_engine::report::{ReportBuilder, StrategyReport};
 use locklab_engine::view::{Timeline, TimelineBuilder};
 use locklab_engine::{Event, Scenario, Simulation, StrategyId};
 use std::rc::Rc;
@@ -23,14 +23,9 @@ impl LabRun {
     /// The whole run at once: for what is known to be small (a quiz card).
     pub fn compute(scenario: Rc<Scenario>, strategy: StrategyId) -> LabRun {
         let log = locklab_engine::simulate(&scenario, strategy);
-        let timeline = Timeline::build(&scenario, strategy, &log);
-        LabRun::assemble(scenario, strategy, log, timeline)
-    }
-
-    fn assemble(scenario: Rc<Scenario>, strategy: StrategyId, log: Vec<Event>, timeline: Timeline) -> LabRun {
-        let report = report::analyze(&scenario, strategy, &log);
-        let digest = digest(&log);
-        LabRun { scenario, strategy, log, timeline, report, digest }
+        let mut reading = Reading::new(&scenario, strategy);
+        reading.feed(&log);
+        reading.finish(scenario, strategy, log)
     }
 
     pub fn duration_ms(&self) -> u64 {
@@ -53,15 +48,43 @@ pub fn default_scenario() -> Scenario {
 /// drawing.
 pub const SLICE_EVENTS: u32 = 20_000;
 
+/// What is read off a run's log as it grows: the timeline, the report and
+/// the digest, each fed the same slices, so a long run is never read whole
+/// in one go.
+struct Reading {
+    timeline: TimelineBuilder,
+    report: ReportBuilder,
+    digest: Fnv,
+}
+
+impl Reading {
+    fn new(scenario: &Scenario, strategy: StrategyId) -> Reading {
+        Reading {
+            timeline: TimelineBuilder::new(scenario, strategy),
+            report: ReportBuilder::new(scenario, strategy),
+            digest: Fnv::default(),
+        }
+    }
+
+    fn feed(&mut self, events: &[Event]) {
+        self.timeline.feed(events);
+        self.report.feed(events);
+        self.digest.events(events);
+    }
+
+    fn finish(self, scenario: Rc<Scenario>, strategy: StrategyId, log: Vec<Event>) -> LabRun {
+        let (timeline, report, digest) = (self.timeline.finish(), self.report.finish(), self.digest.0);
+        LabRun { scenario, strategy, log, timeline, report, digest }
+    }
+}
+
 /// Runs of one scenario being computed a slice at a time, strategy after
 /// strategy: the same logs as [`locklab_engine::simulate`], event for event.
 pub struct RunJob {
     scenario: Rc<Scenario>,
     strategies: Vec<StrategyId>,
     done: Vec<LabRun>,
-    current: Option<(Simulation, TimelineBuilder)>,
-    /// The current strategy's run, simulated, before its report.
-    simulated: Option<(Vec<Event>, Timeline)>,
+    current: Option<(Simulation, Reading)>,
     /// The engine's hard cap stopped a run: which strategy's.
     cut: Option<StrategyId>,
 }
@@ -74,46 +97,34 @@ impl std::fmt::Debug for RunJob {
 
 impl RunJob {
     pub fn new(scenario: Rc<Scenario>, strategies: Vec<StrategyId>) -> RunJob {
-        RunJob { scenario, strategies, done: Vec::new(), current: None, simulated: None, cut: None }
+        RunJob { scenario, strategies, done: Vec::new(), current: None, cut: None }
     }
 
-    /// Simulates about `events` more events; says whether every run is done.
+    /// Simulates about `events` more events, reading each as it comes; says
+    /// whether every run is done.
     pub fn step(&mut self, events: u32) -> bool {
         let mut left = events;
         while self.cut.is_none() {
             let Some(&strategy) = self.strategies.get(self.done.len()) else {
                 return true;
             };
-            if let Some((log, timeline)) = self.simulated.take() {
-                // The report and the digest read the whole log, about half a
-                // simulated event's work per event: a slice already spent
-                // leaves them to the next one.
-                let cost = u32::try_from(log.len() / 2).unwrap_or(u32::MAX);
-                if cost > left && left < events {
-                    self.simulated = Some((log, timeline));
-                    return false;
-                }
-                left = left.saturating_sub(cost);
-                self.done.push(LabRun::assemble(self.scenario.clone(), strategy, log, timeline));
-                continue;
-            }
             if left == 0 {
                 return false;
             }
-            let (simulation, builder) = self.current.get_or_insert_with(|| {
-                (Simulation::new(&self.scenario, strategy), TimelineBuilder::new(&self.scenario, strategy))
+            let (simulation, reading) = self.current.get_or_insert_with(|| {
+                (Simulation::new(&self.scenario, strategy), Reading::new(&self.scenario, strategy))
             });
             let before = simulation.log().len();
             let ended = simulation.advance(left.min(SLICE_EVENTS));
-            builder.feed(&simulation.log()[before..]);
+            reading.feed(&simulation.log()[before..]);
             let logged = u32::try_from(simulation.log().len() - before).unwrap_or(u32::MAX);
             left = left.saturating_sub(logged.max(1));
-            if ended && let Some((simulation, builder)) = self.current.take() {
+            if ended && let Some((simulation, reading)) = self.current.take() {
                 let log = simulation.into_log();
                 if locklab_engine::log_was_cut(&log) {
                     self.cut = Some(strategy);
                 } else {
-                    self.simulated = Some((log, builder.finish()));
+                    self.done.push(reading.finish(self.scenario.clone(), strategy, log));
                 }
             }
         }
@@ -125,11 +136,7 @@ impl RunJob {
     pub fn progress_permille(&self) -> u32 {
         let runs = u64::try_from(self.strategies.len()).unwrap_or(1).max(1);
         let duration_ms = self.scenario.duration_ms().max(1);
-        let within = match (&self.current, &self.simulated) {
-            (Some((simulation, _)), _) => simulation.now_ms().min(duration_ms),
-            (None, Some(_)) => duration_ms,
-            (None, None) => 0,
-        };
+        let within = self.current.as_ref().map_or(0, |(simulation, _)| simulation.now_ms().min(duration_ms));
         let done = u64::try_from(self.done.len()).unwrap_or(0);
         let permille = (done * duration_ms + within) * 1000 / (runs * duration_ms);
         u32::try_from(permille).unwrap_or(1000)
@@ -177,30 +184,34 @@ impl PartialEq for CompareRuns {
     }
 }
 
-/// FNV-1a over each event's time, kind and parties: cheap, stable across
-/// platforms, and different whenever the timeline is.
-fn digest(log: &[Event]) -> u64 {
-    use std::fmt::Write;
-    let mut hash = Fnv(0xcbf2_9ce4_8422_2325);
-    for event in log {
-        hash.eat(&event.at_ms.to_le_bytes());
-        hash.eat(event.kind_name().as_bytes());
-        for party in event.parties() {
-            // Written straight into the hash: no string per party.
-            let _ = write!(hash, "{party}");
-        }
-    }
-    hash.0
-}
-
-/// An FNV-1a (64-bit) hash being fed.
+/// FNV-1a (64-bit) over each event's time, kind and parties, fed as the log
+/// grows: cheap, stable across platforms, and different whenever the
+/// timeline is.
 struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
 
 impl Fnv {
     fn eat(&mut self, bytes: &[u8]) {
         for byte in bytes {
             self.0 ^= u64::from(*byte);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn events(&mut self, events: &[Event]) {
+        use std::fmt::Write;
+        for event in events {
+            self.eat(&event.at_ms.to_le_bytes());
+            self.eat(event.kind_name().as_bytes());
+            for party in event.parties() {
+                // Written straight into the hash: no string per party.
+                let _ = write!(self, "{party}");
+            }
         }
     }
 }
