@@ -38,7 +38,10 @@ const NOT_YET: [(&str, &str); 4] = [
         "Redis: the last millisecond of a TTL",
         "a network round trip is longer than a millisecond, so no exchange can pin it; the engine follows Redis's source (`expireIfNeeded`: a key whose expiry is `when` is still there while the clock reads `when`, gone after)",
     ),
-    ("Redlock over five servers", "needs five servers, one restarted or clock-stepped mid-lock; not built yet"),
+    (
+        "Redlock's validity arithmetic",
+        "it is the client's, not a server's: the engine's Redlock strategy takes TTL − elapsed − (TTL × drift_factor + 2 ms) as the Redis page does, and no reference client is run beside it",
+    ),
     (
         "PostgreSQL: FOR UPDATE queues, NOWAIT, SKIP LOCKED, lock_timeout, idle_in_transaction_session_timeout, foreign-key checks, SIGKILL and SIGSTOP of a client, max_connections, unique inserts",
         "needs a throwaway cluster (initdb as the postgres user); not built yet",

@@ -11,7 +11,7 @@ use super::runtime::Stage;
 use super::{Action, Sim};
 use crate::event::{RedisCommand, RedisReply};
 use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId};
-use crate::scenario::{Scenario, StrategyId};
+use crate::scenario::{Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
 /// One Redis node of the engine's world, with clients that send it commands.
@@ -48,8 +48,22 @@ impl RedisProbe {
         RedisProbe::of(&scenario)
     }
 
+    /// Redlock's `nodes` independent nodes (`redis-1` … `redis-N`).
+    pub fn redlock(nodes: u8) -> RedisProbe {
+        let scenario = Scenario::default();
+        let mut settings = scenario.settings_for(StrategyId::Redlock);
+        if let StrategySettings::Redlock(redlock) = &mut settings {
+            redlock.nodes = nodes;
+        }
+        RedisProbe::with_settings(&scenario, settings)
+    }
+
     fn of(scenario: &Scenario) -> RedisProbe {
-        let mut sim = Sim::new(scenario, scenario.settings_for(StrategyId::Naive));
+        RedisProbe::with_settings(scenario, scenario.settings_for(StrategyId::Naive))
+    }
+
+    fn with_settings(scenario: &Scenario, settings: StrategySettings) -> RedisProbe {
+        let mut sim = Sim::new(scenario, settings);
         let runs = (0..scenario.world.instances)
             .map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false))
             .collect();
@@ -106,26 +120,49 @@ impl RedisProbe {
         self.at(promoted_at_ms);
     }
 
-    /// The node's answer to `client`'s command (`client` is an instance
+    /// The primary's answer to `client`'s command (`client` is an instance
     /// index, `0..3`): what the simulation's clients get.
     pub fn command(&mut self, client: u8, command: RedisCommand) -> RedisReply {
-        let run = self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0));
         let node = self.sim.redis.primary();
+        self.command_to(node, client, command)
+    }
+
+    /// Redlock node `node`'s (`0..N`) answer to `client`'s command.
+    pub fn command_on(&mut self, node: u8, client: u8, command: RedisCommand) -> RedisReply {
+        self.command_to(Party::Redis(RedisNodeId(node)), client, command)
+    }
+
+    fn command_to(&mut self, node: Party, client: u8, command: RedisCommand) -> RedisReply {
+        let run = self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0));
         self.sim.redis_execute(node, InstanceId(client), run, command).unwrap_or(RedisReply::ConnectionRefused)
     }
 
-    /// A restart without persistence: the node goes down and comes back.
+    /// A restart of the primary without persistence: it goes down and comes back.
     pub fn restart(&mut self) {
         let node = self.sim.redis.primary();
+        self.restart_party(node);
+    }
+
+    /// A restart of Redlock node `node` without persistence.
+    pub fn restart_node(&mut self, node: u8) {
+        self.restart_party(Party::Redis(RedisNodeId(node)));
+    }
+
+    fn restart_party(&mut self, node: Party) {
         self.sim.redis_down(node, None);
         self.sim.redis_up(node);
     }
 
-    /// Steps the node's clock by `by_ms` (forward if positive), as a
+    /// Steps the primary's clock by `by_ms` (forward if positive), as a
     /// `clock_jump` fault does.
     pub fn step_clock(&mut self, by_ms: i64) {
-        let node: Party = self.sim.redis.primary();
+        let node = self.sim.redis.primary();
         self.sim.change_clock(node, |clock, now| clock.jump(now, by_ms));
+    }
+
+    /// Steps Redlock node `node`'s clock by `by_ms`.
+    pub fn step_node_clock(&mut self, node: u8, by_ms: i64) {
+        self.sim.change_clock(Party::Redis(RedisNodeId(node)), |clock, now| clock.jump(now, by_ms));
     }
 }
 
@@ -170,5 +207,19 @@ mod tests {
         replicated.at(2_000);
         replicated.failover();
         assert_eq!(replicated.command(1, RedisCommand::Get), RedisReply::Value(LockValue::Owner(owner)));
+    }
+
+    #[test]
+    fn redlock_nodes_keep_their_own_keys_by_their_own_clocks() {
+        let set = |client: u8| RedisCommand::SetNxPx {
+            value: LockValue::Owner(Owner { instance: InstanceId(client), nonce: 1 }),
+            ttl_ms: 30_000,
+        };
+        let mut probe = RedisProbe::redlock(5);
+        assert!((0..5).all(|node| probe.command_on(node, 0, set(0)) == RedisReply::Ok));
+        probe.restart_node(2);
+        probe.step_node_clock(0, 30_001);
+        let granted: Vec<bool> = (0..5).map(|node| probe.command_on(node, 1, set(1)) == RedisReply::Ok).collect();
+        assert_eq!(granted, [true, false, true, false, false], "redis-1's early expiry and redis-3's restart");
     }
 }
