@@ -420,8 +420,20 @@ impl LabState {
     }
 
     fn select_strategy(mut self, strategy: StrategyId) -> LabState {
-        if strategy == self.strategy && self.pending.is_none() {
-            return self;
+        if self.pending.as_ref().is_some_and(|pending| pending.strategy == strategy) {
+            return self; // already on its way
+        }
+        if strategy == self.strategy {
+            // Back to the run on screen: a switch to another strategy on its
+            // way is dropped, a new scenario on its way is not.
+            let switching = self
+                .pending
+                .as_ref()
+                .is_some_and(|pending| Rc::ptr_eq(pending.job.borrow().scenario(), &self.scenario));
+            if switching || self.pending.is_none() {
+                self.pending = None;
+                return self;
+            }
         }
         // A Redis node or the consensus store may not exist under the new strategy.
         let target = self.inject.target.as_str();

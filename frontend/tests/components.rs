@@ -130,6 +130,17 @@ fn stopping_a_pending_run_keeps_the_lab_and_a_late_slice_is_ignored() {
 }
 
 #[wasm_bindgen_test]
+fn going_back_to_the_strategy_on_screen_drops_a_pending_switch() {
+    let scenario = Scenario::from_json(&long_day()).expect("within the budget");
+    let shown = finish_pending(LabState::start(scenario, StrategyId::DbLock, false, None));
+    let switching = reduce(shown.clone(), [Action::SelectStrategy(StrategyId::Redlock)]);
+    assert!(switching.pending.as_ref().is_some_and(|pending| pending.strategy == StrategyId::Redlock));
+    let back = reduce(switching, [Action::SelectStrategy(StrategyId::DbLock)]);
+    assert!(back.pending.is_none(), "nothing left to compute");
+    assert_eq!(back.run, shown.run, "the run on screen, not computed again");
+}
+
+#[wasm_bindgen_test]
 fn a_lab_opened_on_a_long_run_stands_in_with_the_posts_night() {
     let scenario = Scenario::from_json(&long_day()).expect("within the budget");
     let state = LabState::start(scenario, StrategyId::DbLock, false, Some(3_600_000));
