@@ -132,30 +132,29 @@ fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
     parts
 }
 
-/// The events the scenario's heaviest strategy is expected to log.
-pub fn estimate_events(scenario: &Scenario) -> u64 {
+/// The scenario's heaviest strategy: its expected events, its settings, and
+/// where they come from.
+fn heaviest(scenario: &Scenario) -> Option<(u64, StrategySettings, Vec<Part>)> {
     scenario
         .strategy_settings()
-        .iter()
-        .map(|settings| parts(scenario, settings).iter().map(|part| part.events).fold(0, u64::saturating_add))
-        .max()
-        .unwrap_or(0)
+        .into_iter()
+        .map(|settings| {
+            let parts = parts(scenario, &settings);
+            (parts.iter().map(|part| part.events).fold(0, u64::saturating_add), settings, parts)
+        })
+        .max_by_key(|(total, ..)| *total)
+}
+
+/// The events the scenario's heaviest strategy is expected to log.
+pub fn estimate_events(scenario: &Scenario) -> u64 {
+    heaviest(scenario).map_or(0, |(total, ..)| total)
 }
 
 /// Refuses a scenario whose heaviest strategy would log more than
 /// [`MAX_EVENTS`], naming the setting that makes most of the work and what
 /// would fit.
 pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
-    let total_of = |parts: &[Part]| parts.iter().map(|part| part.events).fold(0, u64::saturating_add);
-    let heaviest = scenario
-        .strategy_settings()
-        .into_iter()
-        .map(|settings| {
-            let parts = parts(scenario, &settings);
-            (total_of(&parts), settings, parts)
-        })
-        .max_by_key(|(total, ..)| *total);
-    if let Some((total, settings, parts)) = heaviest
+    if let Some((total, settings, parts)) = heaviest(scenario)
         && total > MAX_EVENTS
         && let Some(largest) = parts.iter().max_by_key(|part| part.events)
     {
