@@ -2,10 +2,11 @@
 //! conformance suite (`conformance/`) runs beside a real `redis-server`.
 //!
 //! Nothing here is a second model. A [`RedisProbe`] is a [`Sim`] of the
-//! default world under the naive lock, whose clients never run: the suite's
-//! commands go to `redis_execute`, the code every strategy's commands go
-//! through, and time moves only when the suite says. Keys expire lazily on
-//! the next command, by the node's own clock, as they do in the simulation.
+//! default world (one node, a primary and its replica, or Redlock's nodes)
+//! whose clients never run: the suite's commands go to `redis_execute`, the
+//! code every strategy's commands go through, and time moves only when the
+//! suite says. A key that expired is found gone on the next command, by the
+//! node's own clock, as `redis_execute` finds it in a simulation.
 
 use super::runtime::Stage;
 use super::{Action, Sim};
@@ -14,7 +15,7 @@ use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId};
 use crate::scenario::{Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
-/// One Redis node of the engine's world, with clients that send it commands.
+/// The Redis nodes of the engine's world, with clients that send them commands.
 pub struct RedisProbe {
     sim: Sim,
     /// One run per client instance, so a command has a sender the node's
@@ -104,11 +105,6 @@ impl RedisProbe {
             }
         }
         self.sim.now_ms = at_ms;
-    }
-
-    /// The simulated time, in ms.
-    pub fn now_ms(&self) -> u64 {
-        self.sim.now_ms
     }
 
     /// The primary fails and the replica is promoted, with whatever it had
