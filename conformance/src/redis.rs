@@ -152,7 +152,7 @@ impl Redis for Real<'_> {
             self.clients[slot] = Some(self.server.connect()?);
         }
         let connection = self.clients[slot].as_mut().ok_or("no connection")?;
-        connection.call(&command.wire()).map_err(|error| format!("{command}: {error}"))
+        connection.send(command)
     }
     fn restart(&mut self) -> Result<(), String> {
         self.clients.clear();
@@ -195,7 +195,7 @@ pub fn check() -> Result<(String, Vec<Row>), String> {
         let engine = transcript(&mut model, &exchange.steps)?;
         // Each exchange starts from an empty server on the machine's clock, as the model does.
         server.reset_clock()?;
-        server.connect()?.call(&["FLUSHALL".to_owned()]).map_err(|error| error.to_string())?;
+        server.connect()?.call(&["FLUSHALL"])?;
         let mut real = Real { server: &mut server, clients: Vec::new() };
         let actual = transcript(&mut real, &exchange.steps)?;
         let outcome = if engine == actual { Outcome::Same } else { Outcome::Different };
@@ -246,8 +246,7 @@ fn redlock() -> Result<Row, String> {
 
     let mut servers: Vec<RedisServer> = (0..NODES).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
     let on = |servers: &mut [RedisServer], node: u8, command: RedisCommand| -> Result<String, String> {
-        let mut connection = servers[usize::from(node)].connect()?;
-        connection.call(&command.wire()).map_err(|error| format!("{command}: {error}"))
+        servers[usize::from(node)].connect()?.send(command)
     };
     let mut actual = Vec::new();
     let first: Vec<String> = (0..NODES).map(|node| on(&mut servers, node, set(0))).collect::<Result<_, _>>()?;
@@ -268,19 +267,13 @@ fn redlock() -> Result<Row, String> {
     })
 }
 
-/// Calls a server on a connection, errors as text.
-fn call(connection: &mut Connection, args: &[&str]) -> Result<String, String> {
-    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
-    connection.call(&args).map_err(|error| format!("{}: {error}", args.join(" ")))
-}
-
 /// Polls `server` with `args` until the reply satisfies `done`, for at most
 /// [`SYNC_TIMEOUT`]: the way to wait for replication without sleeping blind.
 fn wait_for(server: &RedisServer, args: &[&str], done: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
     let mut connection = server.connect()?;
     let started = Instant::now();
     while started.elapsed() < SYNC_TIMEOUT {
-        if done(&call(&mut connection, args)?) {
+        if done(&connection.call(args)?) {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -312,24 +305,23 @@ fn failover() -> Result<Row, String> {
     let replica = RedisServer::start()?;
     let port = primary.port.to_string();
     // A primary waits five seconds for more replicas before a full sync by default.
-    call(&mut primary.connect()?, &["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
-    call(&mut replica.connect()?, &["REPLICAOF", "127.0.0.1", &port])?;
+    primary.connect()?.call(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
+    replica.connect()?.call(&["REPLICAOF", "127.0.0.1", &port])?;
     wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:up"), "replication")?;
     let mut client = primary.connect()?;
-    call(&mut client, &["CONFIG", "SET", "requirepass", "locklab-conformance"])?;
-    call(&mut client, &["CLIENT", "KILL", "TYPE", "replica"])?;
+    client.call(&["CONFIG", "SET", "requirepass", "locklab-conformance"])?;
+    client.call(&["CLIENT", "KILL", "TYPE", "replica"])?;
     wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:down"), "the cut")?;
-    let wire = |command: RedisCommand| command.wire();
-    let first = client.call(&wire(lock(0))).map_err(|error| error.to_string())?;
-    let waited = call(&mut client, &["WAIT", "1", "100"])?;
+    let first = client.send(lock(0))?;
+    let waited = client.call(&["WAIT", "1", "100"])?;
     let mut promoted = replica.connect()?;
-    call(&mut promoted, &["REPLICAOF", "NO", "ONE"])?;
+    promoted.call(&["REPLICAOF", "NO", "ONE"])?;
     drop(primary);
     let mut actual = vec![format!("a: {} → {first}", lock(0))];
     actual.push("failover: the replica is promoted before the write reached it".to_owned());
-    let get = promoted.call(&wire(RedisCommand::Get)).map_err(|error| error.to_string())?;
+    let get = promoted.send(RedisCommand::Get)?;
     actual.push(format!("b: {} → {get}", RedisCommand::Get));
-    let again = promoted.call(&wire(lock(1))).map_err(|error| error.to_string())?;
+    let again = promoted.send(lock(1))?;
     actual.push(format!("b: {} → {again}", lock(1)));
     let outcome = if engine == actual { Outcome::Same } else { Outcome::Different };
     let mut server = actual.join("\n");
@@ -359,14 +351,13 @@ fn expiry(server: &mut RedisServer) -> Result<Row, String> {
 
     server.reset_clock()?;
     let mut connection = server.connect()?;
-    let call = |connection: &mut Connection, args: &[String]| connection.call(args).map_err(|error| error.to_string());
-    call(&mut connection, &["FLUSHALL".to_owned()])?;
+    connection.call(&["FLUSHALL"])?;
     let started = Instant::now();
-    let first = call(&mut connection, &set.wire())?;
+    let first = connection.send(set)?;
     // Polling is the wait: the condition is the key's absence.
     let mut gone_after_ms = None;
     while started.elapsed() < Duration::from_millis(TTL_MS * 4) {
-        let reply = call(&mut connection, &RedisCommand::Get.wire())?;
+        let reply = connection.send(RedisCommand::Get)?;
         if reply == "(nil)" {
             gone_after_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
             break;

@@ -2,6 +2,7 @@
 //! reply back, written the way the lab's event log writes Redis replies
 //! (`OK`, `(nil)`, `(integer) 3`, `"a:7f3a"`), so the two compare as text.
 
+use locklab_engine::event::RedisCommand;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -22,16 +23,26 @@ impl Connection {
         Ok(Connection { reader: BufReader::new(stream.try_clone()?), writer: stream })
     }
 
-    /// Sends a command and reads its reply, in the lab's notation.
-    pub fn call(&mut self, args: &[String]) -> std::io::Result<String> {
+    /// Sends a command and reads its reply, in the lab's notation; a failure
+    /// is a message that names the command.
+    pub fn call<T: AsRef<str>>(&mut self, args: &[T]) -> Result<String, String> {
         let mut request = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
+            let arg = arg.as_ref();
             request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
             request.extend_from_slice(arg.as_bytes());
             request.extend_from_slice(b"\r\n");
         }
-        self.writer.write_all(&request)?;
-        self.reply()
+        let answer = self.writer.write_all(&request).and_then(|()| self.reply());
+        answer.map_err(|error| {
+            let words: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+            format!("{}: {error}", words.join(" "))
+        })
+    }
+
+    /// Sends one of the engine's commands as a real client does ([`RedisCommand::wire`]).
+    pub fn send(&mut self, command: RedisCommand) -> Result<String, String> {
+        self.call(&command.wire())
     }
 
     fn line(&mut self) -> std::io::Result<String> {
@@ -95,7 +106,7 @@ mod tests {
             }
         });
         let mut connection = Connection::open(port).expect("connects");
-        let replies: Vec<String> = (0..5).map(|_| connection.call(&["PING".to_owned()]).expect("a reply")).collect();
+        let replies: Vec<String> = (0..5).map(|_| connection.call(&["PING"]).expect("a reply")).collect();
         assert_eq!(replies, ["OK", "(nil)", "(integer) 7", "\"a:0001\"", "(error) ERR wrong"]);
         server.join().expect("the server ends");
     }

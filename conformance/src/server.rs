@@ -87,7 +87,7 @@ impl RedisServer {
         let started = Instant::now();
         loop {
             if let Ok(mut connection) = Connection::open(self.port)
-                && connection.call(&["PING".to_owned()]).is_ok_and(|reply| reply == "PONG")
+                && connection.call(&["PING"]).is_ok_and(|reply| reply == "PONG")
             {
                 return Ok(());
             }
@@ -113,7 +113,7 @@ impl RedisServer {
     pub fn restart(&mut self) -> Result<(), String> {
         let mut connection = self.connect()?;
         // The server closes the connection instead of answering.
-        let _ = connection.call(&["SHUTDOWN".to_owned(), "NOSAVE".to_owned()]);
+        let _ = connection.call(&["SHUTDOWN", "NOSAVE"]);
         if let Some(mut child) = self.child.take() {
             child.wait().map_err(|error| format!("redis-server did not stop: {error}"))?;
         }
@@ -122,9 +122,7 @@ impl RedisServer {
 
     /// The server's version, from `INFO server`.
     pub fn version(&self) -> String {
-        let reply = self.connect().and_then(|mut connection| {
-            connection.call(&["INFO".to_owned(), "server".to_owned()]).map_err(|error| error.to_string())
-        });
+        let reply = self.connect().and_then(|mut connection| connection.call(&["INFO", "server"]));
         reply
             .ok()
             .and_then(|info| {
