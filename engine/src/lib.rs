@@ -153,12 +153,36 @@ pub fn log_digest(log: &[Event]) -> String {
 /// FNV-1a (64-bit) of some bytes, as 16 hex digits: the hash behind
 /// `log_digest`, for tools that fold many digests into one.
 pub fn digest(bytes: &[u8]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    let mut hash = Fnv1a::default();
+    hash.eat(bytes);
+    format!("{:016x}", hash.0)
+}
+
+/// FNV-1a (64-bit), fed a piece at a time (text through `fmt::Write`): the
+/// hash of [`digest`], and of the lab's fingerprint of a run as its log grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fnv1a(pub u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
     }
-    format!("{hash:016x}")
+}
+
+impl Fnv1a {
+    pub fn eat(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+impl std::fmt::Write for Fnv1a {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.eat(text.as_bytes());
+        Ok(())
+    }
 }
 
 /// The event log of one run as a JSON document (`locklab-log/1`), the export

@@ -4,7 +4,7 @@
 
 use locklab_engine::report::{ReportBuilder, StrategyReport};
 use locklab_engine::view::{Timeline, TimelineBuilder};
-use locklab_engine::{Event, Scenario, Simulation, StrategyId};
+use locklab_engine::{Event, Fnv1a, Scenario, Simulation, StrategyId};
 use std::rc::Rc;
 
 /// One strategy's run through one scenario.
@@ -54,7 +54,7 @@ pub const SLICE_EVENTS: u32 = 20_000;
 struct Reading {
     timeline: TimelineBuilder,
     report: ReportBuilder,
-    digest: Fnv,
+    digest: Fnv1a,
 }
 
 impl Reading {
@@ -62,14 +62,14 @@ impl Reading {
         Reading {
             timeline: TimelineBuilder::new(scenario, strategy),
             report: ReportBuilder::new(scenario, strategy),
-            digest: Fnv::default(),
+            digest: Fnv1a::default(),
         }
     }
 
     fn feed(&mut self, events: &[Event]) {
         self.timeline.feed(events);
         self.report.feed(events);
-        self.digest.events(events);
+        fingerprint(&mut self.digest, events);
     }
 
     fn finish(self, scenario: Rc<Scenario>, strategy: StrategyId, log: Vec<Event>) -> LabRun {
@@ -184,42 +184,17 @@ impl PartialEq for CompareRuns {
     }
 }
 
-/// FNV-1a (64-bit) over each event's time, kind and parties, fed as the log
-/// grows: cheap, stable across platforms, and different whenever the
-/// timeline is.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn eat(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+/// Feeds the lab's fingerprint of a run: each event's time, kind and parties.
+/// Cheap, stable across platforms, and different whenever the timeline is.
+fn fingerprint(hash: &mut Fnv1a, events: &[Event]) {
+    use std::fmt::Write;
+    for event in events {
+        hash.eat(&event.at_ms.to_le_bytes());
+        hash.eat(event.kind_name().as_bytes());
+        for party in event.parties() {
+            // Written straight into the hash: no string per party.
+            let _ = write!(hash, "{party}");
         }
-    }
-
-    fn events(&mut self, events: &[Event]) {
-        use std::fmt::Write;
-        for event in events {
-            self.eat(&event.at_ms.to_le_bytes());
-            self.eat(event.kind_name().as_bytes());
-            for party in event.parties() {
-                // Written straight into the hash: no string per party.
-                let _ = write!(self, "{party}");
-            }
-        }
-    }
-}
-
-impl std::fmt::Write for Fnv {
-    fn write_str(&mut self, text: &str) -> std::fmt::Result {
-        self.eat(text.as_bytes());
-        Ok(())
     }
 }
 
