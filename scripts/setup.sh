@@ -53,9 +53,12 @@ if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
 fi
 # The conformance suite (conformance/) starts its own throwaway servers on
 # loopback ports; it needs the binaries, never the system services.
-if ! command -v redis-server >/dev/null; then
-  say "installing Debian's redis-server (for the conformance suite)"
+missing_servers=()
+command -v redis-server >/dev/null || missing_servers+=(redis-server)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || missing_servers+=(postgresql)
+if [ "${#missing_servers[@]}" -gt 0 ]; then
+  say "installing Debian's ${missing_servers[*]} (for the conformance suite)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_servers[@]}" >/dev/null
 fi
 say "ready"

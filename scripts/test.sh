@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of locklab, installing whatever is missing first (see
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
-# engine's Redis model against a real redis-server (conformance/), the
+# engine's Redis and PostgreSQL models against real servers (conformance/), the
 # engine compiled to wasm reproducing the native event logs byte for byte, and
 # the browser lab's component and end-to-end tests in headless Chromium.
 set -euo pipefail
@@ -22,7 +22,7 @@ cargo clippy -p locklab-engine -p locklab -p locklab-conformance --all-targets -
 step "engine and CLI tests (native)"
 cargo test -p locklab-engine -p locklab -p locklab-conformance
 
-step "conformance: the engine's Redis model against a real redis-server (writes docs/conformance.md)"
+step "conformance: the engine's Redis and PostgreSQL models against real servers (writes docs/conformance.md)"
 cargo run -q -p locklab-conformance
 
 step "fuzzing: a minute of mutated scenarios and links (engine/examples/fuzz.rs)"

@@ -141,3 +141,181 @@ impl Drop for RedisServer {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Where Debian's PostgreSQL 15 keeps its server programs.
+const POSTGRES_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// The account a PostgreSQL server runs as: the suite's own when it is not
+/// root; `postgres` (made if missing) when it is, since PostgreSQL refuses root.
+struct Account {
+    ids: Option<(u32, u32)>,
+}
+
+impl Account {
+    fn find() -> Result<Account, String> {
+        let status =
+            std::fs::read_to_string("/proc/self/status").map_err(|error| format!("/proc/self/status: {error}"))?;
+        let effective_uid = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            .and_then(|id| id.parse::<u32>().ok());
+        if effective_uid != Some(0) {
+            return Ok(Account { ids: None });
+        }
+        if let Some(ids) = Account::postgres()? {
+            return Ok(Account { ids: Some(ids) });
+        }
+        let made = Command::new("useradd")
+            .args([
+                "--system",
+                "--user-group",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "postgres",
+            ])
+            .status()
+            .map_err(|error| format!("cannot run useradd to make the postgres user: {error}"))?;
+        if !made.success() {
+            return Err(format!("useradd could not make the postgres user ({made})"));
+        }
+        Account::postgres()?
+            .map(|ids| Account { ids: Some(ids) })
+            .ok_or_else(|| "no postgres user after useradd".into())
+    }
+
+    /// The `postgres` user's uid and gid, from `/etc/passwd`.
+    fn postgres() -> Result<Option<(u32, u32)>, String> {
+        let passwd = std::fs::read_to_string("/etc/passwd").map_err(|error| format!("/etc/passwd: {error}"))?;
+        Ok(passwd.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            match fields.as_slice() {
+                ["postgres", _, uid, gid, ..] => Some((uid.parse().ok()?, gid.parse().ok()?)),
+                _ => None,
+            }
+        }))
+    }
+
+    fn command(&self, program: &std::path::Path) -> Command {
+        let mut command = Command::new(program);
+        if let Some((uid, gid)) = self.ids {
+            use std::os::unix::process::CommandExt as _;
+            command.uid(uid).gid(gid);
+        }
+        command
+    }
+}
+
+/// A throwaway PostgreSQL cluster: `initdb` in a temporary directory, the
+/// server on a free loopback port with its socket in that directory, run as
+/// a non-root user. Stopped (an immediate shutdown) and removed on `Drop`.
+pub struct PgServer {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl PgServer {
+    /// Makes the cluster and starts its server with `settings` (`name=value`
+    /// pairs for `-c`); waits until it takes a connection.
+    pub fn start(settings: &[String]) -> Result<PgServer, String> {
+        let bin = std::path::Path::new(POSTGRES_BIN);
+        if !bin.join("postgres").exists() {
+            return Err(format!(
+                "PostgreSQL 15 is not installed ({POSTGRES_BIN}/postgres is missing); scripts/setup.sh installs it from Debian's packages"
+            ));
+        }
+        let account = Account::find()?;
+        let port = free_port()?;
+        let dir = std::env::temp_dir().join(format!("locklab-postgres-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+        // From here on the guard removes the directory, whatever fails.
+        let mut server = PgServer { child: None, port, dir };
+        if let Some((uid, gid)) = account.ids {
+            std::os::unix::fs::chown(&server.dir, Some(uid), Some(gid))
+                .map_err(|error| format!("cannot give {} to the postgres user: {error}", server.dir.display()))?;
+        }
+        let data = server.dir.join("data");
+        let initdb = account
+            .command(&bin.join("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .current_dir(&server.dir)
+            .output()
+            .map_err(|error| format!("cannot run initdb: {error}"))?;
+        if !initdb.status.success() {
+            return Err(format!(
+                "initdb failed ({}): {}",
+                initdb.status,
+                String::from_utf8_lossy(&initdb.stderr).trim()
+            ));
+        }
+        let log_path = server.dir.join("postgres.log");
+        let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make the server's log: {error}"))?;
+        let mut command = account.command(&bin.join("postgres"));
+        command.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k"]).arg(&server.dir);
+        command.args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off"]);
+        for setting in settings {
+            command.args(["-c", setting]);
+        }
+        let child = command
+            .current_dir(&server.dir)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|error| format!("cannot start postgres: {error}"))?;
+        server.child = Some(child);
+        let started = Instant::now();
+        loop {
+            if let Ok(Ok(mut connection)) = crate::pg::PgConnection::open(port, "postgres")
+                && connection.query("SELECT 1").is_ok_and(|reply| reply.first_value() == Some("1"))
+            {
+                return Ok(server);
+            }
+            if let Some(child) = server.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(format!("postgres on port {port} exited at start ({status}): {}", log.trim()));
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(format!("postgres on port {port} did not take a connection within {START_TIMEOUT:?}"));
+            }
+            // Polling for the condition: the server takes a connection.
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The server's version (`SHOW server_version`).
+    pub fn version(&self) -> String {
+        let reply = crate::pg::PgConnection::open(self.port, "postgres")
+            .ok()
+            .and_then(Result::ok)
+            .and_then(|mut connection| connection.query("SHOW server_version").ok());
+        reply.and_then(|reply| reply.first_value().map(str::to_owned)).unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SIGQUIT is PostgreSQL's immediate shutdown: the postmaster ends
+            // its backends and then itself. SIGKILL would leave them behind.
+            let _ = Command::new("kill").args(["-QUIT", &child.id().to_string()]).status();
+            let asked = Instant::now();
+            while !matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+                if asked.elapsed() > START_TIMEOUT {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                // Polling for the condition: the postmaster has exited.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

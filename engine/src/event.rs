@@ -342,6 +342,19 @@ impl fmt::Display for SqlOutcome {
     }
 }
 
+impl SqlError {
+    /// The SQLSTATE the server sends with the error; `None` for what the
+    /// client library reports itself.
+    pub fn sqlstate(self) -> Option<&'static str> {
+        match self {
+            SqlError::TooManyClients => Some("53300"),
+            SqlError::LockNotAvailable | SqlError::LockTimeout => Some("55P03"),
+            SqlError::IdleInTransactionTimeout => Some("25P03"),
+            SqlError::ConnectionClosed | SqlError::Timeout => None,
+        }
+    }
+}
+
 impl fmt::Display for SqlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

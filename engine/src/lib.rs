@@ -26,7 +26,7 @@ pub mod view;
 pub use event::{Event, EventKind};
 pub use report::{Report, StrategyReport};
 pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
-pub use sim::probe::RedisProbe;
+pub use sim::probe::{DbAnswer, DbProbe, RedisProbe};
 
 /// Runs one strategy through a scenario and returns its event log.
 pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {

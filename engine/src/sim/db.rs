@@ -708,8 +708,9 @@ impl Sim {
         true
     }
 
-    /// The slow path: the query is tracked until it runs, gives up or is refused.
-    fn background_wait(&mut self) {
+    /// The slow path: the query is tracked until it runs, gives up or is
+    /// refused; returns its number.
+    pub(crate) fn background_wait(&mut self) -> u32 {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
@@ -722,7 +723,7 @@ impl Sim {
                 let client = DbClient::Background;
                 self.record(EventKind::Connection { session: SessionId(0), client, change: ConnectionChange::Refused });
                 self.background_end(query, BackgroundOutcome::Refused);
-                return;
+                return query;
             }
             self.db.background_open += 1;
             let session = self.open_session(DbClient::Background);
@@ -730,11 +731,23 @@ impl Sim {
         } else {
             self.db.background_queue.push_back(query);
         }
+        query
+    }
+
+    /// Whether other services' query `query` holds its `FOR KEY SHARE`
+    /// (`Some(false)` while it waits, `None` once it has ended).
+    pub(crate) fn background_has_key_share(&self, query: u32) -> Option<bool> {
+        self.db.background.get(&query).map(|state| matches!(state.state, BackgroundState::Running(_)))
     }
 
     /// The query's foreign-key check takes `FOR KEY SHARE` on the jobs row.
+    /// A key share that conflicts with no holder is granted at once, ahead
+    /// of any `FOR UPDATE` waiting in the queue: PostgreSQL's heap code only
+    /// queues a row-lock request that has to sleep (`heap_lock_tuple`), so a
+    /// stream of key shares can keep a `FOR UPDATE` waiting. The conformance
+    /// suite checks this against a real server.
     fn background_start(&mut self, query: u32, session: SessionId) {
-        if self.db.queue.is_empty() && self.db.compatible(RowLockMode::KeyShare, session, self.now_ms) {
+        if self.db.compatible(RowLockMode::KeyShare, session, self.now_ms) {
             self.db.holders.push((session, RowLockMode::KeyShare));
             self.background_run(query, session);
             return;

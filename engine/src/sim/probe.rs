@@ -1,18 +1,19 @@
-//! The engine's Redis model, driven one command at a time: what the
-//! conformance suite (`conformance/`) runs beside a real `redis-server`.
+//! The engine's Redis and PostgreSQL models, driven one request at a time:
+//! what the conformance suite (`conformance/`) runs beside a real
+//! `redis-server` and a real PostgreSQL.
 //!
-//! Nothing here is a second model. A [`RedisProbe`] is a [`Sim`] of the
-//! default world (one node, a primary and its replica, or Redlock's nodes)
-//! whose clients never run: the suite's commands go to `redis_execute`, the
-//! code every strategy's commands go through, and time moves only when the
-//! suite says. A key that expired is found gone on the next command, by the
-//! node's own clock, as `redis_execute` finds it in a simulation.
+//! Nothing here is a second model. A probe is a [`Sim`] of the default world
+//! whose instances never run: the suite's requests go to the code every
+//! strategy's requests go through (`redis_execute`, `db_receive`), and time
+//! moves only when the suite says. A [`RedisProbe`] answers at once, as
+//! `redis_execute` does; a [`DbProbe`]'s answers travel back over the
+//! simulated network, and its statements take their time, as in a run.
 
 use super::runtime::Stage;
-use super::{Action, Sim};
-use crate::event::{RedisCommand, RedisReply};
-use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId};
-use crate::scenario::{Scenario, StrategyId, StrategySettings};
+use super::{Action, Payload, Reply, Sim, TimerPurpose};
+use crate::event::{RedisCommand, RedisReply, Sql, SqlOutcome};
+use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId, SessionId};
+use crate::scenario::{DbLockSettings, Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
 /// The Redis nodes of the engine's world, with clients that send them commands.
@@ -162,6 +163,232 @@ impl RedisProbe {
     }
 }
 
+/// What a [`DbProbe`] reports, in the order it happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbAnswer {
+    /// Client `client`'s statement was answered (the reply reached it).
+    Sql { client: u8, outcome: SqlOutcome },
+    /// Other services' query `query` got its `FOR KEY SHARE` on the jobs row.
+    KeyShare { query: u32 },
+}
+
+/// The database of the engine's world, with clients that send it statements
+/// and other services whose queries take `FOR KEY SHARE` on the jobs row.
+pub struct DbProbe {
+    sim: Sim,
+    /// One run per client instance, as `RedisProbe` has.
+    runs: Vec<RunId>,
+    /// Each client's session once connected (`SessionId(0)` before).
+    sessions: Vec<SessionId>,
+    next_request: u32,
+    /// Other services' queries the suite ends itself (an open transaction),
+    /// and those not yet seen holding their key share.
+    held: Vec<u32>,
+    unseen: Vec<u32>,
+    answers: Vec<(u64, DbAnswer)>,
+}
+
+impl std::fmt::Debug for DbProbe {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("DbProbe").field("now_ms", &self.sim.now_ms).finish()
+    }
+}
+
+impl DbProbe {
+    /// `clients` instances (`0..clients`) and a server that takes
+    /// `max_connections` sessions, with the db-lock strategy's session
+    /// settings; no traffic from other services but what the suite sends.
+    pub fn new(clients: u8, max_connections: u16, settings: DbLockSettings) -> DbProbe {
+        let mut scenario = Scenario::default();
+        scenario.world.instances = clients;
+        scenario.world.db_max_connections = max_connections;
+        scenario.world.background_queries_per_s = 0;
+        let mut sim = Sim::new(&scenario, StrategySettings::DbLock(settings));
+        let runs =
+            (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false)).collect();
+        DbProbe {
+            sim,
+            runs,
+            sessions: vec![SessionId(0); usize::from(clients)],
+            next_request: 0,
+            held: Vec::new(),
+            unseen: Vec::new(),
+            answers: Vec::new(),
+        }
+    }
+
+    /// Simulated time now.
+    pub fn now_ms(&self) -> u64 {
+        self.sim.now_ms
+    }
+
+    /// The run client `client` writes its report rows as.
+    pub fn run_of(&self, client: u8) -> RunId {
+        self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0))
+    }
+
+    /// Client `client` sends `sql` (`Sql::Connect` opens its session); the
+    /// answer comes as time moves.
+    pub fn send(&mut self, client: u8, sql: Sql) {
+        let request = self.next_request;
+        self.next_request += 1;
+        let session = self.sessions.get(usize::from(client)).copied().unwrap_or(SessionId(0));
+        let run = self.run_of(client);
+        self.sim.db_receive(Party::Instance(InstanceId(client)), request, run, session, sql);
+    }
+
+    /// Client `client`'s process dies: the kernel closes its socket, and the
+    /// FIN reaches the server over the network (what `oom_kill` does).
+    pub fn kill(&mut self, client: u8) {
+        if let Some(session) = self.sessions.get_mut(usize::from(client)) {
+            let closed = std::mem::replace(session, SessionId(0));
+            self.sim.send_fin(InstanceId(client), closed);
+        }
+    }
+
+    /// One of other services' queries arrives: its foreign-key check asks
+    /// for `FOR KEY SHARE`. A `held` one keeps it until
+    /// [`DbProbe::other_service_ends`] (its transaction stays open); any
+    /// other ends its query's time after it gets it. Returns its number.
+    pub fn other_service_arrives(&mut self, held: bool) -> u32 {
+        let query = self.sim.background_wait();
+        if held {
+            self.held.push(query);
+        }
+        self.unseen.push(query);
+        self.look_at_queries();
+        query
+    }
+
+    /// A held query's transaction ends.
+    pub fn other_service_ends(&mut self, query: u32) {
+        self.held.retain(|held| *held != query);
+        self.sim.background_done(query);
+        self.look_at_queries();
+    }
+
+    /// Moves simulated time on to `at_ms` (never back), doing everything due by then.
+    pub fn at(&mut self, at_ms: u64) {
+        assert!(at_ms >= self.sim.now_ms, "time goes forward: {at_ms} < {}", self.sim.now_ms);
+        while self.step(at_ms) {}
+        self.sim.now_ms = at_ms;
+    }
+
+    /// Runs until client `client` is answered or nothing is left to do
+    /// before `limit_ms`; when it was answered.
+    pub fn wait_for(&mut self, client: u8, limit_ms: u64) -> Option<u64> {
+        let answered = |answers: &[(u64, DbAnswer)], from: usize| {
+            answers[from..].iter().find_map(|(at_ms, answer)| match answer {
+                DbAnswer::Sql { client: to, .. } if *to == client => Some(*at_ms),
+                DbAnswer::Sql { .. } | DbAnswer::KeyShare { .. } => None,
+            })
+        };
+        let from = self.answers.len();
+        while answered(&self.answers, from).is_none() && self.step(limit_ms) {}
+        answered(&self.answers, from)
+    }
+
+    /// What happened since the last call, with when.
+    pub fn take_answers(&mut self) -> Vec<(u64, DbAnswer)> {
+        std::mem::take(&mut self.answers)
+    }
+
+    /// Does the next action due by `limit_ms`; whether there was one.
+    fn step(&mut self, limit_ms: u64) -> bool {
+        let Some(Reverse(next)) = self.sim.queue.peek() else {
+            return false;
+        };
+        if next.at_ms() > limit_ms {
+            return false;
+        }
+        let Some(Reverse(next)) = self.sim.queue.pop() else {
+            return false;
+        };
+        self.sim.now_ms = self.sim.now_ms.max(next.at_ms());
+        match next.action {
+            Action::Deliver(message) => self.deliver(message),
+            Action::StatementDone { session, statement } => self.sim.statement_done(session, statement),
+            Action::Timer { id, epoch } => self.fire_timer(id, epoch),
+            Action::BackgroundDone { query } => {
+                if !self.held.contains(&query) {
+                    self.sim.background_done(query);
+                }
+            }
+            Action::BackgroundGiveUp { query } => self.sim.background_give_up(query),
+            Action::KeepaliveExpiry { session } => self.sim.keepalive_expiry(session),
+            Action::RowRecheck => self.sim.row_recheck(),
+            // The instances never run; nothing else is in this world.
+            Action::Fault(_)
+            | Action::Resume { .. }
+            | Action::Restart { .. }
+            | Action::RedisUp { .. }
+            | Action::Promote
+            | Action::LeaderUp
+            | Action::Replicate { .. } => {}
+        }
+        self.look_at_queries();
+        true
+    }
+
+    fn deliver(&mut self, message: super::MessageId) {
+        let Some(message) = self.sim.messages.take(message.0) else {
+            return;
+        };
+        match (message.to, message.payload) {
+            (Party::Instance(instance), Payload::Reply { body: Reply::Sql(outcome), .. }) => {
+                if let (SqlOutcome::Connected(session), Some(slot)) =
+                    (outcome, self.sessions.get_mut(usize::from(instance.0)))
+                {
+                    *slot = session;
+                }
+                self.answers.push((self.sim.now_ms, DbAnswer::Sql { client: instance.0, outcome }));
+            }
+            (_, Payload::Fin { session }) => self.sim.client_disconnected(session),
+            // The probe's clients send their statements straight to the server.
+            (_, Payload::Request { .. } | Payload::Reply { .. }) => {}
+        }
+    }
+
+    /// The database's own timers fire; the instances' never do.
+    fn fire_timer(&mut self, id: super::TimerId, epoch: u32) {
+        let Some(entry) = self.sim.timers.get(id.0) else {
+            return;
+        };
+        if self.sim.clock_state(entry.party).epoch != epoch {
+            return;
+        }
+        self.sim.timers.take(id.0);
+        match entry.purpose {
+            TimerPurpose::LockTimeout { session } => self.sim.lock_timeout(session),
+            TimerPurpose::IdleTimeout { session } => self.sim.idle_timeout(session),
+            TimerPurpose::Cron { .. }
+            | TimerPurpose::Retry { .. }
+            | TimerPurpose::Chunk { .. }
+            | TimerPurpose::JobEnd { .. }
+            | TimerPurpose::Strategy { .. }
+            | TimerPurpose::RequestTimeout { .. }
+            | TimerPurpose::UploadDone { .. }
+            | TimerPurpose::KeyExpiry { .. }
+            | TimerPurpose::LeaseExpiry { .. } => {}
+        }
+    }
+
+    /// Reports the queries that got their key share since the last look.
+    fn look_at_queries(&mut self) {
+        let now_ms = self.sim.now_ms;
+        let sim = &self.sim;
+        let answers = &mut self.answers;
+        self.unseen.retain(|query| match sim.background_has_key_share(*query) {
+            Some(true) => {
+                answers.push((now_ms, DbAnswer::KeyShare { query: *query }));
+                false
+            }
+            Some(false) => true,
+            None => false,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +444,63 @@ mod tests {
         probe.step_node_clock(0, 30_001);
         let granted: Vec<bool> = (0..5).map(|node| probe.command_on(node, 1, set(1)) == RedisReply::Ok).collect();
         assert_eq!(granted, [true, false, true, false, false], "redis-1's early expiry and redis-3's restart");
+    }
+
+    fn sql_answers(probe: &mut DbProbe, client: u8) -> Vec<SqlOutcome> {
+        let answers = probe.take_answers().into_iter();
+        answers
+            .filter_map(|(_, answer)| match answer {
+                DbAnswer::Sql { client: to, outcome } if to == client => Some(outcome),
+                DbAnswer::Sql { .. } | DbAnswer::KeyShare { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_key_share_passes_a_for_update_that_only_waits() {
+        use crate::scenario::DbWait;
+        let mut probe = DbProbe::new(2, 20, DbLockSettings::default());
+        probe.send(1, Sql::Connect);
+        probe.at(50);
+        probe.take_answers();
+        let held = probe.other_service_arrives(true);
+        probe.send(1, Sql::LockJobRow { wait: DbWait::Block });
+        probe.at(100);
+        assert_eq!(sql_answers(&mut probe, 1), [], "FOR UPDATE waits for the held key share");
+        let passing = probe.other_service_arrives(false);
+        assert_eq!(probe.take_answers(), [(100, DbAnswer::KeyShare { query: passing })], "granted at once");
+        probe.other_service_ends(held);
+        probe.at(110);
+        assert_eq!(sql_answers(&mut probe, 1), [], "the passing query still holds its key share");
+        probe.at(200);
+        assert_eq!(sql_answers(&mut probe, 1), [SqlOutcome::Rows(1)]);
+    }
+
+    #[test]
+    fn a_killed_holder_hands_the_row_on_and_a_waiter_times_out() {
+        use crate::event::SqlError;
+        use crate::scenario::DbWait;
+        let settings = DbLockSettings { lock_timeout_ms: 300, ..DbLockSettings::default() };
+        let mut probe = DbProbe::new(3, 20, settings);
+        for client in 0..3 {
+            probe.send(client, Sql::Connect);
+        }
+        probe.at(50);
+        probe.take_answers();
+        for client in 0..3 {
+            probe.send(client, Sql::LockJobRow { wait: DbWait::Block });
+        }
+        probe.at(100);
+        assert_eq!(sql_answers(&mut probe, 0), [SqlOutcome::Rows(1)]);
+        probe.kill(0);
+        let answered = probe.wait_for(1, 1_000).expect("the next waiter gets the row");
+        assert!(answered < 120, "at once, not after a timeout: {answered} ms");
+        let timed_out = probe.wait_for(2, 1_000).expect("the last waiter gives up");
+        assert!((350..=420).contains(&timed_out), "after lock_timeout: {timed_out} ms");
+        let answers = probe.take_answers();
+        assert!(
+            answers
+                .contains(&(timed_out, DbAnswer::Sql { client: 2, outcome: SqlOutcome::Error(SqlError::LockTimeout) }))
+        );
     }
 }
