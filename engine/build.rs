@@ -1,5 +1,6 @@
-//! Lists the built-in scenarios (`scenarios/*.json`) and quizzes
-//! (`quizzes/*.json`) at build time, so adding one is adding a file: no code
+//! Lists the built-in scenarios (`scenarios/*.json`), quizzes
+//! (`quizzes/*.json`) and stories (`stories/*.json`) at build time, so adding
+//! one is adding a file: no code
 //! changes. Files are taken in name order; a leading `NN-` sets the order and
 //! is not part of the name (`01-two-am-saturday.json` is `two-am-saturday`).
 //! For the scenarios it also writes the catalog (name, file, title) and the
@@ -12,7 +13,9 @@ use std::path::Path;
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    for (folder, generated) in [("scenarios", "builtin_scenarios.rs"), ("quizzes", "builtin_quizzes.rs")] {
+    let folders =
+        [("scenarios", "builtin_scenarios.rs"), ("quizzes", "builtin_quizzes.rs"), ("stories", "builtin_stories.rs")];
+    for (folder, generated) in folders {
         let directory = Path::new(&manifest).join(folder);
         println!("cargo:rerun-if-changed={}", directory.display());
         let mut files: Vec<_> = std::fs::read_dir(&directory)

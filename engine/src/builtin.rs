@@ -34,6 +34,9 @@ pub const STORY: Builtin = include!(concat!(env!("OUT_DIR"), "/builtin_story.rs"
 /// Every built-in quiz, in order.
 pub const QUIZZES: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_quizzes.rs"));
 
+/// The stories (`engine/stories/*.json`), in file-name order.
+pub const STORIES: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_stories.rs"));
+
 /// A built-in scenario by name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     ALL.iter().find(|builtin| builtin.name == name)

@@ -19,6 +19,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 mod sim;
+pub mod story;
 mod strategy;
 pub mod svg;
 pub mod view;
