@@ -3,6 +3,7 @@
 #   index.html   the lab (and its ?embed view)     -> dist/index.html
 #   quiz.html    the quiz                          -> dist/quiz.html
 #   explore.html the counterexample explorer       -> dist/explore.html
+#   story.html   the post's night, step by step    -> dist/story.html
 # Each page is its own small wasm app over the same library, so the lab's
 # first load stays inside its size budget; the heavy, on-demand work (the
 # explorer's search, figure exports) runs in a Web Worker (locklab-worker),
@@ -18,7 +19,7 @@ export TRUNK_SKIP_VERSION_CHECK=true CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DE
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 trunk build index.html --release
-for page in quiz explore; do
+for page in quiz explore story; do
   [ -f "$page.html" ] || continue
   staging="$TARGET_DIR/pages/$page"
   trunk build "$page.html" --release --dist "$staging"

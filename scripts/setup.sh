@@ -39,8 +39,9 @@ if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
     # Without --locked: its own lock file wants a webpki-roots the registry lacks.
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --root .tools
   fi
-  if ! { [ -x node_modules/.bin/wasm-opt ] && [ -d node_modules/playwright-core ]; }; then
-    say "installing npm packages (binaryen's wasm-opt, playwright-core)"
+  if ! { [ -x node_modules/.bin/wasm-opt ] && [ -d node_modules/playwright-core ] && [ -d node_modules/axe-core ] \
+    && [ -d node_modules/lighthouse ]; }; then
+    say "installing npm packages (binaryen's wasm-opt, playwright-core, axe-core, lighthouse)"
     npm ci --no-audit --no-fund
   fi
   if ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then

@@ -43,7 +43,7 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
   WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/tests/webdriver.json" \
   WASM_BINDGEN_TEST_TIMEOUT=120 \
-  cargo test -p locklab-frontend --target wasm32-unknown-unknown --test components --test quiz
+  cargo test -p locklab-frontend --target wasm32-unknown-unknown --test components --test quiz --test story
 
 step "end-to-end tests (headless Chromium against dist/)"
 cargo build -q --bin locklab

@@ -90,7 +90,8 @@ pub async fn boot() -> Rc<Boot> {
         .is_some_and(|query| query.matches());
     let mut boot = Boot {
         scenario: crate::lab::default_scenario(),
-        strategy: StrategyId::Fencing,
+        // A first visit opens on the post's own lock, the night as the post tells it.
+        strategy: StrategyId::Naive,
         message: None,
         crash_test: hash == "#crash-test",
         narrow,
@@ -122,7 +123,7 @@ pub async fn boot() -> Rc<Boot> {
             None => {
                 boot.message = Some(Message {
                     tone: Tone::Error,
-                    text: format!("There is no strategy named `{name}`. Showing fencing instead."),
+                    text: format!("There is no strategy named `{name}`. Showing the post's own lock instead."),
                 });
             }
         }
@@ -365,7 +366,7 @@ pub fn use_playback_clock(playing: bool, cursor_ms: u64, speed_ratio: f64, advan
 }
 
 /// Whether a key press belongs to the control that has focus.
-fn belongs_to_control(event: &KeyboardEvent) -> bool {
+pub(crate) fn belongs_to_control(event: &KeyboardEvent) -> bool {
     let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
         return false;
     };

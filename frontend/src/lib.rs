@@ -20,6 +20,7 @@ pub mod lab;
 pub mod panic;
 pub mod quiz;
 pub mod state;
+pub mod story;
 pub mod svg;
 pub mod worker;
 

@@ -202,3 +202,18 @@ export function record(name, value) {
   writeFileSync(file, JSON.stringify(figures, null, 2));
   console.log(`# bench ${name}: ${JSON.stringify(value)}`);
 }
+
+/**
+ * Runs axe-core (the engine behind Lighthouse's accessibility audit) in the
+ * page, through the driver, so the page's Content-Security-Policy is left as
+ * it is; the violations, as `rule: target` lines.
+ */
+export async function axeViolations(page) {
+  const source = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(source);
+  const result = await page.evaluate(async () => globalThis.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    rules: { 'label-content-name-mismatch': { enabled: true } },
+  }));
+  return result.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+}

@@ -137,7 +137,7 @@ pub fn app(props: &AppProps) -> Html {
             <div class={class} role={role} id="message">
                 <span aria-hidden="true">{icon}</span>
                 <span class="message-text">{ &message.text }</span>
-                <button class="ghost" onclick={dismiss} aria-label="Dismiss the message">{"✕"}</button>
+                <button class="ghost" onclick={dismiss}><span aria-hidden="true">{"✕"}</span><span class="visually-hidden">{"Dismiss the message"}</span></button>
             </div>
         }
     });
@@ -273,6 +273,7 @@ pub fn app(props: &AppProps) -> Html {
                 <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} />
                 { compare_toggle }
                 <nav class="pages" aria-label="Other pages">
+                    <a href="story.html">{"Story"}</a>
                     <a href="quiz.html">{"Quiz"}</a>
                     <a href="explore.html">{"Explorer"}</a>
                 </nav>

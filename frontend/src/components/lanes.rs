@@ -60,12 +60,14 @@ enum Row {
 impl Row {
     fn height(&self, compact: bool) -> f64 {
         match (self, compact) {
-            (Row::Axis, false) => 22.0,
+            // Two lines: the cursor's time label above, the axis labels below, so they never overlap.
+            (Row::Axis, false) => 34.0,
             (Row::Axis, true) => 4.0,
             (Row::Faults, false) => 30.0,
             (Row::Faults, true) => 14.0,
             (Row::Overlap, _) => 14.0,
-            (Row::Instance(_), false) => 42.0,
+            // Room under the granted bar for a process label ("GC pause", "dead").
+            (Row::Instance(_), false) => 52.0,
             (Row::Instance(_), true) => 24.0,
             (Row::Holder(Resource::Redis(_)), _) if compact => 9.0,
             (Row::Holder(_), false) => 18.0,
@@ -117,6 +119,47 @@ pub fn geometry(run: &RunRef, compact: bool, narrow: bool) -> Geometry {
     };
     let height: f64 = rows(run, compact).iter().map(|row| row.height(compact)).sum::<f64>() + 4.0;
     Geometry { width, height, gutter, plot: width - gutter - 10.0, duration_ms: run.duration_ms(), compact, font }
+}
+
+/// A row of the drawing that a page can point at (the story's highlights).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Band {
+    Faults,
+    Instance(InstanceId),
+    Holder(Resource),
+    Storage,
+    Rows,
+    Slack,
+}
+
+/// Where `band` is drawn: its top and height, in the drawing's units; `None`
+/// when the run draws no such row.
+pub fn band(run: &RunRef, compact: bool, band: Band) -> Option<(f64, f64)> {
+    let wanted = match band {
+        Band::Faults => Row::Faults,
+        Band::Instance(instance) => Row::Instance(instance),
+        Band::Holder(resource) => Row::Holder(resource),
+        Band::Storage => Row::Storage,
+        Band::Rows => Row::Rows,
+        Band::Slack => Row::Slack,
+    };
+    let mut top = 0.0;
+    for row in rows(run, compact) {
+        let height = row.height(compact);
+        if row == wanted {
+            return Some((top, height));
+        }
+        top += height;
+    }
+    None
+}
+
+/// The band a write's mark is drawn in.
+pub fn write_band(write: &WriteMark) -> Band {
+    match write.target {
+        WriteTarget::Storage { .. } => Band::Storage,
+        WriteTarget::Row => Band::Rows,
+    }
 }
 
 /// Tick spacing: the smallest round step that gives at most `most` ticks.
@@ -243,8 +286,8 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                         } else {
                             format::elapsed(at).trim_end_matches(".000").to_owned()
                         };
-                        svg.line("tick", x, y + 16.0, x, geometry.height);
-                        svg.text(x, y + 12.0, "axis-label", Some("middle"), &text);
+                        svg.line("tick", x, y + 28.0, x, geometry.height);
+                        svg.text(x, y + 25.0, "axis-label", Some("middle"), &text);
                         at += step;
                     }
                 }
@@ -289,11 +332,22 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                 }
             }
             Row::Overlap => {
-                for span in &timeline.overlaps {
+                // Each label fits its band and stops short of the next fault
+                // line or band: the longest wording that fits, or none.
+                let fault_xs: Vec<f64> = timeline.faults.iter().map(|mark| geometry.x(mark.at_ms)).collect();
+                for (index, span) in timeline.overlaps.iter().enumerate() {
                     let x = geometry.x(span.from_ms);
-                    let width = geometry.x(span.to_ms) - x;
-                    let text = if width > 120.0 { "⚠ two believe they hold it" } else { "⚠ two" };
-                    svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
+                    let next_band = timeline.overlaps.get(index + 1).map_or(right, |next| geometry.x(next.from_ms));
+                    let next_fault =
+                        fault_xs.iter().copied().filter(|fault_x| *fault_x > x + 1.0).fold(right, f64::min);
+                    let room = geometry.x(span.to_ms).max(x + 14.0).min(next_band).min(next_fault) - x - 4.0;
+                    let fits = |text: &str| text.chars().count() as f64 * geometry.font * 0.6 <= room;
+                    if let Some(text) = ["⚠ two believe they hold it", "⚠ two believe", "⚠ two", "⚠"]
+                        .into_iter()
+                        .find(|text| fits(text))
+                    {
+                        svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
+                    }
                 }
             }
             Row::Instance(instance) => {

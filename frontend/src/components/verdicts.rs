@@ -181,11 +181,10 @@ fn verdict_markup(run: &RunRef) -> String {
     for finding in &report.findings {
         let when = if finding.event == u32::MAX { "end".to_owned() } else { format::t_label(finding.at_ms) };
         out.raw(format_args!(
-            "<li class=\"finding kind-{kind}\" data-kind=\"{kind}\"><button type=\"button\" class=\"finding-button\" data-seek=\"{}\" \
-             aria-label=\"{when}: {}. Move the cursor here.\"><span class=\"finding-time\">{when}</span>\
-             <span class=\"finding-text\">{}</span></button></li>",
+            "<li class=\"finding kind-{kind}\" data-kind=\"{kind}\"><button type=\"button\" class=\"finding-button\" data-seek=\"{}\">\
+             <span class=\"finding-time\">{when}</span> <span class=\"finding-text\">{}</span>\
+             <span class=\"visually-hidden\"> Move the cursor here.</span></button></li>",
             finding.at_ms,
-            Esc(&finding.text),
             Esc(&finding.text),
             kind = finding.kind
         ));

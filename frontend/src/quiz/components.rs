@@ -112,7 +112,7 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
             <div class={class} role={role} id="notice">
                 <span aria-hidden="true">{icon}</span>
                 <span class="message-text">{ &notice.text }</span>
-                <button class="ghost" onclick={dismiss} aria-label="Dismiss the message">{"✕"}</button>
+                <button class="ghost" onclick={dismiss}><span aria-hidden="true">{"✕"}</span><span class="visually-hidden">{"Dismiss the message"}</span></button>
             </div>
         }
     });
@@ -143,7 +143,10 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
                     <h1>{"locklab quiz"}</h1>
                     <p class="tagline">{"Pick a fix, then watch it run beside the right answer."}</p>
                 </div>
-                <a class="button back-to-lab" href="index.html">{"← Back to the lab"}</a>
+                <nav class="pages" aria-label="Other pages">
+                    <a href="story.html">{"The night, step by step"}</a>
+                    <a class="button back-to-lab" href="index.html">{"← Back to the lab"}</a>
+                </nav>
             </header>
             { for notice }
             <div class="quiz-layout">

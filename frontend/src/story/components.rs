@@ -1,0 +1,342 @@
+//! The story page's components: the root, which owns the one state and
+//! calls the effects, and leaves that get data and callbacks. The figure is
+//! the lab's own timeline (`components::timeline`), with the step's
+//! highlights drawn on a layer of the same geometry over it.
+
+use crate::components::lanes::{Band, band, geometry, write_band};
+use crate::components::timeline::Timeline;
+use crate::format;
+use crate::lab::strategy_label_in;
+use crate::state::Action;
+use crate::story::effects::{self, StoryBoot};
+use crate::story::state::{Shown, StoryAction, StoryState};
+use crate::svg::Num;
+use locklab_engine::story::LookAt;
+use locklab_engine::view::Resource;
+use std::rc::Rc;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct StoryAppProps {
+    pub boot: Rc<StoryBoot>,
+}
+
+/// The page: the step's text and controls first (what a phone shows at
+/// once), then the run's timeline with what to look at, then every step.
+#[function_component(StoryApp)]
+pub fn story_app(props: &StoryAppProps) -> Html {
+    let boot = props.boot.clone();
+    let state = use_reducer(move || {
+        let named = locklab_engine::story::find(&boot.story);
+        let (story, notice) = match named {
+            Some(story) => (Some(story), None),
+            None => (
+                locklab_engine::story::find(effects::DEFAULT_STORY),
+                Some(format!("There is no story named `{}`; here is the post's night instead.", boot.story)),
+            ),
+        };
+        let mut state = match story {
+            Some(story) => StoryState::new(&story, boot.step.as_deref(), boot.autoplay, boot.embed, boot.narrow),
+            None => StoryState::failed("This build of locklab has no stories.".to_owned(), boot.embed, boot.narrow),
+        };
+        if state.problem.is_none() {
+            state.problem = notice;
+        }
+        state
+    });
+    let dispatch = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |action: StoryAction| dispatcher.dispatch(action))
+    };
+    let last = state.steps.len().saturating_sub(1);
+    effects::use_keys(dispatch.clone(), last);
+    effects::use_narrow(dispatch.clone());
+    effects::use_autoplay(&state);
+    effects::use_lab_href(&state);
+    effects::use_step_in_address(state.step().map(|step| step.id.clone()).unwrap_or_default());
+    // The lab's timeline moves its cursor by the lab's action.
+    let on_timeline = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |action: Action| {
+            if let Action::Seek(at_ms) = action {
+                dispatch.emit(StoryAction::Seek(at_ms));
+            }
+        })
+    };
+    let notice =
+        state.problem.as_ref().map(|problem| html! { <p class="message error" role="alert">{ problem.clone() }</p> });
+    let Some(step) = state.step() else {
+        return html! { <main class="story-page">{ for notice }</main> };
+    };
+    let href = state.lab_href.as_ref().filter(|(index, _)| *index == state.current).map(|(_, href)| href.clone());
+    html! {
+        <div class={classes!("story-page", state.embed.then_some("embed"))} data-ready="true" data-step={step.id.clone()}
+            data-strategy={step.run.strategy.name()}
+            data-playing={state.playing.to_string()} data-cursor-ms={state.cursor_ms.to_string()}>
+            if !state.embed {
+                <a class="skip-link" href="#story-text">{"Skip to the story"}</a>
+                <header class="topbar story-top">
+                    <div class="brand">
+                        <p class="site-name"><a href="index.html">{"locklab"}</a></p>
+                        <h1>{ state.title.clone() }</h1>
+                    </div>
+                    <nav class="pages" aria-label="Other pages">
+                        <a href="index.html">{"Lab"}</a>
+                        <a href="quiz.html">{"Quiz"}</a>
+                    </nav>
+                </header>
+            }
+            { for notice }
+            <main id="main" class="story-main">
+                <StepCard step={step.clone()} index={state.current} count={state.steps.len()}
+                    chapters={state.chapters} playing={state.playing} lab_href={href} dispatch={dispatch.clone()} />
+                <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} on_timeline={on_timeline} />
+                <StepList steps={state.steps.clone()} current={state.current} dispatch={dispatch} />
+            </main>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct StepCardProps {
+    pub step: Shown,
+    pub index: usize,
+    pub count: usize,
+    pub chapters: usize,
+    pub playing: bool,
+    pub lab_href: Option<AttrValue>,
+    pub dispatch: Callback<StoryAction>,
+}
+
+/// The step: its chapter, its text, its way on, and the controls.
+#[function_component(StepCard)]
+pub fn step_card(props: &StepCardProps) -> Html {
+    let step = &props.step;
+    let emit = |action: StoryAction| {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(action.clone()))
+    };
+    let first = props.index == 0;
+    let last = props.index + 1 == props.count;
+    let play_label = if props.playing { "❚❚ Pause" } else { "▶ Play" };
+    html! {
+        <section class="panel step-card" aria-labelledby="step-chapter">
+            <p class="step-chapter" id="step-chapter">
+                { format!("Chapter {} of {} · {}", step.chapter_number, props.chapters, step.chapter) }
+            </p>
+            <p class="step-text" id="story-text" tabindex="-1" aria-live="polite">{ step.text.clone() }</p>
+            if !step.links.is_empty() {
+                <p class="step-links">
+                    { for step.links.iter().map(|(text, page)| html! {
+                        <a class="button" href={page.clone()}>{ text.clone() }</a>
+                    }) }
+                </p>
+            }
+            <div class="story-controls">
+                <button id="story-back" onclick={emit(StoryAction::Back)} disabled={first}>{"← Back"}</button>
+                <button id="story-play" onclick={emit(StoryAction::Toggle)} aria-pressed={props.playing.to_string()}>
+                    { play_label }
+                </button>
+                <button id="story-next" onclick={emit(StoryAction::Next)} disabled={last}>{"Next →"}</button>
+                <span class="step-count">{ format!("Step {} of {}", props.index + 1, props.count) }</span>
+                if let Some(href) = &props.lab_href {
+                    <a class="button open-lab" id="open-in-lab" href={href.clone()}>{"Open this moment in the lab"}</a>
+                } else {
+                    <span class="hint">{"Making the lab link…"}</span>
+                }
+            </div>
+            <p class="hint keys-hint">{"Keys: → next, ← back, space plays or pauses."}</p>
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct StoryFigureProps {
+    pub step: Shown,
+    pub cursor_ms: u64,
+    pub narrow: bool,
+    pub on_timeline: Callback<Action>,
+}
+
+/// The step's run on the lab's timeline, with what to look at outlined.
+#[function_component(StoryFigure)]
+pub fn story_figure(props: &StoryFigureProps) -> Html {
+    let step = &props.step;
+    let run = &step.run;
+    let at_ms = i64::try_from(step.found.at_ms).unwrap_or(i64::MAX);
+    let caption = format!(
+        "{} under {}: the moment is {} ({}).",
+        run.scenario.name,
+        strategy_label_in(&run.scenario, run.strategy),
+        format::wall_clock(&run.scenario.clock_origin, at_ms),
+        format::t_label(step.found.at_ms)
+    );
+    html! {
+        <figure class="panel story-figure" aria-labelledby="story-caption">
+            <figcaption id="story-caption">{ caption }</figcaption>
+            <div class="story-timeline">
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_timeline.clone()}
+                    narrow={props.narrow} label={AttrValue::from("Time cursor of the story's run")} />
+                <Highlights step={step.clone()} narrow={props.narrow} />
+            </div>
+        </figure>
+    }
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct HighlightsProps {
+    pub step: Shown,
+    pub narrow: bool,
+}
+
+/// The step's look-ats, outlined over the timeline in its own geometry.
+#[function_component(Highlights)]
+pub fn highlights(props: &HighlightsProps) -> Html {
+    let step = &props.step;
+    let run = &step.run;
+    let geometry = geometry(run, false, props.narrow);
+    let timeline = &run.timeline;
+    let row = |which: Band| band(run, false, which);
+    let outline = |name: String, x: f64, y: f64, width: f64, height: f64| {
+        html! {
+            <rect class="highlight" data-look-at={name} x={Num(x).to_string()} y={Num(y + 1.0).to_string()}
+                width={Num(width.max(4.0)).to_string()} height={Num((height - 2.0).max(4.0)).to_string()} rx="4" />
+        }
+    };
+    let ring = |name: String, x: f64, (top, height): (f64, f64)| {
+        html! {
+            <circle class="highlight ring" data-look-at={name} cx={Num(x).to_string()}
+                cy={Num(top + height - 9.0).to_string()} r="10" />
+        }
+    };
+    let whole_row = |name: String, which: Band| {
+        row(which).map(|(top, height)| outline(name, 2.0, top, geometry.width - 4.0, height))
+    };
+    let mut shapes: Vec<Html> = Vec::new();
+    for look_at in &step.look_at {
+        let name = look_at_name(*look_at);
+        match *look_at {
+            LookAt::Lane(instance) => shapes.extend(whole_row(name, Band::Instance(instance))),
+            LookAt::Resource(resource) => shapes.extend(whole_row(name, Band::Holder(resource))),
+            LookAt::Storage => shapes.extend(whole_row(name, Band::Storage)),
+            LookAt::Rows => shapes.extend(whole_row(name, Band::Rows)),
+            LookAt::Slack => shapes.extend(whole_row(name, Band::Slack)),
+            LookAt::Faults => shapes.extend(whole_row(name, Band::Faults)),
+            LookAt::Overlap => {
+                let lanes: Vec<(f64, f64)> = (0..timeline.instances)
+                    .filter_map(|index| row(Band::Instance(locklab_engine::ids::InstanceId(index))))
+                    .collect();
+                if let (Some(first), Some(last)) = (lanes.first(), lanes.last()) {
+                    for span in &timeline.overlaps {
+                        let x = geometry.x(span.from_ms);
+                        let width = geometry.x(span.to_ms) - x;
+                        shapes.push(outline(name.clone(), x, first.0, width, last.0 + last.1 - first.0));
+                    }
+                }
+            }
+            LookAt::Mark => {
+                let Some(event) = step.found.event else {
+                    continue;
+                };
+                let x = geometry.x(step.found.at_ms);
+                let mark = timeline
+                    .writes
+                    .iter()
+                    .find(|write| write.event == event)
+                    .map(write_band)
+                    .or_else(|| timeline.posts.iter().any(|post| post.event == event).then_some(Band::Slack))
+                    .or_else(|| timeline.faults.iter().any(|fault| fault.event == event).then_some(Band::Faults));
+                shapes.extend(mark.and_then(row).map(|place| ring(name, x, place)));
+            }
+            LookAt::Token(token) => {
+                for write in timeline.writes.iter().filter(|write| write.token == Some(token)) {
+                    shapes
+                        .extend(row(write_band(write)).map(|place| ring(name.clone(), geometry.x(write.at_ms), place)));
+                }
+                for span in timeline.beliefs.iter().filter(|span| span.token == Some(token)) {
+                    if let Some((top, height)) = row(Band::Instance(span.instance)) {
+                        let x = geometry.x(span.span.from_ms);
+                        shapes.push(outline(name.clone(), x, top, geometry.x(span.span.to_ms) - x, height));
+                    }
+                }
+            }
+        }
+    }
+    html! {
+        <svg class="highlight-layer" viewBox={format!("0 0 {} {}", Num(geometry.width), Num(geometry.height))}
+            aria-hidden="true">
+            { for shapes }
+        </svg>
+    }
+}
+
+/// A look-at as the story file writes it, for tests and styles.
+fn look_at_name(look_at: LookAt) -> String {
+    match look_at {
+        LookAt::Lane(instance) => format!("lane:{instance}"),
+        LookAt::Resource(Resource::RowLock) => "resource:row_lock".to_owned(),
+        LookAt::Resource(Resource::Lease) => "resource:lease".to_owned(),
+        LookAt::Resource(Resource::Redis(party)) => format!("resource:{party}"),
+        LookAt::Storage => "storage".to_owned(),
+        LookAt::Rows => "rows".to_owned(),
+        LookAt::Slack => "slack".to_owned(),
+        LookAt::Faults => "faults".to_owned(),
+        LookAt::Overlap => "overlap".to_owned(),
+        LookAt::Mark => "mark".to_owned(),
+        LookAt::Token(token) => format!("token:{token}"),
+    }
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct StepListProps {
+    pub steps: Rc<Vec<Shown>>,
+    pub current: usize,
+    pub dispatch: Callback<StoryAction>,
+}
+
+/// Every step, by chapter, to jump to.
+#[function_component(StepList)]
+pub fn step_list(props: &StepListProps) -> Html {
+    let mut chapters: Vec<(usize, String, Vec<usize>)> = Vec::new();
+    for (index, step) in props.steps.iter().enumerate() {
+        match chapters.last_mut() {
+            Some((number, _, steps)) if *number == step.chapter_number => steps.push(index),
+            _ => chapters.push((step.chapter_number, step.chapter.clone(), vec![index])),
+        }
+    }
+    html! {
+        <nav class="panel step-list" aria-label="The story's steps">
+            <h2>{"All steps"}</h2>
+            <ol class="chapters">
+                { for chapters.into_iter().map(|(_, title, indices)| html! {
+                    <li>
+                        <span class="chapter-name">{ title }</span>
+                        <ol class="steps">
+                            { for indices.into_iter().map(|index| {
+                                let step = &props.steps[index];
+                                let dispatch = props.dispatch.clone();
+                                let current = index == props.current;
+                                html! {
+                                    <li>
+                                        <button class={classes!("step-link", current.then_some("current"))}
+                                            aria-current={current.then_some("step")}
+                                            onclick={Callback::from(move |_: MouseEvent| dispatch.emit(StoryAction::Go(index)))}>
+                                            { first_words(&step.text) }
+                                        </button>
+                                    </li>
+                                }
+                            }) }
+                        </ol>
+                    </li>
+                }) }
+            </ol>
+        </nav>
+    }
+}
+
+/// The start of a step's text, for the list.
+fn first_words(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().take(9).collect();
+    let more = text.split_whitespace().count() > words.len();
+    format!("{}{}", words.join(" "), if more { " …" } else { "" })
+}

@@ -1,0 +1,160 @@
+//! Every side effect of the story page, in one place: reading the address
+//! at start, keeping the step in it, the keys, the narrow-screen query, the
+//! timer that plays the story, and making each step's lab address.
+//! The root component calls these; the reducer never does. The page keeps
+//! nothing in storage: an embedded story never reads or writes the reader's
+//! saved state.
+
+use crate::story::state::{StoryAction, StoryState, step_ms};
+use gloo_events::EventListener;
+use locklab_engine::link::{LinkState, View};
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+/// The fragment that names a step: `#step=two-holders`.
+pub const STEP_PREFIX: &str = "#step=";
+/// The story the page tells when the address names none (`?story=ID`).
+pub const DEFAULT_STORY: &str = "the-night";
+
+/// What the page starts with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoryBoot {
+    pub story: String,
+    pub step: Option<String>,
+    pub embed: bool,
+    pub narrow: bool,
+    /// Plays by itself unless the reader asked for reduced motion, or it is
+    /// embedded in someone's post (where it waits to be started).
+    pub autoplay: bool,
+}
+
+fn media_matches(query: &str) -> bool {
+    web_sys::window().and_then(|window| window.match_media(query).ok().flatten()).is_some_and(|query| query.matches())
+}
+
+/// Reads the address and the reader's preferences.
+pub fn boot() -> StoryBoot {
+    let location = web_sys::window().map(|window| window.location());
+    let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
+    let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
+    let param = |name: &str| params.as_ref().and_then(|params| params.get(name));
+    let embed = params.as_ref().is_some_and(|params| params.has("embed"));
+    let step =
+        hash.strip_prefix(STEP_PREFIX).or(param("step").as_deref()).filter(|id| !id.is_empty()).map(str::to_owned);
+    StoryBoot {
+        story: param("story").unwrap_or_else(|| DEFAULT_STORY.to_owned()),
+        step,
+        embed,
+        narrow: media_matches(crate::effects::NARROW_QUERY),
+        autoplay: !embed && !media_matches("(prefers-reduced-motion: reduce)"),
+    }
+}
+
+/// Keeps the step in the address (replacing the entry, so stepping does not
+/// fill the history), so a reload or a copied address opens the same step.
+#[hook]
+pub fn use_step_in_address(id: String) {
+    use_effect_with(id, |id| {
+        let window = web_sys::window();
+        let search = window.as_ref().and_then(|window| window.location().search().ok()).unwrap_or_default();
+        if let Some(history) = window.and_then(|window| window.history().ok()) {
+            let address = format!("{search}{STEP_PREFIX}{id}");
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&address));
+        }
+    });
+}
+
+/// The story's keys: → and ← step, space plays or pauses, Home and End go to
+/// the first and last step.
+#[hook]
+pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
+    use_effect_with(last, move |last| {
+        let last = *last;
+        let listener = web_sys::window().and_then(|window| window.document()).map(|document| {
+            // Not passive: the keys the story takes must not scroll the page too.
+            let options = gloo_events::EventListenerOptions::enable_prevent_default();
+            EventListener::new_with_options(&document, "keydown", options, move |event| {
+                let Some(event) = event.dyn_ref::<KeyboardEvent>() else {
+                    return;
+                };
+                if event.ctrl_key() || event.meta_key() || event.alt_key() || crate::effects::belongs_to_control(event)
+                {
+                    return;
+                }
+                let action = match event.key().as_str() {
+                    "ArrowRight" => Some(StoryAction::Next),
+                    "ArrowLeft" => Some(StoryAction::Back),
+                    " " => Some(StoryAction::Toggle),
+                    "Home" => Some(StoryAction::Go(0)),
+                    "End" => Some(StoryAction::Go(last)),
+                    _ => None,
+                };
+                if let Some(action) = action {
+                    event.prevent_default();
+                    dispatch.emit(action);
+                }
+            })
+        });
+        move || drop(listener)
+    });
+}
+
+/// Follows the narrow-screen media query.
+#[hook]
+pub fn use_narrow(dispatch: Callback<StoryAction>) {
+    use_effect_with((), move |()| {
+        let query =
+            web_sys::window().and_then(|window| window.match_media(crate::effects::NARROW_QUERY).ok().flatten());
+        let listener = query.map(|query| {
+            EventListener::new(&query, "change", move |event| {
+                if let Some(event) = event.dyn_ref::<web_sys::MediaQueryListEvent>() {
+                    dispatch.emit(StoryAction::Narrow(event.matches()));
+                }
+            })
+        });
+        move || drop(listener)
+    });
+}
+
+/// While the story plays, moves to the next step once the reader has had
+/// time to read this one; any step change restarts the wait.
+#[hook]
+pub fn use_autoplay(state: &UseReducerHandle<StoryState>) {
+    let dispatcher = state.dispatcher();
+    let text = state.step().map(|step| step.text.clone()).unwrap_or_default();
+    use_effect_with((state.playing, state.current, text), move |(playing, _, text)| {
+        let timer = playing.then(|| {
+            gloo_timers::callback::Timeout::new(step_ms(text), move || dispatcher.dispatch(StoryAction::Next))
+        });
+        move || drop(timer)
+    });
+}
+
+/// Makes the current step's "Open this moment in the lab" address: the
+/// share-link format, with the step's run and its moment as the cursor.
+#[hook]
+pub fn use_lab_href(state: &UseReducerHandle<StoryState>) {
+    let dispatcher = state.dispatcher();
+    let step = state.step().cloned();
+    let current = state.current;
+    use_effect_with(current, move |_| {
+        if let Some(step) = step {
+            wasm_bindgen_futures::spawn_local(async move {
+                let link = LinkState {
+                    scenario: (*step.run.scenario).clone(),
+                    strategy: step.run.strategy,
+                    cursor_ms: step.found.at_ms,
+                    view: View::Single,
+                    builtin: Some(step.scenario_name.clone()),
+                };
+                let page = crate::quiz::effects::LAB_PAGE;
+                // Without the browser's compression the link falls back to the lab itself.
+                let href = crate::effects::share_fragment(&link)
+                    .await
+                    .map_or_else(|| page.to_owned(), |fragment| format!("{page}{fragment}"));
+                dispatcher.dispatch(StoryAction::LabHref { step: current, href: AttrValue::from(href) });
+            });
+        }
+    });
+}

@@ -1,0 +1,55 @@
+// Lighthouse (desktop preset) on the built pages, served from dist/ on
+// localhost: performance, accessibility, best practices and SEO, with the
+// audits that fell short. A benchmark, not a test: its figures go in
+// docs/web.md with the machine they were measured on.
+//
+//   node tests/e2e/lighthouse.bench.mjs [page ...]   (default: story.html)
+//
+// Needs what scripts/setup.sh installs (Debian's Chromium, npm's lighthouse)
+// and a build in dist/ (scripts/build-web.sh). Uses no network.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import lighthouse from 'lighthouse';
+import desktopConfig from 'lighthouse/core/config/desktop-config.js';
+import { serveDist } from './serve.mjs';
+import { DIST, CHROMIUM } from './helpers.mjs';
+
+const pages = process.argv.slice(2).length ? process.argv.slice(2) : ['story.html'];
+const server = await serveDist(DIST);
+const profile = mkdtempSync(join(tmpdir(), 'locklab-lighthouse-'));
+const chrome = spawn(CHROMIUM, [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
+  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', 'about:blank',
+], { stdio: ['ignore', 'ignore', 'pipe'] });
+try {
+  // Chromium says which port it took on its standard error.
+  const port = await new Promise((resolve, reject) => {
+    let said = '';
+    chrome.stderr.on('data', (chunk) => {
+      said += chunk;
+      const found = said.match(/DevTools listening on ws:\/\/127\.0\.0\.1:(\d+)\//);
+      if (found) resolve(Number(found[1]));
+    });
+    chrome.on('exit', (code) => reject(new Error(`chromium exited (${code}): ${said}`)));
+  });
+  for (const page of pages) {
+    const result = await lighthouse(`${server.url}${page}`, { port, output: 'json', logLevel: 'error' }, desktopConfig);
+    const { categories, audits } = result.lhr;
+    const scores = Object.fromEntries(Object.entries(categories).map(([id, category]) => [id, category.score]));
+    console.log(`${page}: ${JSON.stringify(scores)}`);
+    for (const id of ['first-contentful-paint', 'largest-contentful-paint', 'total-blocking-time', 'cumulative-layout-shift', 'speed-index']) {
+      console.log(`  ${id}: ${audits[id].displayValue}`);
+    }
+    const short = Object.values(audits).filter((audit) => audit.score !== null && audit.score < 1 && audit.scoreDisplayMode !== 'informative' && audit.scoreDisplayMode !== 'manual');
+    for (const audit of short) console.log(`  below 1: ${audit.id} (${audit.score}) ${audit.displayValue ?? ''}`);
+  }
+} finally {
+  // Chromium writes to its profile until it has exited.
+  const exited = new Promise((resolve) => { chrome.once('exit', resolve); });
+  chrome.kill();
+  if (chrome.exitCode === null) await exited;
+  await server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
