@@ -215,7 +215,8 @@ pub enum RowWrite {
     Upsert,
     /// The same, but only if the row's fencing token is not higher than ours.
     FencedUpsert,
-    /// `INSERT … ON CONFLICT DO NOTHING`: the first writer wins.
+    /// `INSERT … ON CONFLICT DO NOTHING RETURNING run`: the first writer wins;
+    /// the others get no row back.
     InsertOrNothing,
 }
 
@@ -291,7 +292,8 @@ impl fmt::Display for Sql {
                     RowWrite::FencedUpsert => {
                         write!(f, "DO UPDATE SET {set}, token = EXCLUDED.token WHERE reports.token <= EXCLUDED.token")
                     }
-                    RowWrite::InsertOrNothing => f.write_str("DO NOTHING"),
+                    // RETURNING: zero rows back is how the writer learns another run wrote first.
+                    RowWrite::InsertOrNothing => f.write_str("DO NOTHING RETURNING run"),
                 }
             }
             Sql::Commit => f.write_str("COMMIT"),

@@ -37,7 +37,9 @@ fn a_named_step_opens_there_and_an_unknown_one_at_the_start() {
     let state = night(Some("gc-pause"), false);
     assert_eq!(state.steps[state.current].id, "gc-pause");
     assert_eq!(state.cursor_ms, state.steps[state.current].found.at_ms);
-    assert_eq!(night(Some("nowhere"), false).current, 0);
+    let unknown = night(Some("nowhere"), false);
+    assert_eq!(unknown.current, 0);
+    assert!(unknown.problem.as_deref().is_some_and(|problem| problem.contains("no step named `nowhere`")));
 }
 
 #[wasm_bindgen_test]

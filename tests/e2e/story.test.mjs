@@ -196,6 +196,10 @@ test('story text meets WCAG AA contrast in both themes, axe finds nothing; an un
   await storyReady(page);
   assert.match(await page.textContent('.message.error'), /no story named `nowhere`/);
   assert.equal(await stepId(page), STEPS[0].id);
+  await page.goto(`${env.url}story.html?step-test#step=nowhere`);
+  await storyReady(page);
+  assert.match(await page.textContent('.message.error'), /no step named `nowhere`/);
+  assert.equal(await stepId(page), STEPS[0].id);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1,6 +1,6 @@
 //! `unique-insert` (quiz option D): no lock at all. Every instance that sees no
 //! report yet does the whole job, writes its own objects, posts to Slack, and
-//! ends with `INSERT … ON CONFLICT (job, period) DO NOTHING`; the first row
+//! ends with `INSERT … ON CONFLICT … DO NOTHING RETURNING run`; the first row
 //! wins and names the report. The data stays consistent; the cost is the
 //! duplicated work and side effects (a Slack post per run).
 

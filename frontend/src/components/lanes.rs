@@ -185,7 +185,10 @@ fn resource_label(resource: Resource, short: bool) -> String {
     }
 }
 
-fn write_mark(svg: &mut Svg, write: &WriteMark, x: f64, y: f64, stale: bool, compact: bool) {
+/// A write's mark, and its label where the label before it in the row
+/// (ending at `label_end`) leaves room: labels never run into each other.
+fn write_mark(svg: &mut Svg, write: &WriteMark, at: (f64, f64), stale: bool, geometry: &Geometry, label_end: &mut f64) {
+    let ((x, y), compact) = (at, geometry.compact);
     let verdict = match write.verdict {
         WriteVerdict::Accepted if stale => "stale",
         WriteVerdict::Accepted => "accepted",
@@ -215,8 +218,11 @@ fn write_mark(svg: &mut Svg, write: &WriteMark, x: f64, y: f64, stale: bool, com
         (_, true, true) => Some("stale".to_owned()),
         _ => None,
     };
-    if let Some(text) = text {
+    if let Some(text) = text
+        && x + 5.0 >= *label_end
+    {
         svg.text(x + 5.0, y - 9.0, "write-label", None, &text);
+        *label_end = x + 5.0 + text.chars().count() as f64 * geometry.font * 0.55;
     }
     svg.raw(format_args!("</g>"));
 }
@@ -334,13 +340,17 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
             Row::Overlap => {
                 // Each label fits its band and stops short of the next fault
                 // line or band: the longest wording that fits, or none.
-                let fault_xs: Vec<f64> = timeline.faults.iter().map(|mark| geometry.x(mark.at_ms)).collect();
                 for (index, span) in timeline.overlaps.iter().enumerate() {
                     let x = geometry.x(span.from_ms);
-                    let next_band = timeline.overlaps.get(index + 1).map_or(right, |next| geometry.x(next.from_ms));
-                    let next_fault =
-                        fault_xs.iter().copied().filter(|fault_x| *fault_x > x + 1.0).fold(right, f64::min);
-                    let room = geometry.x(span.to_ms).max(x + 14.0).min(next_band).min(next_fault) - x - 4.0;
+                    let next_band = timeline.overlaps.get(index + 1).map_or(span.to_ms, |next| next.from_ms);
+                    // Fault marks are in time order: the first one after the band's start.
+                    let next_fault = timeline
+                        .faults
+                        .iter()
+                        .find(|mark| mark.at_ms > span.from_ms)
+                        .map_or(span.to_ms, |mark| mark.at_ms);
+                    let end_ms = span.to_ms.min(next_band).min(next_fault);
+                    let room = geometry.x(end_ms).max(x + 14.0) - x - 4.0;
                     let fits = |text: &str| text.chars().count() as f64 * geometry.font * 0.6 <= room;
                     if let Some(text) = ["⚠ two believe they hold it", "⚠ two believe", "⚠ two", "⚠"]
                         .into_iter()
@@ -456,13 +466,15 @@ pub fn lanes_svg(run: &RunRef, compact: bool, narrow: bool) -> String {
                     (false, true) => "rows",
                 };
                 svg.text(4.0, y + height - 6.0, "lane-label", None, label);
+                let mut label_end = f64::MIN;
                 for write in timeline
                     .writes
                     .iter()
                     .filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage)
                 {
                     let stale = stale_events.contains(&write.event);
-                    write_mark(&mut svg, write, geometry.x(write.at_ms), y + height - 5.0, stale, compact);
+                    let at = (geometry.x(write.at_ms), y + height - 5.0);
+                    write_mark(&mut svg, write, at, stale, &geometry, &mut label_end);
                 }
             }
             Row::Slack => {

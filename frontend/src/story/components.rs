@@ -174,12 +174,49 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
     html! {
         <figure class="panel story-figure" aria-labelledby="story-caption">
             <figcaption id="story-caption">{ caption }</figcaption>
+            <RunCounts run={run.clone()} />
             <div class="story-timeline">
                 <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_timeline.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the story's run")} />
                 <Highlights step={step.clone()} narrow={props.narrow} />
             </div>
         </figure>
+    }
+}
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct RunCountsProps {
+    pub run: crate::lab::RunRef,
+}
+
+/// The run's verdict and the counts a chapter's point rests on: what the
+/// timeline cannot show at a glance (other services' failed queries, the
+/// duplicated side effects).
+#[function_component(RunCounts)]
+pub fn run_counts(props: &RunCountsProps) -> Html {
+    let report = &props.run.report;
+    let metrics = &report.metrics;
+    let safety = match report.safety {
+        locklab_engine::scenario::Safety::Safe => "safe",
+        locklab_engine::scenario::Safety::AtRisk => "at risk",
+        locklab_engine::scenario::Safety::Unsafe => "unsafe",
+    };
+    let liveness = match report.liveness {
+        locklab_engine::scenario::Liveness::Ok => "every report on time",
+        locklab_engine::scenario::Liveness::Late => "a report late",
+        locklab_engine::scenario::Liveness::Missed => "a report missed",
+    };
+    let counts = [
+        (metrics.stale_writes_accepted, "stale writes accepted"),
+        (metrics.stale_writes_rejected, "stale writes refused"),
+        (metrics.duplicate_side_effects, "duplicate uploads and posts"),
+        (metrics.background_query_timeouts, "other services' queries failed"),
+    ];
+    html! {
+        <p class="run-counts" data-safety={report.safety.name()} data-liveness={report.liveness.name()}>
+            <strong>{ format!("The whole run: {safety}, {liveness}") }</strong>
+            { for counts.iter().map(|(count, what)| html! { <span>{ format!(" · {count} {what}") }</span> }) }
+        </p>
     }
 }
 

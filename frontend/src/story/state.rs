@@ -82,7 +82,15 @@ impl StoryState {
             narrow,
             problem: None,
         };
-        state.current = start.and_then(|id| state.steps.iter().position(|step| step.id == id)).unwrap_or(0);
+        let named = start.map(|id| (id, state.steps.iter().position(|step| step.id == id)));
+        state.current = match named {
+            Some((_, Some(index))) => index,
+            Some((id, None)) => {
+                state.problem = Some(format!("This story has no step named `{id}`; it starts from the beginning."));
+                0
+            }
+            None => 0,
+        };
         state.cursor_ms = state.steps[state.current].found.at_ms;
         state
     }
