@@ -68,7 +68,7 @@ fn simulate_with(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts
 /// event ([`simulate`] is this, advanced in one go).
 pub struct Simulation {
     sim: sim::Sim,
-    strategy: Box<dyn strategy::Strategy>,
+    strategy: Box<strategy::SimStrategy>,
     ended: bool,
 }
 

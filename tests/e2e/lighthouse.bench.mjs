@@ -22,7 +22,7 @@ const profile = mkdtempSync(join(tmpdir(), 'locklab-lighthouse-'));
 const chrome = spawn(CHROMIUM, [
   '--headless=new', '--no-sandbox', '--disable-gpu', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe'] });
+], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
 try {
   // Chromium says which port it took on its standard error.
   const port = await new Promise((resolve, reject) => {
@@ -46,10 +46,15 @@ try {
     for (const audit of short) console.log(`  below 1: ${audit.id} (${audit.score}) ${audit.displayValue ?? ''}`);
   }
 } finally {
-  // Chromium writes to its profile until it has exited.
+  // Chromium and its helpers (its own process group) write to the profile
+  // until they have exited; the removal retries while the last ones go.
   const exited = new Promise((resolve) => { chrome.once('exit', resolve); });
-  chrome.kill();
-  if (chrome.exitCode === null) await exited;
+  try {
+    process.kill(-chrome.pid);
+  } catch {
+    // Already gone.
+  }
+  if (chrome.exitCode === null && chrome.signalCode === null) await exited;
   await server.close();
-  rmSync(profile, { recursive: true, force: true });
+  rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
 }

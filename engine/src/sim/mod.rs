@@ -25,7 +25,7 @@ use crate::event::{
 use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
-use crate::strategy::{Notice, Strategy};
+use crate::strategy::{Notice, SimStrategy};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
@@ -156,7 +156,7 @@ struct TimerEntry {
 
 /// A timer's handle: its place in the timer table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct TimerId(u32);
+pub(crate) struct TimerId(pub(crate) u32);
 
 /// A table of values under sequential `u32` ids, each taken out at most once.
 /// Ids are handed out in order and never reused within a run, so lookups are
@@ -454,7 +454,7 @@ impl Sim {
     /// Runs the simulation, driving `strategy`, until it ends or its log
     /// holds `log_until` events or more; says whether it ended. A run whose
     /// log reaches [`crate::budget::MAX_LOGGED_EVENTS`] ends there.
-    pub(crate) fn run_until(&mut self, strategy: &mut dyn Strategy, log_until: usize) -> bool {
+    pub(crate) fn run_until(&mut self, strategy: &mut SimStrategy, log_until: usize) -> bool {
         let cap = usize::try_from(crate::budget::MAX_LOGGED_EVENTS).unwrap_or(usize::MAX);
         loop {
             if self.log.len() >= cap {
@@ -501,7 +501,7 @@ impl Sim {
         self.now_ms = at_ms;
     }
 
-    fn dispatch(&mut self, action: Action, strategy: &mut dyn Strategy) {
+    fn dispatch(&mut self, action: Action, strategy: &mut SimStrategy) {
         match action {
             Action::Fault(index) => self.apply_fault(index, strategy),
             Action::Timer { id, epoch } => self.fire_timer(id, epoch, strategy),
@@ -691,7 +691,7 @@ impl Sim {
         }
     }
 
-    fn fire_timer(&mut self, id: TimerId, epoch: u32, strategy: &mut dyn Strategy) {
+    fn fire_timer(&mut self, id: TimerId, epoch: u32, strategy: &mut SimStrategy) {
         let Some(entry) = self.timers.get(id.0) else {
             return;
         };
@@ -745,7 +745,7 @@ impl Sim {
         self.schedule(arrive, Action::Deliver(id));
     }
 
-    fn deliver(&mut self, id: MessageId, strategy: &mut dyn Strategy) {
+    fn deliver(&mut self, id: MessageId, strategy: &mut SimStrategy) {
         let Some(message) = self.messages.get(id.0) else {
             return;
         };
@@ -858,7 +858,7 @@ impl Sim {
         self.runs.iter().filter(live).find(|record| record.started).map(|record| record.instance)
     }
 
-    fn apply_fault(&mut self, index: u32, strategy: &mut dyn Strategy) {
+    fn apply_fault(&mut self, index: u32, strategy: &mut SimStrategy) {
         let fault = self.faults[usize::try_from(index).unwrap_or(0)].clone();
         let now = self.now_ms;
         let targets: Vec<Party> = match &fault {
@@ -1092,7 +1092,9 @@ pub(crate) fn run_index(run: RunId) -> usize {
     usize::try_from(run.0).unwrap_or(usize::MAX)
 }
 
-/// The handle strategies act through, bound to one run.
+/// The simulation's side of [`crate::strategy::Context`]: what a strategy
+/// does becomes the simulated world's requests, timers and notices, bound to
+/// one run.
 pub(crate) struct Cx<'a> {
     pub(crate) sim: &'a mut Sim,
     pub(crate) run: RunId,
@@ -1105,63 +1107,69 @@ impl std::fmt::Debug for Cx<'_> {
 }
 
 impl Cx<'_> {
-    pub(crate) fn run(&self) -> RunId {
-        self.run
-    }
-    pub(crate) fn record(&self) -> &RunRecord {
+    fn record(&self) -> &RunRecord {
         &self.sim.runs[run_index(self.run)]
     }
-    pub(crate) fn instance(&self) -> InstanceId {
+    fn instance(&self) -> InstanceId {
         self.record().instance
     }
-    pub(crate) fn owner(&self) -> Owner {
+}
+
+impl crate::strategy::Context for Cx<'_> {
+    fn run(&self) -> RunId {
+        self.run
+    }
+    fn believes(&self) -> bool {
+        self.record().believes
+    }
+    fn owner(&self) -> Owner {
         self.record().owner
     }
-    pub(crate) fn world(&self) -> &World {
+    fn world(&self) -> &World {
         &self.sim.world
     }
     /// What this run's instance's clock reads now.
-    pub(crate) fn local_now(&self) -> i64 {
+    fn local_now(&self) -> i64 {
         self.sim.local_now(Party::Instance(self.instance()))
     }
-    pub(crate) fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
+    fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
         let instance = self.instance();
         self.sim.send_request(instance, to, self.run, body, runtime::Purpose::Strategy { tag }, timeout_ms);
     }
-    pub(crate) fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
+    fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
         let instance = self.instance();
         self.sim.set_timer(Party::Instance(instance), after_ms, TimerPurpose::Strategy { run: self.run, tag })
     }
-    pub(crate) fn cancel_timer(&mut self, id: TimerId) {
+    fn cancel_timer(&mut self, id: TimerId) {
         self.sim.cancel_timer(id);
     }
-    pub(crate) fn redis_primary(&self) -> Party {
+    fn redis_primary(&self) -> Party {
         self.sim.redis_primary()
     }
     /// Asks the instance's pool for a connection to hold; it comes as `Reply::Checkout` with `tag`.
-    pub(crate) fn checkout(&mut self, tag: u32) {
+    fn checkout(&mut self, tag: u32) {
         let instance = self.instance();
         self.sim.pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
     }
     /// Gives a held connection back; `broken` drops it from the pool.
-    pub(crate) fn checkin(&mut self, session: SessionId, broken: bool) {
+    fn checkin(&mut self, session: SessionId, broken: bool) {
         let instance = self.instance();
         self.sim.pool_checkin(instance, session, broken);
     }
-    pub(crate) fn random_between(&mut self, low: u64, high: u64) -> u64 {
+    fn random_between(&mut self, low: u64, high: u64) -> u64 {
         let instance = self.instance();
         self.sim.instances[instance.index()].rng.between(low, high)
     }
-    pub(crate) fn acquired(&mut self, token: Option<Token>) {
+    fn acquired(&mut self, token: Option<Token>) {
         self.sim.notices.push_back(Notice::Acquired { run: self.run, token });
     }
-    pub(crate) fn busy(&mut self, retry_after_ms: u64) {
+    fn busy(&mut self, retry_after_ms: u64) {
         self.sim.notices.push_back(Notice::Busy { run: self.run, retry_after_ms });
     }
-    pub(crate) fn lost(&mut self, reason: crate::event::AbortReason) {
+    fn lost(&mut self, reason: crate::event::AbortReason) {
         self.sim.notices.push_back(Notice::Lost { run: self.run, reason });
     }
-    pub(crate) fn committed(&mut self, ok: bool) {
+    fn committed(&mut self, ok: bool) {
         self.sim.notices.push_back(Notice::Committed { run: self.run, ok });
     }
 }

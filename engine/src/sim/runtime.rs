@@ -26,7 +26,7 @@ use crate::event::{
 };
 use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
-use crate::strategy::{Notice, Strategy};
+use crate::strategy::{Notice, SimStrategy};
 use std::collections::VecDeque;
 
 /// Client timeouts of the runtime's own requests.
@@ -248,7 +248,7 @@ impl Sim {
         self.set_timer_at(Party::Instance(instance), deadline, TimerPurpose::Cron { instance });
     }
 
-    fn cron_fired(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
+    fn cron_fired(&mut self, instance: InstanceId, strategy: &mut SimStrategy) {
         let period_ms = i64::try_from(self.world.cron_period_ms).unwrap_or(i64::MAX);
         let local = self.local_now(Party::Instance(instance));
         let state = &mut self.instances[instance.index()];
@@ -263,7 +263,7 @@ impl Sim {
     }
 
     /// A loser stops retrying when the next tick comes.
-    fn give_up_waiting_runs(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
+    fn give_up_waiting_runs(&mut self, instance: InstanceId, strategy: &mut SimStrategy) {
         let waiting: Vec<RunId> = self
             .live_runs(instance)
             .into_iter()
@@ -282,7 +282,7 @@ impl Sim {
         self.instances[instance.index()].live.clone()
     }
 
-    fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut dyn Strategy) {
+    fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut SimStrategy) {
         let run = self.new_run(instance, period, Stage::Trying, None, false);
         self.log_run(run, RunPhase::Trying);
         strategy.acquire(&mut self.cx(run));
@@ -291,7 +291,7 @@ impl Sim {
     /// The job runner hands `instance`'s fresh process the job that `dead`
     /// died in. The worker takes no lock: it runs under the grant the job was
     /// handed out with, believing itself entitled, and writes with its token.
-    fn redeliver(&mut self, instance: InstanceId, dead: RunId, strategy: &mut dyn Strategy) {
+    fn redeliver(&mut self, instance: InstanceId, dead: RunId, strategy: &mut SimStrategy) {
         let dead_record = self.run_record(dead);
         let (period, token) = (dead_record.period, dead_record.token);
         let run = self.new_run(instance, period, Stage::Checking, token, true);
@@ -336,7 +336,7 @@ impl Sim {
 
     /// The token a run's writes carry: the strategy's, or for a redelivered
     /// job the one it was first handed out with.
-    fn write_token(&self, run: RunId, strategy: &dyn Strategy) -> Option<Token> {
+    fn write_token(&self, run: RunId, strategy: &SimStrategy) -> Option<Token> {
         let record = self.run_record(run);
         if record.redelivered { record.token } else { strategy.token(run) }
     }
@@ -344,7 +344,7 @@ impl Sim {
     /// The report row a period's run writes: the day's (or period's) report,
     /// except that a first-writer-wins insert keeps its unique key
     /// (job, period), as the contract's option D has it.
-    fn row_report(&self, run: RunId, strategy: &dyn Strategy) -> ReportOf {
+    fn row_report(&self, run: RunId, strategy: &SimStrategy) -> ReportOf {
         let period = self.run_record(run).period;
         match strategy.report_row(run) {
             RowWrite::InsertOrNothing => ReportOf::Period(period),
@@ -354,7 +354,7 @@ impl Sim {
 
     // ----- notices from the strategy -----
 
-    pub(crate) fn handle_notices(&mut self, strategy: &mut dyn Strategy) {
+    pub(crate) fn handle_notices(&mut self, strategy: &mut SimStrategy) {
         while let Some(notice) = self.notices.pop_front() {
             match notice {
                 Notice::Acquired { run, token } => self.acquired(run, token, strategy),
@@ -374,7 +374,7 @@ impl Sim {
         }
     }
 
-    fn acquired(&mut self, run: RunId, token: Option<Token>, strategy: &mut dyn Strategy) {
+    fn acquired(&mut self, run: RunId, token: Option<Token>, strategy: &mut SimStrategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -405,7 +405,7 @@ impl Sim {
     }
 
     /// The run stops before finishing.
-    fn abort(&mut self, run: RunId, reason: AbortReason, strategy: &mut dyn Strategy) {
+    fn abort(&mut self, run: RunId, reason: AbortReason, strategy: &mut SimStrategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -418,7 +418,7 @@ impl Sim {
         self.end_run(run);
     }
 
-    fn finish(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+    fn finish(&mut self, run: RunId, strategy: &mut SimStrategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -455,7 +455,7 @@ impl Sim {
 
     // ----- the job -----
 
-    fn check_report(&mut self, run: RunId, after_acquire: bool, strategy: &mut dyn Strategy) {
+    fn check_report(&mut self, run: RunId, after_acquire: bool, strategy: &mut SimStrategy) {
         let record = self.run_record(run);
         let (instance, period) = (record.instance, record.period);
         let sql = Sql::ReportExists { period, report: self.row_report(run, strategy) };
@@ -474,7 +474,7 @@ impl Sim {
         }
     }
 
-    fn report_checked(&mut self, run: RunId, after_acquire: bool, outcome: Reply, strategy: &mut dyn Strategy) {
+    fn report_checked(&mut self, run: RunId, after_acquire: bool, outcome: Reply, strategy: &mut SimStrategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -507,7 +507,7 @@ impl Sim {
         }
     }
 
-    fn start_job(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+    fn start_job(&mut self, run: RunId, strategy: &mut SimStrategy) {
         let record = self.run_record_mut(run);
         record.stage = Stage::Working;
         record.started = true;
@@ -557,7 +557,7 @@ impl Sim {
     }
 
     /// The job's step came due: upload a chunk, or end the work, then set the next step.
-    fn work_step(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+    fn work_step(&mut self, run: RunId, strategy: &mut SimStrategy) {
         let record = self.run_record_mut(run);
         record.job.work_timer = None;
         if record.stage != Stage::Working {
@@ -575,7 +575,7 @@ impl Sim {
         }
     }
 
-    fn write_chunk(&mut self, run: RunId, chunk: u8, strategy: &mut dyn Strategy) {
+    fn write_chunk(&mut self, run: RunId, chunk: u8, strategy: &mut SimStrategy) {
         let record = self.run_record(run);
         if record.stage != Stage::Working {
             return;
@@ -595,7 +595,7 @@ impl Sim {
 
     /// A chunk's PUT was answered (or timed out). The job awaits every upload:
     /// a refused or unanswered one fails the run, and the job only ends once all are stored.
-    fn chunk_answered(&mut self, run: RunId, body: Reply, strategy: &mut dyn Strategy) {
+    fn chunk_answered(&mut self, run: RunId, body: Reply, strategy: &mut SimStrategy) {
         let record = self.run_record_mut(run);
         record.chunks_in_flight = record.chunks_in_flight.saturating_sub(1);
         if record.ended {
@@ -638,7 +638,7 @@ impl Sim {
         );
     }
 
-    fn write_row(&mut self, run: RunId, strategy: &mut dyn Strategy) {
+    fn write_row(&mut self, run: RunId, strategy: &mut SimStrategy) {
         let record = self.run_record(run);
         if record.ended {
             return;
@@ -664,7 +664,7 @@ impl Sim {
         }
     }
 
-    fn row_written(&mut self, run: RunId, outcome: Reply, strategy: &mut dyn Strategy) {
+    fn row_written(&mut self, run: RunId, outcome: Reply, strategy: &mut SimStrategy) {
         if self.run_record(run).ended {
             return;
         }
@@ -693,7 +693,7 @@ impl Sim {
         instance: InstanceId,
         request: u32,
         body: Reply,
-        strategy: &mut dyn Strategy,
+        strategy: &mut SimStrategy,
     ) {
         let Some(pending) = self.instances[instance.index()].pending.remove(&request) else {
             return;
@@ -704,7 +704,7 @@ impl Sim {
         self.route(instance, pending, body, strategy);
     }
 
-    fn route(&mut self, instance: InstanceId, pending: Pending, body: Reply, strategy: &mut dyn Strategy) {
+    fn route(&mut self, instance: InstanceId, pending: Pending, body: Reply, strategy: &mut SimStrategy) {
         let run = pending.run;
         match pending.purpose {
             Purpose::Strategy { tag } => strategy.on_reply(&mut self.cx(run), tag, body),
@@ -724,7 +724,7 @@ impl Sim {
         }
     }
 
-    pub(crate) fn instance_timer(&mut self, purpose: TimerPurpose, strategy: &mut dyn Strategy) {
+    pub(crate) fn instance_timer(&mut self, purpose: TimerPurpose, strategy: &mut SimStrategy) {
         match purpose {
             TimerPurpose::Cron { instance } => self.cron_fired(instance, strategy),
             TimerPurpose::Retry { run } => {
@@ -824,7 +824,7 @@ impl Sim {
         self.log_pool(instance);
     }
 
-    fn pool_connected(&mut self, instance: InstanceId, body: Reply, strategy: &mut dyn Strategy) {
+    fn pool_connected(&mut self, instance: InstanceId, body: Reply, strategy: &mut SimStrategy) {
         let pool = &mut self.instances[instance.index()].pool;
         pool.connecting = pool.connecting.saturating_sub(1);
         if let Reply::Sql(SqlOutcome::Connected(session)) = body {
@@ -859,7 +859,7 @@ impl Sim {
 
     // ----- crashes and restarts -----
 
-    pub(crate) fn kill(&mut self, instance: InstanceId, host_lost: bool, strategy: &mut dyn Strategy) {
+    pub(crate) fn kill(&mut self, instance: InstanceId, host_lost: bool, strategy: &mut SimStrategy) {
         if !self.instances[instance.index()].is_alive() {
             return;
         }
@@ -898,7 +898,7 @@ impl Sim {
         }
     }
 
-    pub(crate) fn restart(&mut self, instance: InstanceId, strategy: &mut dyn Strategy) {
+    pub(crate) fn restart(&mut self, instance: InstanceId, strategy: &mut SimStrategy) {
         if self.instances[instance.index()].is_alive() {
             return;
         }

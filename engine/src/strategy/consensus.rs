@@ -5,12 +5,12 @@
 //! revision never goes back: the answer the literature gives when correctness
 //! matters — still only for resources that check the token.
 
-use super::{LeaseKeeper, Strategy, lease};
+use super::{Context, LeaseKeeper, Strategy, lease};
 use crate::event::{ConsensusOp, ConsensusReply, RowWrite};
 use crate::ids::{LeaseId, Party, RunId, Token};
 use crate::scenario::LeaseSettings;
 use crate::sim::table::RunMap;
-use crate::sim::{Cx, Reply, Request};
+use crate::sim::{Reply, Request};
 
 const TAG_ACQUIRE: u32 = 0;
 const TAG_KEEPALIVE: u32 = 1;
@@ -37,15 +37,15 @@ impl ConsensusLease {
     }
 }
 
-impl Strategy for ConsensusLease {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for ConsensusLease {
+    fn acquire(&mut self, cx: &mut C) {
         let sent = cx.local_now();
         self.runs.insert(cx.run(), Held { sent_local_ms: sent, lease: None, token: None, keeper: None });
         let op = ConsensusOp::Acquire { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
         cx.send(Party::Consensus, Request::Consensus(op), TAG_ACQUIRE, Some(TIMEOUT_MS));
     }
 
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
         let retry = cx.world().retry_ms;
         let ttl = i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
         let Some(held) = self.runs.get_mut(&cx.run()) else {
@@ -84,7 +84,7 @@ impl Strategy for ConsensusLease {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, tag: u32) {
         let now = cx.local_now();
         let Some(held) = self.runs.get_mut(&cx.run()) else {
             return;
@@ -105,7 +105,7 @@ impl Strategy for ConsensusLease {
         }
     }
 
-    fn release(&mut self, cx: &mut Cx<'_>) {
+    fn release(&mut self, cx: &mut C) {
         let Some(mut held) = self.runs.remove(&cx.run()) else {
             return;
         };

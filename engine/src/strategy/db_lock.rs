@@ -9,12 +9,12 @@
 //! whole job, waiters that hold connections too, and other services' queries
 //! whose foreign-key checks queue behind `FOR UPDATE`.
 
-use super::Strategy;
+use super::{Context, Strategy};
 use crate::event::{RowWrite, Sql, SqlError, SqlOutcome};
 use crate::ids::{Party, RunId, SessionId, Token};
 use crate::scenario::DbLockSettings;
 use crate::sim::table::RunMap;
-use crate::sim::{Cx, Reply, Request};
+use crate::sim::{Reply, Request};
 
 const TAG_CHECKOUT: u32 = 0;
 const TAG_LOCK: u32 = 1;
@@ -49,7 +49,7 @@ impl DbLock {
     }
 
     /// Ends the transaction, gives the connection back and retries later.
-    fn back_off(&mut self, cx: &mut Cx<'_>, broken: bool) {
+    fn back_off<C: Context + ?Sized>(&mut self, cx: &mut C, broken: bool) {
         let retry = cx.world().retry_ms;
         if let Some(transaction) = self.runs.get_mut(&cx.run()) {
             if let Some(session) = transaction.session.take() {
@@ -69,13 +69,13 @@ impl DbLock {
     }
 }
 
-impl Strategy for DbLock {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for DbLock {
+    fn acquire(&mut self, cx: &mut C) {
         self.runs.insert(cx.run(), Transaction { session: None, phase: Phase::Connecting });
         cx.checkout(TAG_CHECKOUT);
     }
 
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
         let wait = self.settings.wait;
         let Some(transaction) = self.runs.get_mut(&cx.run()) else {
             // The run is over; a connection that arrives now goes straight back.
@@ -118,9 +118,9 @@ impl Strategy for DbLock {
         }
     }
 
-    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
 
-    fn release(&mut self, cx: &mut Cx<'_>) {
+    fn release(&mut self, cx: &mut C) {
         let Some(transaction) = self.runs.remove(&cx.run()) else {
             return;
         };
@@ -151,7 +151,7 @@ impl Strategy for DbLock {
         RowWrite::Upsert
     }
 
-    fn commit_report(&mut self, cx: &mut Cx<'_>) {
+    fn commit_report(&mut self, cx: &mut C) {
         let Some(transaction) = self.runs.get_mut(&cx.run()) else {
             return;
         };

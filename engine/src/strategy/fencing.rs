@@ -7,12 +7,12 @@
 //! is not protected, and the counter lives in the same single Redis, so a
 //! failover that loses the last `INCR` hands the same token out twice.
 
-use super::{LeaseKeeper, Strategy, lease};
+use super::{Context, LeaseKeeper, Strategy, lease};
 use crate::event::{RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::LeaseSettings;
 use crate::sim::table::RunMap;
-use crate::sim::{Cx, Reply, Request};
+use crate::sim::{Reply, Request};
 
 const TAG_SET: u32 = 0;
 const TAG_EXTEND: u32 = 2;
@@ -38,21 +38,21 @@ impl Fencing {
         Fencing { settings, runs: RunMap::new() }
     }
 
-    fn send(cx: &mut Cx<'_>, command: RedisCommand, tag: u32) {
+    fn send<C: Context + ?Sized>(cx: &mut C, command: RedisCommand, tag: u32) {
         let primary = cx.redis_primary();
         cx.send(primary, Request::Redis(command), tag, Some(REDIS_TIMEOUT_MS));
     }
 }
 
-impl Strategy for Fencing {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for Fencing {
+    fn acquire(&mut self, cx: &mut C) {
         let sent = cx.local_now();
         self.runs.insert(cx.run(), Held { sent_local_ms: sent, token: None, keeper: None, holds: false });
         let command = RedisCommand::SetNxPxIncr { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
         Fencing::send(cx, command, TAG_SET);
     }
 
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
         let retry = cx.world().retry_ms;
         let Some(held) = self.runs.get_mut(&cx.run()) else {
             return;
@@ -88,7 +88,7 @@ impl Strategy for Fencing {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, tag: u32) {
         let now = cx.local_now();
         let owner = cx.owner();
         let Some(held) = self.runs.get_mut(&cx.run()) else {
@@ -110,7 +110,7 @@ impl Strategy for Fencing {
         }
     }
 
-    fn release(&mut self, cx: &mut Cx<'_>) {
+    fn release(&mut self, cx: &mut C) {
         if let Some(mut held) = self.runs.remove(&cx.run()) {
             if let Some(keeper) = held.keeper.as_mut() {
                 keeper.stop(cx);

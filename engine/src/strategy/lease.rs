@@ -13,8 +13,9 @@
 //! timers fire in the order they came due, and writes due before the renewal
 //! go out first. That is the gap Kleppmann's fencing argument is about.
 
+use super::Context;
 use crate::event::AbortReason;
-use crate::sim::{Cx, TimerId};
+use crate::sim::TimerId;
 
 /// Timer tag: time to renew.
 pub(crate) const TAG_RENEW: u32 = 1_000;
@@ -34,7 +35,11 @@ pub(crate) struct LeaseKeeper {
 
 impl LeaseKeeper {
     /// Starts keeping a lease that is valid until `valid_until_local_ms` on the holder's clock.
-    pub(crate) fn start(cx: &mut Cx<'_>, renew_every_ms: u64, valid_until_local_ms: i64) -> LeaseKeeper {
+    pub(crate) fn start<C: Context + ?Sized>(
+        cx: &mut C,
+        renew_every_ms: u64,
+        valid_until_local_ms: i64,
+    ) -> LeaseKeeper {
         let mut keeper =
             LeaseKeeper { renew_every_ms, renew_timer: None, deadline_timer: None, valid_until_local_ms: i64::MIN };
         keeper.secured(cx, valid_until_local_ms);
@@ -42,7 +47,7 @@ impl LeaseKeeper {
     }
 
     /// A renewal succeeded: the lease now lasts until `valid_until_local_ms`.
-    pub(crate) fn secured(&mut self, cx: &mut Cx<'_>, valid_until_local_ms: i64) {
+    pub(crate) fn secured<C: Context + ?Sized>(&mut self, cx: &mut C, valid_until_local_ms: i64) {
         self.valid_until_local_ms = valid_until_local_ms;
         self.stop(cx);
         let remaining = u64::try_from(valid_until_local_ms - cx.local_now()).unwrap_or(0);
@@ -51,7 +56,7 @@ impl LeaseKeeper {
     }
 
     /// A renewal got no answer: try again soon, while the lease may still hold.
-    pub(crate) fn unanswered(&mut self, cx: &mut Cx<'_>) {
+    pub(crate) fn unanswered<C: Context + ?Sized>(&mut self, cx: &mut C) {
         if let Some(timer) = self.renew_timer.take() {
             cx.cancel_timer(timer);
         }
@@ -61,20 +66,20 @@ impl LeaseKeeper {
     }
 
     /// A renewal was refused: the lock is somebody else's now.
-    pub(crate) fn lost(&mut self, cx: &mut Cx<'_>) {
+    pub(crate) fn lost<C: Context + ?Sized>(&mut self, cx: &mut C) {
         self.stop(cx);
         cx.lost(AbortReason::RenewalFailed);
     }
 
     /// The lease ran out by the holder's own clock before a renewal secured
     /// more: a deadline that passed (during a pause, say) fires at once.
-    pub(crate) fn expired(&mut self, cx: &mut Cx<'_>) {
+    pub(crate) fn expired<C: Context + ?Sized>(&mut self, cx: &mut C) {
         self.stop(cx);
         cx.lost(AbortReason::LeaseExpired);
     }
 
     /// Cancels the keeper's timers.
-    pub(crate) fn stop(&mut self, cx: &mut Cx<'_>) {
+    pub(crate) fn stop<C: Context + ?Sized>(&mut self, cx: &mut C) {
         if let Some(timer) = self.renew_timer.take() {
             cx.cancel_timer(timer);
         }

@@ -1,11 +1,14 @@
 //! The locking strategies: one trait, one module each, chosen by id.
 //!
-//! A strategy is a state machine driven by the instance runtime (`sim::runtime`):
-//! the runtime says "take the lock for this run", "the job started", "give it
-//! back"; the strategy sends Redis commands, SQL or consensus requests through
-//! [`Cx`] and reports back through it ("acquired with token 43", "busy",
-//! "lost"). It never calls the runtime directly: what it reports is queued as a
-//! [`Notice`] and handled after it returns, so neither side is re-entered.
+//! A strategy is a sans-IO state machine: the instance runtime says "take the
+//! lock for this run", "the job started", "give it back", hands it replies and
+//! fired timers; the strategy answers only through a [`Context`] — requests
+//! to send, timers to set, and what it reports ("acquired with token 43",
+//! "busy", "lost"). It does no I/O, reads no clock but the context's, and
+//! never calls the runtime: what it reports is queued as a [`Notice`] and
+//! handled after it returns, so neither side is re-entered. The simulator's
+//! context is `sim::Cx`; anything that carries requests and timers (a real
+//! network, a test's script) can drive the same code.
 
 mod consensus;
 mod db_lock;
@@ -15,30 +18,67 @@ mod naive;
 mod redlock;
 mod unique_insert;
 
-use crate::event::AbortReason;
-use crate::ids::{RunId, SessionId, Token};
-use crate::scenario::StrategySettings;
-use crate::sim::{Cx, Reply};
+use crate::event::{AbortReason, Owner};
+use crate::ids::{Party, RunId, SessionId, Token};
+use crate::scenario::{StrategySettings, World};
+use crate::sim::{Reply, Request, TimerId};
+
+/// Everything a strategy can see and do for the run it is called about.
+pub(crate) trait Context {
+    /// The run the call is about.
+    fn run(&self) -> RunId;
+    /// The run's lock value: its instance and a nonce unique to the run.
+    fn owner(&self) -> Owner;
+    fn world(&self) -> &World;
+    /// Whether the run believes it holds the lock now.
+    fn believes(&self) -> bool;
+    /// What the run's instance's clock reads now, in ms.
+    fn local_now(&self) -> i64;
+    /// Sends `body` to `to`; the reply (or a timeout after `timeout_ms`)
+    /// comes back to [`Strategy::on_reply`] with `tag`.
+    fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>);
+    /// A timer that fires [`Strategy::on_timer`] with `tag` once the
+    /// instance's clock has moved on by `after_ms`.
+    fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId;
+    fn cancel_timer(&mut self, id: TimerId);
+    /// The Redis node a single-Redis strategy talks to now (a failover moves it).
+    fn redis_primary(&self) -> Party;
+    /// Asks the instance's pool for a connection to hold; it comes as
+    /// `Reply::Checkout` with `tag`.
+    fn checkout(&mut self, tag: u32);
+    /// Gives a held connection back; `broken` drops it from the pool.
+    fn checkin(&mut self, session: SessionId, broken: bool);
+    /// A number in `low..=high` from the instance's own random stream.
+    fn random_between(&mut self, low: u64, high: u64) -> u64;
+    /// Reports: the lock is the run's, with the token its writes carry.
+    fn acquired(&mut self, token: Option<Token>);
+    /// Reports: somebody else holds it; try again after `retry_after_ms`.
+    fn busy(&mut self, retry_after_ms: u64);
+    /// Reports: the lock is gone while the run held it.
+    fn lost(&mut self, reason: AbortReason);
+    /// Reports whether the report row's transaction committed.
+    fn committed(&mut self, ok: bool);
+}
 
 pub(crate) use lease::LeaseKeeper;
 
 /// What a strategy does to protect the job.
-pub(crate) trait Strategy {
+pub(crate) trait Strategy<C: Context + ?Sized> {
     /// Start (or retry) taking the lock for `run`; answer with
     /// [`Cx::acquired`] or [`Cx::busy`], now or after replies come.
-    fn acquire(&mut self, cx: &mut Cx<'_>);
+    fn acquire(&mut self, cx: &mut C);
 
     /// A reply to a request this strategy sent with `tag`, or a connection it asked for.
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply);
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply);
 
     /// A timer this strategy set with `tag` fired.
-    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32);
+    fn on_timer(&mut self, cx: &mut C, tag: u32);
 
     /// The job's work begins (start renewing, for leases).
-    fn job_started(&mut self, _cx: &mut Cx<'_>) {}
+    fn job_started(&mut self, _cx: &mut C) {}
 
     /// The run is over: give the lock back as the strategy does, and forget the run.
-    fn release(&mut self, cx: &mut Cx<'_>);
+    fn release(&mut self, cx: &mut C);
 
     /// The process died: forget the run without sending anything.
     fn forget(&mut self, run: RunId);
@@ -66,8 +106,13 @@ pub(crate) trait Strategy {
 
     /// Called after the report row was written in the strategy's own session:
     /// commit it. Strategies without a session never get this call.
-    fn commit_report(&mut self, _cx: &mut Cx<'_>) {}
+    fn commit_report(&mut self, _cx: &mut C) {}
 }
+
+/// A strategy as the simulator holds it: driven through its own context,
+/// `sim::Cx`, so the simulation's calls are direct (and inlined) while the
+/// same strategy code can be driven by any other [`Context`].
+pub(crate) type SimStrategy = dyn for<'a> Strategy<crate::sim::Cx<'a>>;
 
 /// What a strategy reports back to the runtime, handled after it returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +143,7 @@ pub(crate) enum Notice {
 }
 
 /// Builds the strategy for a setting.
-pub(crate) fn build(settings: &StrategySettings) -> Box<dyn Strategy> {
+pub(crate) fn build(settings: &StrategySettings) -> Box<SimStrategy> {
     match settings {
         StrategySettings::Naive(naive) => Box::new(naive::Naive::new(naive.clone())),
         StrategySettings::Fencing(lease) => Box::new(fencing::Fencing::new(lease.clone())),
@@ -106,5 +151,118 @@ pub(crate) fn build(settings: &StrategySettings) -> Box<dyn Strategy> {
         StrategySettings::DbLock(db_lock) => Box::new(db_lock::DbLock::new(db_lock.clone())),
         StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
         StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{RedisCommand, RedisReply};
+    use crate::ids::{InstanceId, RedisNodeId};
+    use crate::scenario::LeaseSettings;
+
+    /// A context with no simulator behind it, as a live runtime would be:
+    /// the test is the network and the clock.
+    struct Script {
+        now_ms: i64,
+        world: World,
+        sent: Vec<(Party, Request, u32)>,
+        timers: Vec<(u64, u32)>,
+        cancelled: u32,
+        notices: Vec<Notice>,
+    }
+
+    const RUN: RunId = RunId(7);
+
+    impl Context for Script {
+        fn run(&self) -> RunId {
+            RUN
+        }
+        fn owner(&self) -> Owner {
+            Owner { instance: InstanceId(1), nonce: 7 }
+        }
+        fn world(&self) -> &World {
+            &self.world
+        }
+        fn believes(&self) -> bool {
+            self.notices.iter().any(|notice| matches!(notice, Notice::Acquired { .. }))
+        }
+        fn local_now(&self) -> i64 {
+            self.now_ms
+        }
+        fn send(&mut self, to: Party, body: Request, tag: u32, _timeout_ms: Option<u64>) {
+            self.sent.push((to, body, tag));
+        }
+        fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
+            self.timers.push((after_ms, tag));
+            TimerId(u32::try_from(self.timers.len()).unwrap_or(u32::MAX))
+        }
+        fn cancel_timer(&mut self, _id: TimerId) {
+            self.cancelled += 1;
+        }
+        fn redis_primary(&self) -> Party {
+            Party::Redis(RedisNodeId(0))
+        }
+        fn checkout(&mut self, _tag: u32) {}
+        fn checkin(&mut self, _session: SessionId, _broken: bool) {}
+        fn random_between(&mut self, low: u64, _high: u64) -> u64 {
+            low
+        }
+        fn acquired(&mut self, token: Option<Token>) {
+            self.notices.push(Notice::Acquired { run: RUN, token });
+        }
+        fn busy(&mut self, retry_after_ms: u64) {
+            self.notices.push(Notice::Busy { run: RUN, retry_after_ms });
+        }
+        fn lost(&mut self, reason: AbortReason) {
+            self.notices.push(Notice::Lost { run: RUN, reason });
+        }
+        fn committed(&mut self, ok: bool) {
+            self.notices.push(Notice::Committed { run: RUN, ok });
+        }
+    }
+
+    #[test]
+    fn a_strategy_runs_on_a_script_with_no_simulator_behind_it() {
+        let settings = LeaseSettings { ttl_ms: 30_000, renew_every_ms: 10_000 };
+        // Built for this context, not the simulator's: the same code.
+        let mut strategy: Box<dyn Strategy<Script>> = Box::new(fencing::Fencing::new(settings));
+        let mut cx = Script {
+            now_ms: 0,
+            world: World::default(),
+            sent: Vec::new(),
+            timers: Vec::new(),
+            cancelled: 0,
+            notices: Vec::new(),
+        };
+        let owner = cx.owner();
+        let primary = Party::Redis(RedisNodeId(0));
+        strategy.acquire(&mut cx);
+        let take = Request::Redis(RedisCommand::SetNxPxIncr { value: owner, ttl_ms: 30_000 });
+        assert_eq!(cx.sent, [(primary, take, 0)], "the lock script, nothing else");
+        strategy.on_reply(&mut cx, 0, Reply::Redis(RedisReply::Integer(43)));
+        assert_eq!(cx.notices, [Notice::Acquired { run: RUN, token: Some(Token(43)) }]);
+        assert_eq!(strategy.token(RUN), Some(Token(43)), "every write carries the token");
+        assert!(
+            cx.timers.iter().any(|(after_ms, tag)| (*after_ms, *tag) == (10_000, lease::TAG_RENEW)),
+            "{:?}",
+            cx.timers
+        );
+        cx.now_ms = 10_000;
+        strategy.on_timer(&mut cx, lease::TAG_RENEW);
+        let extend = Request::Redis(RedisCommand::CompareAndExtend { value: owner, ttl_ms: 30_000 });
+        assert_eq!(cx.sent.last(), Some(&(primary, extend, 2)));
+        strategy.release(&mut cx);
+        let delete = Request::Redis(RedisCommand::CompareAndDelete { value: owner });
+        assert_eq!(cx.sent.last(), Some(&(primary, delete, 3)), "it gives back only its own lock");
+        assert!(cx.cancelled > 0, "and stops renewing");
+        // Another instance's take, answered (nil): busy, retry later.
+        let mut loser: Box<dyn Strategy<Script>> = Box::new(fencing::Fencing::new(LeaseSettings::default()));
+        let mut other = Script { notices: Vec::new(), sent: Vec::new(), ..cx };
+        loser.acquire(&mut other);
+        loser.on_reply(&mut other, 0, Reply::Redis(RedisReply::Nil));
+        let retry_after_ms = other.world.retry_ms;
+        assert_eq!(other.notices, [Notice::Busy { run: RUN, retry_after_ms }]);
+        assert_eq!(loser.token(RUN), None);
     }
 }

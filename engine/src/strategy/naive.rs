@@ -4,11 +4,11 @@
 //! never renewed; it is never released (the seed) or released with a plain
 //! `DEL`, which deletes whatever lock is there, somebody else's included.
 
-use super::Strategy;
+use super::{Context, Strategy};
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::{NaiveRelease, NaiveSettings};
-use crate::sim::{Cx, Reply};
+use crate::sim::Reply;
 
 const TAG_SET: u32 = 0;
 const TAG_DEL: u32 = 1;
@@ -25,8 +25,8 @@ impl Naive {
     }
 }
 
-impl Strategy for Naive {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for Naive {
+    fn acquire(&mut self, cx: &mut C) {
         let value = LockValue::Locked;
         let ttl_ms = self.settings.ttl_ms;
         let command = if ttl_ms.is_multiple_of(1000) {
@@ -38,7 +38,7 @@ impl Strategy for Naive {
         cx.send(primary, crate::sim::Request::Redis(command), TAG_SET, Some(REDIS_TIMEOUT_MS));
     }
 
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
         if tag != TAG_SET {
             return;
         }
@@ -50,10 +50,10 @@ impl Strategy for Naive {
         }
     }
 
-    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
 
-    fn release(&mut self, cx: &mut Cx<'_>) {
-        if self.settings.release == NaiveRelease::Del && cx.record().believes {
+    fn release(&mut self, cx: &mut C) {
+        if self.settings.release == NaiveRelease::Del && cx.believes() {
             let primary = cx.redis_primary();
             cx.send(primary, crate::sim::Request::Redis(RedisCommand::Del), TAG_DEL, Some(REDIS_TIMEOUT_MS));
         }

@@ -14,12 +14,12 @@
 //! Redlock hands out no fencing token (Kleppmann 2016: nothing increases
 //! monotonically), so storage cannot tell a stale holder from the current one.
 
-use super::{LeaseKeeper, Strategy, lease};
+use super::{Context, LeaseKeeper, Strategy, lease};
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::RedlockSettings;
 use crate::sim::table::RunMap;
-use crate::sim::{Cx, Reply, Request, Sim};
+use crate::sim::{Reply, Request, Sim};
 
 /// Tags below this are acquisition replies (tag = node index); from it up, extension replies.
 const TAG_EXTEND_BASE: u32 = 100;
@@ -69,7 +69,7 @@ impl Redlock {
         drift + 2
     }
 
-    fn broadcast(&self, cx: &mut Cx<'_>, command: RedisCommand, tag_base: u32) {
+    fn broadcast<C: Context + ?Sized>(&self, cx: &mut C, command: RedisCommand, tag_base: u32) {
         for index in 0..self.settings.nodes {
             cx.send(
                 Sim::redis_node(index),
@@ -80,7 +80,7 @@ impl Redlock {
         }
     }
 
-    fn unlock_all(&self, cx: &mut Cx<'_>) {
+    fn unlock_all<C: Context + ?Sized>(&self, cx: &mut C) {
         let value = cx.owner();
         for index in 0..self.settings.nodes {
             let command = RedisCommand::CompareAndDelete { value };
@@ -88,13 +88,13 @@ impl Redlock {
         }
     }
 
-    fn retry_delay(&self, cx: &mut Cx<'_>) -> u64 {
+    fn retry_delay<C: Context + ?Sized>(&self, cx: &mut C) -> u64 {
         // "Retry after a random delay" to desynchronize clients racing for the majority.
         let retry = cx.world().retry_ms;
         cx.random_between(retry / 2, retry + retry / 2)
     }
 
-    fn tally(&mut self, cx: &mut Cx<'_>) {
+    fn tally<C: Context + ?Sized>(&mut self, cx: &mut C) {
         let quorum = self.quorum();
         let ttl = i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
         let drift = self.drift_ms();
@@ -136,8 +136,8 @@ impl Redlock {
     }
 }
 
-impl Strategy for Redlock {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for Redlock {
+    fn acquire(&mut self, cx: &mut C) {
         let attempt = Attempt {
             start_local_ms: cx.local_now(),
             votes: vec![Vote::Waiting; usize::from(self.settings.nodes)],
@@ -149,7 +149,7 @@ impl Strategy for Redlock {
         self.broadcast(cx, command, 0);
     }
 
-    fn on_reply(&mut self, cx: &mut Cx<'_>, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
         if tag == TAG_UNLOCK {
             return;
         }
@@ -171,7 +171,7 @@ impl Strategy for Redlock {
         self.tally(cx);
     }
 
-    fn on_timer(&mut self, cx: &mut Cx<'_>, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, tag: u32) {
         let now = cx.local_now();
         let nodes = usize::from(self.settings.nodes);
         let Some(attempt) = self.runs.get_mut(&cx.run()) else {
@@ -194,7 +194,7 @@ impl Strategy for Redlock {
         }
     }
 
-    fn release(&mut self, cx: &mut Cx<'_>) {
+    fn release(&mut self, cx: &mut C) {
         if let Some(mut attempt) = self.runs.remove(&cx.run()) {
             if let Some(keeper) = attempt.keeper.as_mut() {
                 keeper.stop(cx);

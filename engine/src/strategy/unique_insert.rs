@@ -4,25 +4,25 @@
 //! wins and names the report. The data stays consistent; the cost is the
 //! duplicated work and side effects (a Slack post per run).
 
-use super::Strategy;
+use super::{Context, Strategy};
 use crate::event::RowWrite;
 use crate::ids::{RunId, Token};
-use crate::sim::{Cx, Reply};
+use crate::sim::Reply;
 
 #[derive(Debug)]
 pub(crate) struct UniqueInsert;
 
-impl Strategy for UniqueInsert {
-    fn acquire(&mut self, cx: &mut Cx<'_>) {
+impl<C: Context + ?Sized> Strategy<C> for UniqueInsert {
+    fn acquire(&mut self, cx: &mut C) {
         // Nothing to take: go straight to the existence check and the job.
         cx.acquired(None);
     }
 
-    fn on_reply(&mut self, _cx: &mut Cx<'_>, _tag: u32, _reply: Reply) {}
+    fn on_reply(&mut self, _cx: &mut C, _tag: u32, _reply: Reply) {}
 
-    fn on_timer(&mut self, _cx: &mut Cx<'_>, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
 
-    fn release(&mut self, _cx: &mut Cx<'_>) {}
+    fn release(&mut self, _cx: &mut C) {}
 
     fn forget(&mut self, _run: RunId) {}
 
