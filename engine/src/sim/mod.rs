@@ -22,7 +22,7 @@ use crate::event::{
     ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome,
     RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
 };
-use crate::ids::{InstanceId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
+use crate::ids::{InstanceId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
 use crate::strategy::{Notice, SimStrategy};
@@ -1080,10 +1080,6 @@ impl Sim {
     /// The Redis node a single-Redis strategy talks to now.
     pub(crate) fn redis_primary(&self) -> Party {
         self.redis.primary()
-    }
-
-    pub(crate) fn redis_node(index: u8) -> Party {
-        Party::Redis(RedisNodeId(index))
     }
 }
 

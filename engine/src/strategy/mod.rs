@@ -65,7 +65,7 @@ pub(crate) use lease::LeaseKeeper;
 /// What a strategy does to protect the job.
 pub(crate) trait Strategy<C: Context + ?Sized> {
     /// Start (or retry) taking the lock for `run`; answer with
-    /// [`Cx::acquired`] or [`Cx::busy`], now or after replies come.
+    /// [`Context::acquired`] or [`Context::busy`], now or after replies come.
     fn acquire(&mut self, cx: &mut C);
 
     /// A reply to a request this strategy sent with `tag`, or a connection it asked for.

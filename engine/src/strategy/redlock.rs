@@ -16,10 +16,10 @@
 
 use super::{Context, LeaseKeeper, Strategy, lease};
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
-use crate::ids::{RunId, Token};
+use crate::ids::{Party, RedisNodeId, RunId, Token};
 use crate::scenario::RedlockSettings;
 use crate::sim::table::RunMap;
-use crate::sim::{Reply, Request, Sim};
+use crate::sim::{Reply, Request};
 
 /// Tags below this are acquisition replies (tag = node index); from it up, extension replies.
 const TAG_EXTEND_BASE: u32 = 100;
@@ -72,7 +72,7 @@ impl Redlock {
     fn broadcast<C: Context + ?Sized>(&self, cx: &mut C, command: RedisCommand, tag_base: u32) {
         for index in 0..self.settings.nodes {
             cx.send(
-                Sim::redis_node(index),
+                Party::Redis(RedisNodeId(index)),
                 Request::Redis(command),
                 tag_base + u32::from(index),
                 Some(NODE_TIMEOUT_MS),
@@ -84,7 +84,7 @@ impl Redlock {
         let value = cx.owner();
         for index in 0..self.settings.nodes {
             let command = RedisCommand::CompareAndDelete { value };
-            cx.send(Sim::redis_node(index), Request::Redis(command), TAG_UNLOCK, Some(NODE_TIMEOUT_MS));
+            cx.send(Party::Redis(RedisNodeId(index)), Request::Redis(command), TAG_UNLOCK, Some(NODE_TIMEOUT_MS));
         }
     }
 
