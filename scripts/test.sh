@@ -18,6 +18,7 @@ cargo fmt --all -- --check
 
 step "lints (clippy, warnings are errors)"
 cargo clippy -p locklab-engine -p locklab -p locklab-conformance --all-targets -- -D warnings
+cargo clippy -p locklab-frontend --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "engine and CLI tests (native)"
 cargo test -p locklab-engine -p locklab -p locklab-conformance
