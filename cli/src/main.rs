@@ -1,31 +1,143 @@
 //! `locklab`: the command-line front end. It reads scenario files (or names
 //! of built-ins), runs the engine, and prints timelines, verdicts and reports.
-//! Every failure is one clear message on stderr and a non-zero exit.
+//! Every failure is one clear message on stderr and a non-zero exit: 2 for a
+//! usage error (clap's message, naming the argument) or a scenario that
+//! cannot be run. The commands and their flags are one definition (`Cli`),
+//! from which `--help` and the shell completions are made.
 
 use locklab_engine::report::StrategyReport;
 use locklab_engine::scenario::{MAX_DOCUMENT_BYTES, StrategyId, seconds};
 use locklab_engine::{EventKind, Scenario, builtin};
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage:
-  locklab run FILE|NAME [--strategy ID] [--format text|json] [--all-events]
-  locklab compare FILE|NAME
-  locklab scenarios
-  locklab show NAME
-  locklab render FILE|NAME --strategy ID [--svg OUT] [--log OUT]
-  locklab explore [FILE|NAME] --strategy ID [--faults KIND,KIND,...] [--max-faults N] [--runs N] [--seed S]
-                  [--goal unsafe|at_risk|late|wasteful|stale_write|two_holders] [--window START_MS..END_MS]
-                  [--format text|json]
+use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 
-FILE is a scenario in the locklab/1 format; NAME is a built-in (see `locklab scenarios`).
-explore searches the seed's world over one cron period, or the world of FILE|NAME (its own
-faults set aside; faults then strike in the first two thirds of its run unless --window says).
-Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.";
+/// Run, compare and search lock scenarios: a job scheduler on three instances,
+/// a Redis lock, a GC pause, and which pattern keeps the job from running twice.
+#[derive(Parser, Debug)]
+#[command(name = "locklab", version, max_term_width = 100)]
+#[command(after_help = "FILE is a scenario document (locklab/1 or locklab/2, docs/formats.md); NAME is a built-in \
+    (`locklab scenarios` lists them).\nStrategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario under its strategies (or one) and print each timeline and verdict.
+    Run {
+        /// A scenario file, or a built-in's name.
+        #[arg(value_name = "FILE|NAME")]
+        scenario: String,
+        /// Only this strategy (naive, fencing, redlock, db-lock, unique-insert, consensus)
+        /// [default: every strategy the scenario lists].
+        #[arg(long, value_name = "ID", value_parser = strategy_id)]
+        strategy: Option<StrategyId>,
+        /// Text for people, or the locklab-report/2 JSON document.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Also print the network's and the connection pool's events.
+        #[arg(long)]
+        all_events: bool,
+    },
+    /// Run a scenario under all six strategies and print one verdict row each.
+    Compare {
+        /// A scenario file, or a built-in's name.
+        #[arg(value_name = "FILE|NAME")]
+        scenario: String,
+    },
+    /// List the built-in scenarios.
+    Scenarios,
+    /// Print a built-in scenario's document.
+    Show {
+        /// A built-in's name.
+        name: String,
+    },
+    /// Write a run's timeline as an SVG figure and its event log as JSON (locklab-log/1).
+    Render {
+        /// A scenario file, or a built-in's name.
+        #[arg(value_name = "FILE|NAME")]
+        scenario: String,
+        /// The strategy to run (required).
+        #[arg(long, value_name = "ID", value_parser = strategy_id)]
+        strategy: Option<StrategyId>,
+        /// Where to write the SVG timeline.
+        #[arg(long, value_name = "OUT")]
+        svg: Option<String>,
+        /// Where to write the event log.
+        #[arg(long, value_name = "OUT")]
+        log: Option<String>,
+    },
+    /// Search fault schedules for a counterexample: the seed's world over one cron
+    /// period, or the world of FILE|NAME (its own faults set aside).
+    Explore {
+        /// The world to search [default: the seed's, over one cron period].
+        #[arg(value_name = "FILE|NAME")]
+        scenario: Option<String>,
+        /// The strategy to break (required).
+        #[arg(long, value_name = "ID", value_parser = strategy_id)]
+        strategy: Option<StrategyId>,
+        /// The fault kinds to try, comma-separated [default: every kind].
+        #[arg(long, value_name = "KIND,KIND,...", value_delimiter = ',')]
+        faults: Vec<String>,
+        /// The most faults in one schedule (1 to 8).
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        max_faults: u64,
+        /// How many schedules to try.
+        #[arg(long, value_name = "N", default_value_t = 10_000)]
+        runs: u64,
+        /// The search's own seed (the same seed, the same schedules).
+        #[arg(long, value_name = "S", default_value_t = 0)]
+        seed: u64,
+        /// What counts as broken: unsafe, at_risk, late, wasteful, stale_write or two_holders.
+        #[arg(long, value_name = "GOAL", default_value = "unsafe", value_parser = goal)]
+        goal: locklab_engine::explore::Goal,
+        /// When faults may strike [default: 0..200000 in the seed's world; the first two
+        /// thirds of a given world's run].
+        #[arg(long, value_name = "START_MS..END_MS", value_parser = window)]
+        window: Option<(u64, u64)>,
+        /// Text for people, or the search's result as JSON.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print a shell completion script for `locklab`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn strategy_id(value: &str) -> Result<StrategyId, String> {
+    StrategyId::parse(value).ok_or_else(|| {
+        format!("unknown strategy `{value}`; expected naive, fencing, redlock, db-lock, unique-insert or consensus")
+    })
+}
+
+fn goal(value: &str) -> Result<locklab_engine::explore::Goal, String> {
+    locklab_engine::explore::Goal::parse(value).ok_or_else(|| {
+        format!("unknown goal `{value}`; expected unsafe, at_risk, late, wasteful, stale_write or two_holders")
+    })
+}
+
+fn window(value: &str) -> Result<(u64, u64), String> {
+    let whole = |part: &str| part.parse::<u64>().map_err(|_| format!("`{part}` is not a whole number of ms"));
+    let (start, end) = value.split_once("..").ok_or_else(|| format!("needs START_MS..END_MS, got `{value}`"))?;
+    Ok((whole(start)?, whole(end)?))
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    // Usage errors (and --help, --version) are clap's: a message naming the
+    // argument, then exit 2 (0 for help and version).
+    let cli = Cli::parse();
+    match run(cli.command) {
         Ok(output) => {
             // A reader that stops early (`| head`) closes the pipe: that is not an error worth a panic.
             use std::io::Write as _;
@@ -46,146 +158,68 @@ fn main() -> ExitCode {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
-}
-
-struct Options {
-    strategy: Option<StrategyId>,
-    format: Format,
-    all_events: bool,
-    svg: Option<String>,
-    log: Option<String>,
-    explore: Vec<(String, String)>,
-    positional: Vec<String>,
-    /// Every option given, in order, so a command can refuse one it does not take.
-    given: Vec<String>,
-}
-
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        strategy: None,
-        format: Format::Text,
-        all_events: false,
-        svg: None,
-        log: None,
-        explore: Vec::new(),
-        positional: Vec::new(),
-        given: Vec::new(),
-    };
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        if arg.starts_with("--") {
-            options.given.push(arg.clone());
+fn run(command: Command) -> Result<String, String> {
+    match command {
+        Command::Run { scenario, strategy, format, all_events } => {
+            run_command(&load(&scenario)?, strategy, format, all_events)
         }
-        match arg.as_str() {
-            "--strategy" => {
-                let value = rest.next().ok_or("--strategy needs an id")?;
-                let id = StrategyId::parse(value).ok_or_else(|| {
-                    format!("unknown strategy `{value}`; expected naive, fencing, redlock, db-lock, unique-insert or consensus")
-                })?;
-                options.strategy = Some(id);
+        Command::Compare { scenario } => compare(&load(&scenario)?),
+        Command::Scenarios => Ok(list_builtins()),
+        Command::Explore { scenario, strategy, faults, max_faults, runs, seed, goal, window, format } => {
+            let world = scenario.as_deref().map(load).transpose()?;
+            let strategy = strategy.ok_or("explore needs --strategy ID")?;
+            let mut search = locklab_engine::explore::ExploreOptions::for_world(strategy, goal, world.as_ref());
+            if !faults.is_empty() {
+                search.kinds =
+                    faults.iter().map(|kind| kind.trim().to_owned()).filter(|kind| !kind.is_empty()).collect();
             }
-            "--format" => {
-                options.format = match rest.next().map(String::as_str) {
-                    Some("text") => Format::Text,
-                    Some("json") => Format::Json,
-                    Some(other) => {
-                        return Err(format!("unknown format `{other}`; expected text or json"));
-                    }
-                    None => return Err("--format needs text or json".to_owned()),
-                };
+            search.max_faults =
+                u8::try_from(max_faults).map_err(|_| format!("--max-faults {max_faults} is too large"))?;
+            search.runs = u32::try_from(runs).map_err(|_| format!("--runs {runs} is too large"))?;
+            search.seed = seed;
+            if let Some(window_ms) = window {
+                search.window_ms = window_ms;
             }
-            "--all-events" => options.all_events = true,
-            "--svg" => options.svg = Some(rest.next().ok_or("--svg needs an output file")?.clone()),
-            "--log" => options.log = Some(rest.next().ok_or("--log needs an output file")?.clone()),
-            "--faults" | "--max-faults" | "--runs" | "--seed" | "--goal" | "--window" => {
-                let value = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
-                options.explore.push((arg.clone(), value.clone()));
-            }
-            flag if flag.starts_with("--") => {
-                return Err(format!("unknown option `{flag}`\n{USAGE}"));
-            }
-            _ => options.positional.push(arg.clone()),
+            explore(search, world.as_ref(), format)
         }
-    }
-    Ok(options)
-}
-
-fn run(args: &[String]) -> Result<String, String> {
-    let Some(command) = args.first() else {
-        return Err(USAGE.to_owned());
-    };
-    let options = parse_options(&args[1..])?;
-    // What each command takes: an option it does not take is a mistake to
-    // say, not one to ignore (`run … --svg` writes no figure).
-    let takes: &[&str] = match command.as_str() {
-        "run" => &["--strategy", "--format", "--all-events"],
-        "explore" => &["--strategy", "--format", "--faults", "--max-faults", "--runs", "--seed", "--goal", "--window"],
-        "render" => &["--strategy", "--svg", "--log"],
-        _ => &[],
-    };
-    if let Some(flag) = options.given.iter().find(|flag| !takes.contains(&flag.as_str())) {
-        let what = if takes.is_empty() { "no options".to_owned() } else { takes.join(", ") };
-        return Err(format!("`{command}` does not take {flag}; it takes {what}"));
-    }
-    match command.as_str() {
-        "run" => {
-            let scenario = load(one_positional(&options, "run needs a scenario FILE or NAME")?)?;
-            run_command(&scenario, &options)
-        }
-        "compare" => {
-            let scenario = load(one_positional(&options, "compare needs a scenario FILE or NAME")?)?;
-            compare(&scenario)
-        }
-        "scenarios" => Ok(list_builtins()),
-        "explore" => explore(&options),
-        "render" => {
-            let scenario = load(one_positional(&options, "render needs a scenario FILE or NAME")?)?;
-            let strategy = options.strategy.ok_or("render needs --strategy ID")?;
-            if options.svg.is_none() && options.log.is_none() {
+        Command::Render { scenario, strategy, svg, log } => {
+            let scenario = load(&scenario)?;
+            let strategy = strategy.ok_or("render needs --strategy ID")?;
+            if svg.is_none() && log.is_none() {
                 return Err("render needs --svg OUT or --log OUT (or both)".to_owned());
             }
-            let log = locklab_engine::simulate_whole(&scenario, strategy)?;
-            let report = locklab_engine::report::analyze(&scenario, strategy, &log);
+            let events = locklab_engine::simulate_whole(&scenario, strategy)?;
+            let report = locklab_engine::report::analyze(&scenario, strategy, &events);
             let mut written = String::new();
             // The same figures the lab's Export buttons give (its worker calls the same functions).
-            if let Some(out) = options.svg.as_deref() {
-                let svg = locklab_engine::svg::timeline(&scenario, strategy, &log, &report);
-                std::fs::write(out, svg).map_err(|error| format!("cannot write {out}: {error}"))?;
+            if let Some(out) = svg.as_deref() {
+                let figure = locklab_engine::svg::timeline(&scenario, strategy, &events, &report);
+                std::fs::write(out, figure).map_err(|error| format!("cannot write {out}: {error}"))?;
                 written.push_str(&format!(
                     "wrote {out}: {} under {strategy}, {}\n",
                     scenario.name,
                     report.safety.name()
                 ));
             }
-            if let Some(out) = options.log.as_deref() {
-                let document = locklab_engine::log_document(&scenario, strategy, &log);
+            if let Some(out) = log.as_deref() {
+                let document = locklab_engine::log_document(&scenario, strategy, &events);
                 std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
-                written.push_str(&format!("wrote {out}: {} events\n", log.len()));
+                written.push_str(&format!("wrote {out}: {} events\n", events.len()));
             }
             Ok(written)
         }
-        "show" => {
-            let name = one_positional(&options, "show needs a built-in NAME")?;
-            let builtin = builtin::find(name)
+        Command::Show { name } => {
+            let builtin = builtin::find(&name)
                 .ok_or_else(|| format!("no built-in scenario named `{name}`; see `locklab scenarios`"))?;
             // Built-ins are embedded without indentation; people read them laid out.
             let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
             Ok(format!("{}\n", scenario.to_json()))
         }
-        "help" | "--help" | "-h" => Ok(format!("{USAGE}\n")),
-        other => Err(format!("unknown command `{other}`\n{USAGE}")),
-    }
-}
-
-fn one_positional<'a>(options: &'a Options, missing: &str) -> Result<&'a str, String> {
-    match options.positional.as_slice() {
-        [one] => Ok(one),
-        [] => Err(missing.to_owned()),
-        more => Err(format!("expected one scenario, got {}", more.len())),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "locklab", &mut script);
+            String::from_utf8(script).map_err(|error| error.to_string())
+        }
     }
 }
 
@@ -214,24 +248,29 @@ fn read_capped(path: &std::path::Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|error| format!("it is not UTF-8 text ({error})"))
 }
 
-fn chosen(scenario: &Scenario, options: &Options) -> Vec<StrategyId> {
-    match options.strategy {
+fn chosen(scenario: &Scenario, strategy: Option<StrategyId>) -> Vec<StrategyId> {
+    match strategy {
         Some(id) => vec![id],
         None => scenario.strategy_settings().iter().map(|settings| settings.id()).collect(),
     }
 }
 
-fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String> {
-    let strategies = chosen(scenario, options);
+fn run_command(
+    scenario: &Scenario,
+    strategy: Option<StrategyId>,
+    format: Format,
+    all_events: bool,
+) -> Result<String, String> {
+    let strategies = chosen(scenario, strategy);
     let mut reports = Vec::new();
     let mut text = String::new();
     for strategy in &strategies {
         let log = locklab_engine::simulate_whole(scenario, *strategy)?;
         let report = locklab_engine::report::analyze(scenario, *strategy, &log);
-        if options.format == Format::Text {
+        if format == Format::Text {
             text.push_str(&format!("== {} — {}\n", strategy, scenario.settings_for(*strategy).title()));
             for event in &log {
-                if options.all_events || shown_by_default(&event.kind) {
+                if all_events || shown_by_default(&event.kind) {
                     text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));
                 }
             }
@@ -240,7 +279,7 @@ fn run_command(scenario: &Scenario, options: &Options) -> Result<String, String>
         }
         reports.push(report);
     }
-    if options.format == Format::Json {
+    if format == Format::Json {
         return Ok(format!("{}\n", locklab_engine::Report::new(scenario, reports).to_json()));
     }
     Ok(text)
@@ -340,59 +379,20 @@ fn list_builtins() -> String {
     text
 }
 
-fn explore(options: &Options) -> Result<String, String> {
-    use locklab_engine::explore::{ExploreOptions, Explorer, Goal};
-    // The world searched in: a scenario's (its own faults set aside), or by default the seed's over one period.
-    let world = match options.positional.as_slice() {
-        [] => None,
-        [one] => Some(load(one)?),
-        more => return Err(format!("explore searches one scenario's world, got {}", more.len())),
-    };
-    let strategy = options.strategy.ok_or("explore needs --strategy ID")?;
-    let goal = options
-        .explore
-        .iter()
-        .find(|(flag, _)| flag == "--goal")
-        .map(|(_, value)| {
-            Goal::parse(value).ok_or_else(|| {
-                format!("unknown goal `{value}`; expected unsafe, at_risk, late, wasteful, stale_write or two_holders")
-            })
-        })
-        .transpose()?
-        .unwrap_or(Goal::Unsafe);
-    let mut search = ExploreOptions::for_world(strategy, goal, world.as_ref());
-    let number = |flag: &str, value: &str| -> Result<u64, String> {
-        value.parse::<u64>().map_err(|_| format!("{flag} needs a whole number, got `{value}`"))
-    };
-    for (flag, value) in &options.explore {
-        match flag.as_str() {
-            "--faults" => {
-                search.kinds =
-                    value.split(',').map(|kind| kind.trim().to_owned()).filter(|kind| !kind.is_empty()).collect()
-            }
-            "--max-faults" => {
-                search.max_faults =
-                    u8::try_from(number(flag, value)?).map_err(|_| format!("--max-faults {value} is too large"))?;
-            }
-            "--runs" => {
-                search.runs = u32::try_from(number(flag, value)?).map_err(|_| format!("--runs {value} is too large"))?
-            }
-            "--seed" => search.seed = number(flag, value)?,
-            "--window" => {
-                let (start, end) =
-                    value.split_once("..").ok_or_else(|| format!("--window needs START_MS..END_MS, got `{value}`"))?;
-                search.window_ms = (number(flag, start)?, number(flag, end)?);
-            }
-            _ => {}
-        }
-    }
+fn explore(
+    search: locklab_engine::explore::ExploreOptions,
+    world: Option<&Scenario>,
+    format: Format,
+) -> Result<String, String> {
+    use locklab_engine::explore::Explorer;
+    let strategy = search.strategy;
     search.validate()?;
     let result = Explorer::new(search).run();
-    if options.format == Format::Json {
+    if format == Format::Json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&result).map_err(|error| error.to_string())?));
     }
     let Some(scenario) = &result.scenario else {
-        let place = match &world {
+        let place = match world {
             Some(scenario) => format!("the world of \"{}\"", scenario.name),
             None => "the seed's world (one cron period)".to_owned(),
         };
