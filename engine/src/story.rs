@@ -242,7 +242,8 @@ impl Moment {
 /// `lane:a` (an instance's lane), `resource:redis-1|row_lock|lease` (who held
 /// that lock), `storage`, `rows`, `slack`, `faults`, `overlap` (the stretches
 /// of two believed holders), `mark` (the moment's own write, post or fault
-/// mark) or `token:N` (every write with that token).
+/// mark), `token:N` (every write with that token) or `wire` (the moment's
+/// event as the lab's event log prints it, the line that went over the wire).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LookAt {
     Lane(crate::ids::InstanceId),
@@ -254,6 +255,7 @@ pub enum LookAt {
     Overlap,
     Mark,
     Token(crate::ids::Token),
+    Wire,
 }
 
 impl LookAt {
@@ -266,8 +268,9 @@ impl LookAt {
                 "faults" => Ok(LookAt::Faults),
                 "overlap" => Ok(LookAt::Overlap),
                 "mark" => Ok(LookAt::Mark),
+                "wire" => Ok(LookAt::Wire),
                 other => Err(format!(
-                    "`{other}` is not something to look at: lane:X, resource:X, storage, rows, slack, faults, overlap, mark or token:N"
+                    "`{other}` is not something to look at: lane:X, resource:X, storage, rows, slack, faults, overlap, mark, token:N or wire"
                 )),
             },
             Some(("lane", name)) => match name.as_bytes() {
@@ -480,6 +483,7 @@ impl Step {
                     timeline.writes.iter().any(|write| write.token == Some(token))
                         || timeline.beliefs.iter().any(|span| span.token == Some(token))
                 }
+                LookAt::Wire => found.event.is_some(),
                 LookAt::Storage | LookAt::Rows | LookAt::Slack => true,
             };
             if !drawn {

@@ -28,7 +28,7 @@ const waitForStep = (page, id) => page.waitForFunction((want) => document.queryS
 
 /** The look-ats outlined on screen: at least one shape of each, inside the viewport. */
 async function outlinedOnScreen(page) {
-  return page.$$eval('.highlight[data-look-at]', (shapes) => {
+  return page.$$eval('[data-look-at]', (shapes) => {
     const seen = new Set();
     for (const shape of shapes) {
       const box = shape.getBoundingClientRect();

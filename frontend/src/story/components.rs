@@ -175,6 +175,13 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
         <figure class="panel story-figure" aria-labelledby="story-caption">
             <figcaption id="story-caption">{ caption }</figcaption>
             <RunCounts run={run.clone()} />
+            if let Some(event) = step.found.event.and_then(|index| run.event(index)) {
+                <p class={classes!("wire-line", step.look_at.contains(&LookAt::Wire).then_some("highlight-text"))}
+                    data-look-at={step.look_at.contains(&LookAt::Wire).then_some("wire")}>
+                    <span class="wire-label">{"On the wire: "}</span>
+                    <code>{ format!("{}  {event}", format::t_label(event.at_ms)) }</code>
+                </p>
+            }
             <div class="story-timeline">
                 <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_timeline.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the story's run")} />
@@ -207,15 +214,17 @@ pub fn run_counts(props: &RunCountsProps) -> Html {
         locklab_engine::scenario::Liveness::Missed => "a report missed",
     };
     let counts = [
-        (metrics.stale_writes_accepted, "stale writes accepted"),
-        (metrics.stale_writes_rejected, "stale writes refused"),
-        (metrics.duplicate_side_effects, "duplicate uploads and posts"),
-        (metrics.background_query_timeouts, "other services' queries failed"),
+        (metrics.stale_writes_accepted, "stale write accepted", "stale writes accepted"),
+        (metrics.stale_writes_rejected, "stale write refused", "stale writes refused"),
+        (metrics.duplicate_side_effects, "duplicate upload or post", "duplicate uploads and posts"),
+        (metrics.background_query_timeouts, "other services' query failed", "other services' queries failed"),
     ];
     html! {
         <p class="run-counts" data-safety={report.safety.name()} data-liveness={report.liveness.name()}>
             <strong>{ format!("The whole run: {safety}, {liveness}") }</strong>
-            { for counts.iter().map(|(count, what)| html! { <span>{ format!(" · {count} {what}") }</span> }) }
+            { for counts.iter().map(|(count, one, many)| html! {
+                <span>{ format!(" · {count} {}", if *count == 1 { one } else { many }) }</span>
+            }) }
         </p>
     }
 }
@@ -285,6 +294,8 @@ pub fn highlights(props: &HighlightsProps) -> Html {
                     .or_else(|| timeline.faults.iter().any(|fault| fault.event == event).then_some(Band::Faults));
                 shapes.extend(mark.and_then(row).map(|place| ring(name, x, place)));
             }
+            // The moment's line of the log is outlined under the caption, not on the drawing.
+            LookAt::Wire => {}
             LookAt::Token(token) => {
                 for write in timeline.writes.iter().filter(|write| write.token == Some(token)) {
                     shapes
@@ -321,6 +332,7 @@ fn look_at_name(look_at: LookAt) -> String {
         LookAt::Overlap => "overlap".to_owned(),
         LookAt::Mark => "mark".to_owned(),
         LookAt::Token(token) => format!("token:{token}"),
+        LookAt::Wire => "wire".to_owned(),
     }
 }
 
