@@ -228,12 +228,3 @@ fn labelled(strategy: StrategyId, title: &str) -> String {
         None => title.to_owned(),
     }
 }
-
-/// A short name: "Option A", "Baseline", "Consensus".
-pub fn strategy_short(strategy: StrategyId) -> String {
-    match strategy.quiz_letter() {
-        Some(letter) => format!("Option {letter}"),
-        None if strategy == StrategyId::Naive => "Baseline".to_owned(),
-        None => "Consensus".to_owned(),
-    }
-}

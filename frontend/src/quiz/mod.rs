@@ -1,4 +1,4 @@
-//! The quiz page (quiz.html, its own wasm): ten on-call stories, each with a
+//! The quiz page (quiz.html, its own wasm): on-call stories (one per file in `engine/quizzes/`), each with a
 //! question whose answer the engine computes. The learner picks a choice
 //! before anything runs, checks it, and then watches the scenario play under
 //! their pick beside the right answer (or, when they were right, beside
