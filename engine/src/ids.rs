@@ -149,7 +149,9 @@ impl Party {
     pub fn instance(self) -> Option<InstanceId> {
         match self {
             Party::Instance(id) => Some(id),
-            _ => None,
+            Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus => {
+                None
+            }
         }
     }
 }
@@ -211,7 +213,12 @@ impl<'de> Deserialize<'de> for InstanceId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Party::deserialize(deserializer)? {
             Party::Instance(id) => Ok(id),
-            other => Err(serde::de::Error::custom(format!("`{other}` is not an instance"))),
+            other @ Party::Redis(_)
+            | other @ Party::RedisReplica
+            | other @ Party::Db
+            | other @ Party::Storage
+            | other @ Party::Slack
+            | other @ Party::Consensus => Err(serde::de::Error::custom(format!("`{other}` is not an instance"))),
         }
     }
 }

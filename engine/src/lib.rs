@@ -5,6 +5,12 @@
 //!
 //! The engine is a pure function: scenario + strategy → event log → report. It
 //! never reads the wall clock, never does I/O, never uses OS randomness.
+//!
+//! No match over one of the engine's own enums ends in `_ =>`: a new variant
+//! (a fault kind, a strategy, an event) must fail to compile everywhere it
+//! matters, so the lint below is on for the whole crate.
+
+#![warn(clippy::wildcard_enum_match_arm)]
 
 pub mod budget;
 pub mod builtin;

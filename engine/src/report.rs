@@ -290,7 +290,30 @@ impl ReportBuilder {
             let read = match &event.kind {
                 EventKind::Sent { .. } | EventKind::Redis { .. } => false,
                 EventKind::Sql { outcome, .. } => matches!(outcome, SqlOutcome::StaleToken { .. }),
-                _ => true,
+                EventKind::Fault { .. }
+                | EventKind::Cron { .. }
+                | EventKind::Process { .. }
+                | EventKind::Clock { .. }
+                | EventKind::Lost { .. }
+                | EventKind::Run { .. }
+                | EventKind::Granted { .. }
+                | EventKind::Revoked { .. }
+                | EventKind::Belief { .. }
+                | EventKind::KeyExpired { .. }
+                | EventKind::KeysLost { .. }
+                | EventKind::RedisDown { .. }
+                | EventKind::RedisUp { .. }
+                | EventKind::Connection { .. }
+                | EventKind::RowLock { .. }
+                | EventKind::Pool { .. }
+                | EventKind::Background { .. }
+                | EventKind::Put { .. }
+                | EventKind::Post { .. }
+                | EventKind::Consensus { .. }
+                | EventKind::LeaseExpired { .. }
+                | EventKind::Leader { .. }
+                | EventKind::RowApplied { .. }
+                | EventKind::DbSlow { .. } => true,
             };
             if read {
                 analysis.advance(event.at_ms);
@@ -557,7 +580,33 @@ impl Analysis {
                 facts.epoch = epoch;
                 facts.redelivered = true;
             }
-            _ => {}
+            EventKind::Fault { .. }
+            | EventKind::Cron { .. }
+            | EventKind::Process { .. }
+            | EventKind::Clock { .. }
+            | EventKind::Sent { .. }
+            | EventKind::Lost { .. }
+            | EventKind::Run { .. }
+            | EventKind::Granted { .. }
+            | EventKind::Revoked { .. }
+            | EventKind::Belief { .. }
+            | EventKind::Redis { .. }
+            | EventKind::KeyExpired { .. }
+            | EventKind::KeysLost { .. }
+            | EventKind::RedisDown { .. }
+            | EventKind::RedisUp { .. }
+            | EventKind::Sql { .. }
+            | EventKind::Connection { .. }
+            | EventKind::RowLock { .. }
+            | EventKind::Pool { .. }
+            | EventKind::Background { .. }
+            | EventKind::Put { .. }
+            | EventKind::Post { .. }
+            | EventKind::Consensus { .. }
+            | EventKind::LeaseExpired { .. }
+            | EventKind::Leader { .. }
+            | EventKind::RowApplied { .. }
+            | EventKind::DbSlow { .. } => {}
         }
         match &event.kind {
             EventKind::Fault { fault, targets } => {
@@ -622,7 +671,7 @@ impl Analysis {
                             self.say(at, index, "run_aborted", text);
                         }
                     }
-                    _ => {}
+                    RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
                 }
             }
             EventKind::Granted { run, instance, token } => {
@@ -658,7 +707,10 @@ impl Analysis {
                             format!("the lock service forgot {instance}'s lock (keys lost) while {instance} holds it");
                         self.say(at, index, "lock_forgotten", text);
                     }
-                    _ => {}
+                    RevokeReason::Released
+                    | RevokeReason::Expired
+                    | RevokeReason::Forgotten
+                    | RevokeReason::TransactionEnded => {}
                 }
             }
             EventKind::Belief { instance, run, holds, token } => {
@@ -830,7 +882,22 @@ impl Analysis {
                 let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
                 self.say(at, index, "keys_lost", text);
             }
-            _ => {}
+            EventKind::Cron { .. }
+            | EventKind::Process { .. }
+            | EventKind::Clock { .. }
+            | EventKind::Sent { .. }
+            | EventKind::Lost { .. }
+            | EventKind::Redis { .. }
+            | EventKind::KeyExpired { .. }
+            | EventKind::RedisDown { .. }
+            | EventKind::RedisUp { .. }
+            | EventKind::Sql { .. }
+            | EventKind::Connection { .. }
+            | EventKind::Background { .. }
+            | EventKind::Consensus { .. }
+            | EventKind::LeaseExpired { .. }
+            | EventKind::Leader { .. }
+            | EventKind::DbSlow { .. } => {}
         }
     }
 

@@ -297,7 +297,12 @@ impl StrategySettings {
             StrategySettings::Redlock(redlock) if redlock.nodes != RedlockSettings::default().nodes => {
                 format!("Redlock over {} Redis nodes", redlock.nodes)
             }
-            settings => settings.id().title().to_owned(),
+            settings @ StrategySettings::Naive(_)
+            | settings @ StrategySettings::Fencing(_)
+            | settings @ StrategySettings::Redlock(_)
+            | settings @ StrategySettings::DbLock(_)
+            | settings @ StrategySettings::UniqueInsert
+            | settings @ StrategySettings::Consensus(_) => settings.id().title().to_owned(),
         }
     }
 

@@ -159,7 +159,7 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
                         figure.bar(lane + 10, from, at, "#c9d6e3", "job", "");
                     }
                 }
-                _ => {}
+                RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
             },
             EventKind::Belief { instance, holds, token, .. } => {
                 if *holds {
@@ -260,7 +260,25 @@ pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report
                 }
                 faults.push((at, text));
             }
-            _ => {}
+            EventKind::Cron { .. }
+            | EventKind::Clock { .. }
+            | EventKind::Sent { .. }
+            | EventKind::Lost { .. }
+            | EventKind::Redis { .. }
+            | EventKind::KeyExpired { .. }
+            | EventKind::KeysLost { .. }
+            | EventKind::RedisDown { .. }
+            | EventKind::RedisUp { .. }
+            | EventKind::Sql { .. }
+            | EventKind::Connection { .. }
+            | EventKind::RowLock { .. }
+            | EventKind::Pool { .. }
+            | EventKind::Background { .. }
+            | EventKind::Consensus { .. }
+            | EventKind::LeaseExpired { .. }
+            | EventKind::Leader { .. }
+            | EventKind::RowApplied { .. }
+            | EventKind::DbSlow { .. } => {}
         }
     }
     for (instance, (from, token)) in belief {

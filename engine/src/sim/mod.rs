@@ -387,7 +387,11 @@ impl Sim {
             StrategySettings::Redlock(redlock) => {
                 (Some(redlock.nodes), if redlock.delayed_restart { redlock.ttl_ms } else { 0 })
             }
-            _ => (None, 0),
+            StrategySettings::Naive(_)
+            | StrategySettings::Fencing(_)
+            | StrategySettings::DbLock(_)
+            | StrategySettings::UniqueInsert
+            | StrategySettings::Consensus(_) => (None, 0),
         };
         let with_replica = world.redis_replica && redlock_nodes.is_none();
         let redis = redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms);
@@ -711,7 +715,13 @@ impl Sim {
             TimerPurpose::LockTimeout { session } => self.lock_timeout(session),
             TimerPurpose::IdleTimeout { session } => self.idle_timeout(session),
             TimerPurpose::LeaseExpiry { lease } => self.lease_expiry(lease),
-            purpose => self.instance_timer(purpose, strategy),
+            purpose @ TimerPurpose::Cron { .. }
+            | purpose @ TimerPurpose::Retry { .. }
+            | purpose @ TimerPurpose::Chunk { .. }
+            | purpose @ TimerPurpose::JobEnd { .. }
+            | purpose @ TimerPurpose::Strategy { .. }
+            | purpose @ TimerPurpose::RequestTimeout { .. }
+            | purpose @ TimerPurpose::UploadDone { .. } => self.instance_timer(purpose, strategy),
         }
     }
 
@@ -977,7 +987,9 @@ impl Sim {
         }
         let (since, until) = match state.process {
             runtime::Process::Paused { since_ms, until_ms } => (since_ms, until_ms.max(self.now_ms + duration_ms)),
-            _ => (self.now_ms, self.now_ms + duration_ms),
+            runtime::Process::Running | runtime::Process::Dead | runtime::Process::HostLost => {
+                (self.now_ms, self.now_ms + duration_ms)
+            }
         };
         state.process = runtime::Process::Paused { since_ms: since, until_ms: until };
         let generation = state.generation;

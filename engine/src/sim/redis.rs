@@ -104,7 +104,7 @@ impl RedisCluster {
         match party {
             Party::RedisReplica => self.replica.as_ref(),
             Party::Redis(id) => self.nodes.get(id.index()),
-            _ => None,
+            Party::Instance(_) | Party::Db | Party::Storage | Party::Slack | Party::Consensus => None,
         }
     }
 
@@ -112,7 +112,7 @@ impl RedisCluster {
         match party {
             Party::RedisReplica => self.replica.as_mut(),
             Party::Redis(id) => self.nodes.get_mut(id.index()),
-            _ => None,
+            Party::Instance(_) | Party::Db | Party::Storage | Party::Slack | Party::Consensus => None,
         }
     }
 

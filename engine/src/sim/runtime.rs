@@ -480,7 +480,13 @@ impl Sim {
         }
         let exists = match outcome {
             Reply::Sql(SqlOutcome::Rows(rows)) => Some(rows > 0),
-            _ => None,
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Put(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => None,
         };
         match (after_acquire, exists) {
             (true, Some(false)) => self.start_job(run, strategy),
@@ -609,7 +615,12 @@ impl Sim {
                 }
             }
             Reply::Put(PutOutcome::Rejected(_)) => self.abort(run, AbortReason::WriteRejected, strategy),
-            _ => self.abort(run, AbortReason::WriteFailed, strategy),
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => self.abort(run, AbortReason::WriteFailed, strategy),
         }
     }
 
@@ -682,7 +693,13 @@ impl Sim {
             Reply::Sql(SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)) => {
                 self.abort(run, AbortReason::SessionLost, strategy);
             }
-            _ => self.abort(run, AbortReason::RowWriteFailed, strategy),
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Put(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => self.abort(run, AbortReason::RowWriteFailed, strategy),
         }
     }
 

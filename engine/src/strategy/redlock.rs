@@ -166,7 +166,13 @@ impl<C: Context + ?Sized> Strategy<C> for Redlock {
         *vote = match reply {
             Reply::Redis(RedisReply::Ok | RedisReply::Integer(1)) => Vote::Yes,
             Reply::Redis(RedisReply::Nil | RedisReply::Integer(_)) => Vote::No,
-            _ => Vote::Unknown,
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Put(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => Vote::Unknown,
         };
         self.tally(cx);
     }

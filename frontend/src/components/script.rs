@@ -287,7 +287,7 @@ fn rows_markup(faults: &[Fault], instances: u8) -> String {
                     "<input id=\"{id}\" type=\"checkbox\" data-fault=\"{index}\" data-field=\"{name}\"{}>",
                     if text == "true" { " checked" } else { "" }
                 )),
-                _ => out.raw(format_args!(
+                FieldType::Ms | FieldType::OptionalMs | FieldType::SignedMs | FieldType::Ppm | FieldType::Factor => out.raw(format_args!(
                     "<input id=\"{id}\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"{name}\" value=\"{}\"{}>",
                     Esc(&text),
                     if *field_type == FieldType::OptionalMs { " placeholder=\"none\"" } else { "" }

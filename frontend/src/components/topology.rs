@@ -538,7 +538,17 @@ fn network_now(run: &RunRef, at_ms: u64) -> Vec<(String, Vec<Party>)> {
                     mark.targets.clone(),
                 ))
             }
-            _ => None,
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::Partition { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => None,
         })
         .collect()
 }
