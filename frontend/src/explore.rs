@@ -514,16 +514,5 @@ pub fn explore_page() -> Html {
 
 /// Mounts the explorer on the page's `#explore` element.
 pub fn start() {
-    crate::panic::install_hook();
-    let host = web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.get_element_by_id("explore"));
-    match host {
-        Some(host) => {
-            yew::Renderer::<ExplorePage>::with_root(host).render();
-        }
-        None => {
-            yew::Renderer::<ExplorePage>::new().render();
-        }
-    }
+    crate::mount::<ExplorePage>("explore", || ());
 }

@@ -24,6 +24,24 @@ pub mod story;
 pub mod svg;
 pub mod worker;
 
+/// Mounts a page's root component on the element with id `host` (or the
+/// body, if the page has none). The panic panel is installed first, so a
+/// panic while the props are made (reading the address, storage) shows it.
+pub fn mount<C: yew::BaseComponent>(host: &str, props: impl FnOnce() -> C::Properties) {
+    panic::install_hook();
+    let props = props();
+    let element =
+        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id(host));
+    match element {
+        Some(element) => {
+            yew::Renderer::<C>::with_root_and_props(element, props).render();
+        }
+        None => {
+            yew::Renderer::<C>::with_props(props).render();
+        }
+    }
+}
+
 /// Mounts the lab on the page's `#lab` element (or the body), once the
 /// address and storage are read (a built-in named in the address is fetched
 /// first, so the lab opens on it in one render).

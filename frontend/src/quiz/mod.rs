@@ -21,17 +21,5 @@ use std::rc::Rc;
 
 /// Mounts the quiz on the page's `#quiz` element (or the body).
 pub fn start() {
-    crate::panic::install_hook();
-    let boot = Rc::new(effects::boot());
-    let host =
-        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id("quiz"));
-    let props = components::QuizAppProps { boot };
-    match host {
-        Some(host) => {
-            yew::Renderer::<components::QuizApp>::with_root_and_props(host, props).render();
-        }
-        None => {
-            yew::Renderer::<components::QuizApp>::with_props(props).render();
-        }
-    }
+    crate::mount::<components::QuizApp>("quiz", || components::QuizAppProps { boot: Rc::new(effects::boot()) });
 }

@@ -20,17 +20,5 @@ use std::rc::Rc;
 
 /// Mounts the story on the page's `#story` element (or the body).
 pub fn start() {
-    crate::panic::install_hook();
-    let boot = Rc::new(effects::boot());
-    let host =
-        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id("story"));
-    let props = components::StoryAppProps { boot };
-    match host {
-        Some(host) => {
-            yew::Renderer::<components::StoryApp>::with_root_and_props(host, props).render();
-        }
-        None => {
-            yew::Renderer::<components::StoryApp>::with_props(props).render();
-        }
-    }
+    crate::mount::<components::StoryApp>("story", || components::StoryAppProps { boot: Rc::new(effects::boot()) });
 }
