@@ -5,7 +5,6 @@
 use crate::components::lanes::{Lanes, geometry};
 use crate::format;
 use crate::lab::RunRef;
-use crate::state::Action;
 use crate::svg::Num;
 use yew::prelude::*;
 
@@ -13,7 +12,8 @@ use yew::prelude::*;
 pub struct TimelineProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    pub dispatch: Callback<Action>,
+    /// The reader moved the cursor here (a click or a drag).
+    pub on_seek: Callback<u64>,
     #[prop_or(false)]
     pub compact: bool,
     #[prop_or(false)]
@@ -40,11 +40,11 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let geometry = geometry(run, props.compact, props.narrow);
     let node = use_node_ref();
     let seek = {
-        let dispatch = props.dispatch.clone();
+        let on_seek = props.on_seek.clone();
         let node = node.clone();
         move |event: &PointerEvent| {
             if let Some(fraction) = pointer_fraction(&node, event) {
-                dispatch.emit(Action::Seek(geometry.time_at(fraction)));
+                on_seek.emit(geometry.time_at(fraction));
             }
         }
     };
