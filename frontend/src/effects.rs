@@ -420,12 +420,12 @@ pub fn use_keyboard(dispatch: Callback<Action>) {
 
 /// Follows the narrow-screen media query.
 #[hook]
-pub fn use_narrow_screen(on_change: Callback<bool>) {
+pub fn use_narrow_screen(dispatch: Callback<Action>) {
     use_effect_with((), move |()| {
         let query = web_sys::window().and_then(|window| window.match_media(NARROW_QUERY).ok().flatten());
         let listener =
             Closure::<dyn Fn(web_sys::MediaQueryListEvent)>::new(move |event: web_sys::MediaQueryListEvent| {
-                on_change.emit(event.matches())
+                dispatch.emit(Action::SetNarrow(event.matches()))
             });
         if let Some(query) = &query {
             let _ = query.add_event_listener_with_callback("change", listener.as_ref().unchecked_ref());

@@ -40,18 +40,12 @@ pub fn app(props: &AppProps) -> Html {
         use_memo((), move |()| Callback::from(move |action: Action| dispatcher.dispatch(action)))
     };
     let dispatch: Callback<Action> = (*dispatch).clone();
-    // Made once, so the components that take it keep equal props between frames.
-    let on_seek: Callback<u64> = (*use_memo((), {
-        let dispatch = dispatch.clone();
-        move |()| dispatch.reform(Action::Seek)
-    }))
-    .clone();
 
     effects::use_persistence(&state, props.boot.stored_kept);
     effects::use_run_slices(&state);
     effects::use_playback(&state);
     effects::use_keyboard(dispatch.clone());
-    effects::use_narrow_screen(dispatch.reform(Action::SetNarrow));
+    effects::use_narrow_screen(dispatch.clone());
     let crash_test = props.boot.crash_test;
     use_effect_with((), move |()| {
         effects::mark_first_render();
@@ -192,11 +186,11 @@ pub fn app(props: &AppProps) -> Html {
         <>
             <section class="panel timeline-panel" aria-labelledby="timeline-title">
                 <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
-                <Timeline run={run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} narrow={state.narrow} />
+                <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
             </section>
             <section class="panel verdict-panel" aria-labelledby="verdict-title">
                 <h2 id="verdict-title">{"Verdict"}</h2>
-                <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} />
+                <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
             </section>
         </>
     };

@@ -118,7 +118,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
                     { safety_badge(report.safety) }
                     { liveness_badge(report.liveness) }
                 </figcaption>
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.dispatch.reform(Action::Seek)}
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.dispatch.clone()}
                     compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
                 <p class="multiple-note">{ crate::components::verdicts::headline(report) }</p>
             </figure>

@@ -5,6 +5,7 @@
 use crate::components::lanes::{Lanes, geometry};
 use crate::format;
 use crate::lab::RunRef;
+use crate::state::Action;
 use crate::svg::Num;
 use yew::prelude::*;
 
@@ -12,8 +13,7 @@ use yew::prelude::*;
 pub struct TimelineProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    /// The reader moved the cursor here (a click or a drag).
-    pub on_seek: Callback<u64>,
+    pub dispatch: Callback<Action>,
     #[prop_or(false)]
     pub compact: bool,
     #[prop_or(false)]
@@ -40,11 +40,11 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let geometry = geometry(run, props.compact, props.narrow);
     let node = use_node_ref();
     let seek = {
-        let on_seek = props.on_seek.clone();
+        let dispatch = props.dispatch.clone();
         let node = node.clone();
         move |event: &PointerEvent| {
             if let Some(fraction) = pointer_fraction(&node, event) {
-                on_seek.emit(geometry.time_at(fraction));
+                dispatch.emit(Action::Seek(geometry.time_at(fraction)));
             }
         }
     };

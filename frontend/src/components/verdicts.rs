@@ -3,6 +3,7 @@
 
 use crate::format;
 use crate::lab::{RunRef, strategy_label_in};
+use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::Scenario;
 use locklab_engine::report::{Metrics, StrategyReport};
@@ -14,8 +15,7 @@ use yew::prelude::*;
 pub struct VerdictProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    /// A finding was chosen: move the cursor to its time.
-    pub on_seek: Callback<u64>,
+    pub dispatch: Callback<Action>,
     /// The element's id: the lab has one verdict panel; a page that shows two
     /// (the quiz's side-by-side) names each.
     #[prop_or(AttrValue::Static("verdicts"))]
@@ -200,7 +200,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
     let metrics = &report.metrics;
     let markup = use_memo(run.clone(), |run| AttrValue::from(verdict_markup(run)));
     let onclick = {
-        let on_seek = props.on_seek.clone();
+        let dispatch = props.dispatch.clone();
         Callback::from(move |event: MouseEvent| {
             let at_ms = event
                 .target()
@@ -209,7 +209,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
                 .and_then(|button| button.get_attribute("data-seek"))
                 .and_then(|text| text.parse::<u64>().ok());
             if let Some(at_ms) = at_ms {
-                on_seek.emit(at_ms);
+                dispatch.emit(Action::Seek(at_ms));
             }
         })
     };

@@ -7,6 +7,7 @@ use crate::components::lanes::{Band, band, geometry, write_band};
 use crate::components::timeline::Timeline;
 use crate::format;
 use crate::lab::strategy_label_in;
+use crate::state::Action;
 use crate::story::effects::{self, StoryBoot};
 use crate::story::state::{Shown, StoryAction, StoryState};
 use crate::svg::Num;
@@ -49,10 +50,19 @@ pub fn story_app(props: &StoryAppProps) -> Html {
     };
     let last = state.steps.len().saturating_sub(1);
     effects::use_keys(dispatch.clone(), last);
-    crate::effects::use_narrow_screen(dispatch.reform(StoryAction::Narrow));
+    effects::use_narrow(dispatch.clone());
     effects::use_autoplay(&state);
     effects::use_lab_href(&state);
     effects::use_step_in_address(state.step().map(|step| step.id.clone()).unwrap_or_default());
+    // The lab's timeline moves its cursor by the lab's action.
+    let on_timeline = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |action: Action| {
+            if let Action::Seek(at_ms) = action {
+                dispatch.emit(StoryAction::Seek(at_ms));
+            }
+        })
+    };
     let notice =
         state.problem.as_ref().map(|problem| html! { <p class="message error" role="alert">{ problem.clone() }</p> });
     let Some(step) = state.step() else {
@@ -80,7 +90,7 @@ pub fn story_app(props: &StoryAppProps) -> Html {
             <main id="main" class="story-main">
                 <StepCard step={step.clone()} index={state.current} count={state.steps.len()}
                     chapters={state.chapters} playing={state.playing} lab_href={href} dispatch={dispatch.clone()} />
-                <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} on_seek={dispatch.reform(StoryAction::Seek)} />
+                <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} on_timeline={on_timeline} />
                 <StepList steps={state.steps.clone()} current={state.current} dispatch={dispatch} />
             </main>
         </div>
@@ -145,7 +155,7 @@ pub struct StoryFigureProps {
     pub step: Shown,
     pub cursor_ms: u64,
     pub narrow: bool,
-    pub on_seek: Callback<u64>,
+    pub on_timeline: Callback<Action>,
 }
 
 /// The step's run on the lab's timeline, with what to look at outlined.
@@ -173,7 +183,7 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
                 </p>
             }
             <div class="story-timeline">
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_timeline.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the story's run")} />
                 <Highlights step={step.clone()} narrow={props.narrow} />
             </div>

@@ -1,7 +1,6 @@
 //! Every side effect of the story page, in one place: reading the address
-//! at start, keeping the step in it, the keys, the timer that plays the
-//! story, and making each step's lab address (the narrow-screen query is the
-//! lab's `effects::use_narrow_screen`).
+//! at start, keeping the step in it, the keys, the narrow-screen query, the
+//! timer that plays the story, and making each step's lab address.
 //! The root component calls these; the reducer never does. The page keeps
 //! nothing in storage: an embedded story never reads or writes the reader's
 //! saved state.
@@ -94,6 +93,23 @@ pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
                 if let Some(action) = action {
                     event.prevent_default();
                     dispatch.emit(action);
+                }
+            })
+        });
+        move || drop(listener)
+    });
+}
+
+/// Follows the narrow-screen media query.
+#[hook]
+pub fn use_narrow(dispatch: Callback<StoryAction>) {
+    use_effect_with((), move |()| {
+        let query =
+            web_sys::window().and_then(|window| window.match_media(crate::effects::NARROW_QUERY).ok().flatten());
+        let listener = query.map(|query| {
+            EventListener::new(&query, "change", move |event| {
+                if let Some(event) = event.dyn_ref::<web_sys::MediaQueryListEvent>() {
+                    dispatch.emit(StoryAction::Narrow(event.matches()));
                 }
             })
         });
