@@ -159,7 +159,7 @@ fn exchanges() -> Vec<Exchange> {
         steps,
         expected: None,
     };
-    let uncommitted_row_reason = "the lab checks a row written inside a transaction against the committed rows and applies it at COMMIT (said in its simplifications panel); no run of the lab has two sessions write the same row at once (only db-lock writes inside a transaction, one holder at a time), so a writer never meets an uncommitted row there";
+    let uncommitted_row_reason = "the lab checks a row written inside a transaction against the committed rows and applies it at COMMIT, and does not make another writer wait for it (said in its simplifications panel); in the lab only a db-lock holder writes inside a transaction, so the two meet only when a job restarted without the lock writes the row while a holder has written it but not yet committed (a pause between the two), and then the holder's row lands last where PostgreSQL would make the other writer wait and land its row after the COMMIT";
     vec![
         Exchange {
             connect_first: false,
