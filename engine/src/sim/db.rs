@@ -10,8 +10,10 @@
 //! default 2 h 11 min), or when a timeout ends it; its transaction rolls back
 //! and its row locks go to the next waiter.
 //!
-//! Simplification (said in the UI): a report row written inside a transaction
-//! is checked against the committed rows when written and applied at COMMIT.
+//! A report row written inside a transaction is checked against the committed
+//! rows when written and applied at COMMIT; until then another session's write
+//! of the same row waits for that transaction to end, as PostgreSQL's unique
+//! index makes it wait, and is then decided against what the end left.
 //!
 //! Other services' queries take a fast path while nobody holds or waits for
 //! `FOR UPDATE`: their `FOR KEY SHARE` is then only "held until t + 20 ms" (one
@@ -56,6 +58,9 @@ struct Session {
     lock_run: Option<RunId>,
     busy: bool,
     idle_timer: Option<TimerId>,
+    /// A write waiting for another session's uncommitted row: that session,
+    /// and the waiting statement.
+    waits_for_row: Option<(SessionId, u32)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -281,8 +286,15 @@ impl Sim {
     fn open_session(&mut self, client: DbClient) -> SessionId {
         let id = SessionId(self.db.next_session);
         self.db.next_session += 1;
-        let session =
-            Session { client, in_transaction: false, pending_row: None, lock_run: None, busy: false, idle_timer: None };
+        let session = Session {
+            client,
+            in_transaction: false,
+            pending_row: None,
+            lock_run: None,
+            busy: false,
+            idle_timer: None,
+            waits_for_row: None,
+        };
         self.db.sessions.insert(id, session);
         self.record(EventKind::Connection { session: id, client, change: ConnectionChange::Opened });
         id
@@ -338,6 +350,18 @@ impl Sim {
                 }
             }
             Sql::WriteReport { period, report, run, token, how } => {
+                // Another transaction's uncommitted row: wait for it to end.
+                let writer =
+                    self.db.sessions.entries().iter().find(|(id, other)| {
+                        *id != session && other.pending_row.is_some_and(|(_, row, ..)| row == report)
+                    });
+                if let Some(&(writer, _)) = writer {
+                    self.db.statements.insert(statement, Statement { caller, sql });
+                    if let Some(state) = self.db.sessions.get_mut(&session) {
+                        state.waits_for_row = Some((writer, statement));
+                    }
+                    return;
+                }
                 let outcome = self.row_outcome(report, token, how);
                 if state.in_transaction {
                     if outcome != SqlOutcome::Rows(0)
@@ -417,11 +441,31 @@ impl Sim {
 
     /// Commit or rollback: the row locks go, the queue moves.
     fn end_transaction(&mut self, session: SessionId) {
+        let mut wrote_row = false;
         if let Some(state) = self.db.sessions.get_mut(&session) {
             state.in_transaction = false;
-            state.pending_row = None;
+            wrote_row = state.pending_row.take().is_some();
             if let Some(timer) = state.idle_timer.take() {
                 self.cancel_timer(timer);
+            }
+        }
+        // Writes that waited for this transaction's row go on now, against
+        // what its end left (the row committed, or rolled back).
+        if wrote_row {
+            let waiting: Vec<(SessionId, u32)> = self
+                .db
+                .sessions
+                .entries()
+                .iter()
+                .filter_map(|(id, other)| {
+                    other.waits_for_row.filter(|(writer, _)| *writer == session).map(|(_, statement)| (*id, statement))
+                })
+                .collect();
+            for (waiter, statement) in waiting {
+                if let Some(state) = self.db.sessions.get_mut(&waiter) {
+                    state.waits_for_row = None;
+                }
+                self.schedule(self.now_ms, Action::StatementDone { session: waiter, statement });
             }
         }
         self.release_row(session);

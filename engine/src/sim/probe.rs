@@ -503,4 +503,36 @@ mod tests {
                 .contains(&(timed_out, DbAnswer::Sql { client: 2, outcome: SqlOutcome::Error(SqlError::LockTimeout) }))
         );
     }
+
+    #[test]
+    fn a_second_insert_waits_for_an_uncommitted_row() {
+        use crate::event::RowWrite;
+        use crate::ids::ReportOf;
+        use crate::scenario::DbWait;
+        for (end, second_gets) in [(Sql::Commit, SqlOutcome::Rows(0)), (Sql::Rollback, SqlOutcome::Rows(1))] {
+            let mut probe = DbProbe::new(3, 20, DbLockSettings::default());
+            let write = |client: u8| Sql::WriteReport {
+                period: Period(1),
+                report: ReportOf::Day(0),
+                run: RunId(u32::from(client)),
+                token: None,
+                how: RowWrite::InsertOrNothing,
+            };
+            for client in 1..3 {
+                probe.send(client, Sql::Connect);
+            }
+            probe.at(50);
+            probe.send(1, Sql::LockJobRow { wait: DbWait::Block });
+            probe.at(100);
+            probe.send(1, write(1));
+            probe.at(150);
+            probe.take_answers();
+            probe.send(2, write(2));
+            probe.at(500);
+            assert_eq!(sql_answers(&mut probe, 2), [], "the second insert waits for the open transaction");
+            probe.send(1, end);
+            probe.at(600);
+            assert_eq!(sql_answers(&mut probe, 2), [second_gets], "after {end}");
+        }
+    }
 }

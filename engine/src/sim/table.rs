@@ -57,6 +57,11 @@ impl<K: Ord + Copy, V> Table<K, V> {
         }
     }
 
+    /// Every entry, in key order.
+    pub(crate) fn entries(&self) -> &[(K, V)] {
+        &self.entries
+    }
+
     pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
         let index = self.find(key).ok()?;
         Some(self.entries.remove(index).1)
