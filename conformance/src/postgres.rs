@@ -584,15 +584,13 @@ impl Real<'_> {
     }
 }
 
+/// The client's reply, waiting at most [`SERVER_LIMIT`] for it.
 fn wait_reply(client: &mut RealClient) -> Result<PgReply, String> {
-    let started = Instant::now();
-    loop {
-        if let Some(reply) = client.poll(Duration::from_millis(50))? {
-            return Ok(reply);
-        }
-        if started.elapsed() > SERVER_LIMIT {
-            return Err(format!("no reply from PostgreSQL within {SERVER_LIMIT:?}"));
-        }
+    match client {
+        RealClient::Session(connection) => connection.wait(SERVER_LIMIT),
+        RealClient::Process(process) => process
+            .poll(SERVER_LIMIT)?
+            .ok_or_else(|| format!("no reply from the client process within {SERVER_LIMIT:?}")),
     }
 }
 

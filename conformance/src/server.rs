@@ -12,6 +12,31 @@ use std::time::{Duration, Instant};
 /// How long a server may take to answer after it is started.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Waits until a server just started as `child` answers (`answers`), and
+/// says why not if its process exits first (with `log`, what it wrote) or
+/// it does not answer within [`START_TIMEOUT`].
+fn wait_until_answering(
+    child: &mut Child,
+    what: &str,
+    mut answers: impl FnMut() -> bool,
+    log: impl Fn() -> String,
+) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        if answers() {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{what} exited at start ({status}){}", log()));
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(format!("{what} did not answer within {START_TIMEOUT:?}"));
+        }
+        // Polling for the condition: the server answers.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A free loopback port: the system's choice for a listener, released.
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("no free loopback port: {error}"))?;
@@ -83,25 +108,13 @@ impl RedisServer {
             .map_err(|error| {
                 format!("cannot start redis-server ({error}); scripts/setup.sh installs it from Debian's packages")
             })?;
-        self.child = Some(child);
-        let started = Instant::now();
-        loop {
-            if let Ok(mut connection) = Connection::open(self.port)
-                && connection.call(&["PING"]).is_ok_and(|reply| reply == "PONG")
-            {
-                return Ok(());
-            }
-            if let Some(child) = self.child.as_mut()
-                && let Ok(Some(status)) = child.try_wait()
-            {
-                return Err(format!("redis-server on port {} exited at start ({status})", self.port));
-            }
-            if started.elapsed() > START_TIMEOUT {
-                return Err(format!("redis-server on port {} did not answer within {START_TIMEOUT:?}", self.port));
-            }
-            // Polling for the condition: the server answers.
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let port = self.port;
+        let child = self.child.insert(child);
+        let answers = || {
+            Connection::open(port)
+                .is_ok_and(|mut connection| connection.call(&["PING"]).is_ok_and(|reply| reply == "PONG"))
+        };
+        wait_until_answering(child, &format!("redis-server on port {port}"), answers, String::new)
     }
 
     pub fn connect(&self) -> Result<Connection, String> {
@@ -267,26 +280,14 @@ impl PgServer {
             .stderr(log)
             .spawn()
             .map_err(|error| format!("cannot start postgres: {error}"))?;
-        server.child = Some(child);
-        let started = Instant::now();
-        loop {
-            if let Ok(Ok(mut connection)) = crate::pg::PgConnection::open(port, "postgres")
-                && connection.query("SELECT 1").is_ok_and(|reply| reply.first_value() == Some("1"))
-            {
-                return Ok(server);
-            }
-            if let Some(child) = server.child.as_mut()
-                && let Ok(Some(status)) = child.try_wait()
-            {
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                return Err(format!("postgres on port {port} exited at start ({status}): {}", log.trim()));
-            }
-            if started.elapsed() > START_TIMEOUT {
-                return Err(format!("postgres on port {port} did not take a connection within {START_TIMEOUT:?}"));
-            }
-            // Polling for the condition: the server takes a connection.
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let child = server.child.insert(child);
+        let answers = || match crate::pg::PgConnection::open(port, "postgres") {
+            Ok(Ok(mut connection)) => connection.query("SELECT 1").is_ok_and(|reply| reply.first_value() == Some("1")),
+            Ok(Err(_)) | Err(_) => false,
+        };
+        let log = || format!(": {}", std::fs::read_to_string(&log_path).unwrap_or_default().trim());
+        wait_until_answering(child, &format!("postgres on port {port}"), answers, log)?;
+        Ok(server)
     }
 
     /// The server's version (`SHOW server_version`).

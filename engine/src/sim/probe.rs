@@ -16,6 +16,17 @@ use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId, SessionId};
 use crate::scenario::{DbLockSettings, Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
+/// One run per client instance (`0..clients`), so a request has a sender
+/// the servers' bookkeeping (who holds the lock) can name.
+fn client_runs(sim: &mut Sim, clients: u8) -> Vec<RunId> {
+    (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false)).collect()
+}
+
+/// Client `client`'s run.
+fn run_of(runs: &[RunId], client: u8) -> RunId {
+    runs.get(usize::from(client)).copied().unwrap_or(RunId(0))
+}
+
 /// The Redis nodes of the engine's world, with clients that send them commands.
 pub struct RedisProbe {
     sim: Sim,
@@ -66,9 +77,7 @@ impl RedisProbe {
 
     fn with_settings(scenario: &Scenario, settings: StrategySettings) -> RedisProbe {
         let mut sim = Sim::new(scenario, settings);
-        let runs = (0..scenario.world.instances)
-            .map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false))
-            .collect();
+        let runs = client_runs(&mut sim, scenario.world.instances);
         RedisProbe { sim, runs }
     }
 
@@ -130,7 +139,7 @@ impl RedisProbe {
     }
 
     fn command_to(&mut self, node: Party, client: u8, command: RedisCommand) -> RedisReply {
-        let run = self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0));
+        let run = run_of(&self.runs, client);
         self.sim.redis_execute(node, InstanceId(client), run, command).unwrap_or(RedisReply::ConnectionRefused)
     }
 
@@ -204,8 +213,7 @@ impl DbProbe {
         scenario.world.db_max_connections = max_connections;
         scenario.world.background_queries_per_s = 0;
         let mut sim = Sim::new(&scenario, StrategySettings::DbLock(settings));
-        let runs =
-            (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false)).collect();
+        let runs = client_runs(&mut sim, clients);
         DbProbe {
             sim,
             runs,
@@ -224,7 +232,7 @@ impl DbProbe {
 
     /// The run client `client` writes its report rows as.
     pub fn run_of(&self, client: u8) -> RunId {
-        self.runs.get(usize::from(client)).copied().unwrap_or(RunId(0))
+        run_of(&self.runs, client)
     }
 
     /// Client `client` sends `sql` (`Sql::Connect` opens its session); the
