@@ -101,6 +101,33 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Play a scenario for real on this machine: throwaway redis-server(s) and PostgreSQL on
+    /// loopback ports, one process per instance running the strategy's own code, the faults as
+    /// signals (oom_kill: SIGKILL; gc_pause: SIGSTOP/SIGCONT). Prints the live timeline and verdict.
+    Live {
+        /// A scenario file, or a built-in's name.
+        #[arg(value_name = "FILE|NAME")]
+        scenario: String,
+        /// The strategy to run (naive, fencing, redlock or unique-insert live).
+        #[arg(long, value_name = "ID", value_parser = strategy_id)]
+        strategy: StrategyId,
+        /// Scenario milliseconds per real millisecond: 60 plays a 20-minute night in 20 s.
+        /// TTLs, timeouts and the cron are scaled; the loopback network is not.
+        #[arg(long, value_name = "N", default_value_t = 60)]
+        time_scale: u32,
+        /// Also run the simulated twin and print both verdicts side by side.
+        #[arg(long)]
+        compare: bool,
+        /// Where to write the recorded run (locklab-log/1, marked live).
+        #[arg(long, value_name = "OUT")]
+        log: Option<String>,
+    },
+    /// One instance of a live run; `locklab live` starts these itself.
+    #[command(hide = true)]
+    LiveInstance {
+        /// The instance's plan, as JSON.
+        plan: String,
+    },
     /// Print a shell completion script for `locklab`.
     Completions {
         /// The shell to complete in.
@@ -137,6 +164,9 @@ fn main() -> ExitCode {
     // Usage errors (and --help, --version) are clap's: a message naming the
     // argument, then exit 2 (0 for help and version).
     let cli = Cli::parse();
+    if let Command::LiveInstance { plan } = &cli.command {
+        return locklab_live::instance::main(plan);
+    }
     match run(cli.command) {
         Ok(output) => {
             // A reader that stops early (`| head`) closes the pipe: that is not an error worth a panic.
@@ -215,6 +245,10 @@ fn run(command: Command) -> Result<String, String> {
             let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
             Ok(format!("{}\n", scenario.to_json()))
         }
+        Command::Live { scenario, strategy, time_scale, compare, log } => {
+            live(&load(&scenario)?, strategy, time_scale, compare, log.as_deref())
+        }
+        Command::LiveInstance { .. } => Err("live-instance is started by `locklab live`".to_owned()),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "locklab", &mut script);
@@ -367,6 +401,67 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
     }
     text.push_str(&format!("{}\n", scenario.storage_text()));
     Ok(text)
+}
+
+/// Plays the scenario live, and prints its timeline and verdict as `run` does,
+/// under a header that says what it ran on.
+fn live(
+    scenario: &Scenario,
+    strategy: StrategyId,
+    time_scale: u32,
+    compare: bool,
+    out: Option<&str>,
+) -> Result<String, String> {
+    let program = std::env::current_exe().map_err(|error| format!("cannot find the locklab program: {error}"))?;
+    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program };
+    let live = locklab_live::run(options)?;
+    let report = locklab_engine::report::analyze(scenario, strategy, &live.log);
+    let mut text = format!(
+        "== {strategy} — {} — live on {}, time scaled ×{time_scale} (the loopback network is not scaled)\n",
+        scenario.settings_for(strategy).title(),
+        live.recording.servers.join(" / "),
+    );
+    for event in &live.log {
+        if shown_by_default(&event.kind) {
+            text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));
+        }
+    }
+    text.push_str(&verdict_text(&report, scenario));
+    if compare {
+        let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
+        let twin = locklab_engine::report::analyze(scenario, strategy, &simulated);
+        text.push_str(&live_comparison(&report, &twin));
+    }
+    if let Some(out) = out {
+        let document = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
+        std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
+        text.push_str(&format!("wrote {out}: {} events, recorded live\n", live.log.len()));
+    }
+    Ok(text)
+}
+
+/// The live verdict beside the simulated twin's: safety, liveness and the kinds of findings.
+fn live_comparison(live: &StrategyReport, simulated: &StrategyReport) -> String {
+    let kinds = |report: &StrategyReport| {
+        let mut kinds: Vec<&str> = report.findings.iter().map(|finding| finding.kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds.join(", ")
+    };
+    let row = |name: &str, report: &StrategyReport| {
+        format!("   {name:<10} {:<8} {:<8} {}\n", report.safety.name(), report.liveness.name(), kinds(report))
+    };
+    let same =
+        live.safety == simulated.safety && live.liveness == simulated.liveness && kinds(live) == kinds(simulated);
+    format!(
+        "-- live and simulated\n   {:<10} {:<8} {:<8} findings\n{}{}   {}\n",
+        "",
+        "safety",
+        "liveness",
+        row("live", live),
+        row("simulated", simulated),
+        if same { "the same verdict" } else { "the verdicts differ" }
+    )
 }
 
 fn list_builtins() -> String {

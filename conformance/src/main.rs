@@ -11,11 +11,10 @@
 //! suite's PostgreSQL clients that live in a process of their own
 //! ([`pg::serve`]), so that a check can kill or stop it.
 
-mod pg;
 mod postgres;
 mod redis;
-mod resp;
-mod server;
+
+use locklab_conformance::{pg, resp, server};
 
 use std::fmt::Write as _;
 use std::process::ExitCode;

@@ -9,6 +9,14 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+/// The tables the lab's statements name. The reports table has no foreign
+/// key, so a report's insert never waits for the jobs row's lock; other
+/// services' inserts into job_events do, through their foreign-key check.
+pub const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
+    INSERT INTO jobs VALUES ('daily-report');\
+    CREATE TABLE reports (job text NOT NULL, day integer NOT NULL, period integer NOT NULL, run integer NOT NULL, token bigint, PRIMARY KEY (job, day));\
+    CREATE TABLE job_events (id bigserial PRIMARY KEY, job text NOT NULL REFERENCES jobs (name))";
+
 /// The protocol version the startup packet asks for: 3.0.
 const PROTOCOL_3_0: i32 = 196_608;
 
@@ -52,6 +60,7 @@ impl PgReply {
 }
 
 /// One session with the server.
+#[derive(Debug)]
 pub struct PgConnection {
     stream: TcpStream,
     /// Bytes read but not yet parsed into whole messages.
@@ -283,6 +292,7 @@ pub const CLIENT_COMMAND: &str = "postgres-client";
 /// or stop it (SIGSTOP) as the lab's faults do to an instance: this program
 /// run as `locklab-conformance postgres-client PORT`, sent one statement per
 /// line on its standard input, answering one reply per line.
+#[derive(Debug)]
 pub struct ProcessClient {
     child: std::process::Child,
     stdin: std::process::ChildStdin,

@@ -40,13 +40,7 @@ pub fn server_settings() -> Vec<String> {
     vec![format!("max_connections={MAX_CONNECTIONS}"), "superuser_reserved_connections=0".to_owned()]
 }
 
-/// The tables the lab's statements name. The reports table has no foreign
-/// key, so a report's insert never waits for the jobs row's lock; other
-/// services' inserts into job_events do, through their foreign-key check.
-const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
-    INSERT INTO jobs VALUES ('daily-report');\
-    CREATE TABLE reports (job text NOT NULL, day integer NOT NULL, period integer NOT NULL, run integer NOT NULL, token bigint, PRIMARY KEY (job, day));\
-    CREATE TABLE job_events (id bigserial PRIMARY KEY, job text NOT NULL REFERENCES jobs (name))";
+use crate::pg::SCHEMA;
 
 /// Who acts in an exchange.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -8,6 +8,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 /// One connection to a server.
+#[derive(Debug)]
 pub struct Connection {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
@@ -26,6 +27,17 @@ impl Connection {
     /// Sends a command and reads its reply, in the lab's notation; a failure
     /// is a message that names the command.
     pub fn call<T: AsRef<str>>(&mut self, args: &[T]) -> Result<String, String> {
+        self.call_within(args, Duration::from_secs(5)).map_err(|error| {
+            let words: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+            format!("{}: {error}", words.join(" "))
+        })
+    }
+
+    /// Sends a command and reads its reply, waiting at most `limit`; the
+    /// error is the socket's, so a caller can tell a timeout
+    /// (`WouldBlock`/`TimedOut`) from a refusal. After an error the
+    /// connection is out of step and must be dropped.
+    pub fn call_within<T: AsRef<str>>(&mut self, args: &[T], limit: Duration) -> std::io::Result<String> {
         let mut request = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             let arg = arg.as_ref();
@@ -33,11 +45,9 @@ impl Connection {
             request.extend_from_slice(arg.as_bytes());
             request.extend_from_slice(b"\r\n");
         }
-        let answer = self.writer.write_all(&request).and_then(|()| self.reply());
-        answer.map_err(|error| {
-            let words: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
-            format!("{}: {error}", words.join(" "))
-        })
+        self.writer.set_read_timeout(Some(limit.max(Duration::from_millis(1))))?;
+        self.writer.write_all(&request)?;
+        self.reply()
     }
 
     /// Sends one of the engine's commands as a real client does ([`RedisCommand::wire`]).

@@ -45,6 +45,7 @@ fn free_port() -> Result<u16, String> {
 
 /// A `redis-server` with no persistence, on its own port and directory, whose
 /// wall clock the suite can step (`clock-shim.c`, preloaded).
+#[derive(Debug)]
 pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
@@ -224,6 +225,7 @@ impl Account {
 /// A throwaway PostgreSQL cluster: `initdb` in a temporary directory, the
 /// server on a free loopback port with its socket in that directory, run as
 /// a non-root user. Stopped (an immediate shutdown) and removed on `Drop`.
+#[derive(Debug)]
 pub struct PgServer {
     child: Option<Child>,
     pub port: u16,

@@ -7,7 +7,7 @@
 
 use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{DbWait, Fault};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The Redis key of the lock.
@@ -18,7 +18,7 @@ pub const TOKEN_KEY: &str = "job:daily-report:token";
 pub const LEASE_KEY: &str = "/locks/daily-report";
 
 /// One thing that happened, at a simulated true time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub at_ms: u64,
     #[serde(flatten)]
@@ -41,6 +41,29 @@ impl fmt::Display for Owner {
 impl Serialize for Owner {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+impl Owner {
+    /// Reads the value as [`fmt::Display`] writes it (`a:7f3a`).
+    pub fn parse(text: &str) -> Option<Owner> {
+        let (instance, nonce) = text.split_once(':')?;
+        let instance = match Party::parse(instance)? {
+            Party::Instance(instance) => instance,
+            Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus => {
+                return None;
+            }
+        };
+        let nonce = u16::from_str_radix(nonce, 16).ok().filter(|_| nonce.len() == 4)?;
+        Some(Owner { instance, nonce })
+    }
+}
+
+impl<'de> Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::ids::deserialize_name(deserializer, |text| {
+            Owner::parse(text).ok_or_else(|| format!("`{text}` is not a lock value (instance:nonce)"))
+        })
     }
 }
 
@@ -69,9 +92,20 @@ impl Serialize for LockValue {
     }
 }
 
+impl<'de> Deserialize<'de> for LockValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::ids::deserialize_name(deserializer, |text| match text {
+            "locked" => Ok(LockValue::Locked),
+            _ => Owner::parse(text)
+                .map(LockValue::Owner)
+                .ok_or_else(|| format!("`{text}` is not a lock value (`locked` or instance:nonce)")),
+        })
+    }
+}
+
 /// The Redis commands the strategies use. The lock commands act on
 /// [`LOCK_KEY`], `INCR` on [`TOKEN_KEY`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum RedisCommand {
     /// `SET key value NX EX seconds`.
@@ -181,7 +215,7 @@ impl fmt::Display for RedisCommand {
 }
 
 /// A Redis reply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reply", content = "value", rename_all = "snake_case")]
 pub enum RedisReply {
     Ok,
@@ -208,7 +242,7 @@ impl fmt::Display for RedisReply {
 }
 
 /// How the report row is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RowWrite {
     /// `INSERT … ON CONFLICT (job, period) DO UPDATE`: the last writer wins.
@@ -221,7 +255,7 @@ pub enum RowWrite {
 }
 
 /// The SQL statements the instances send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "statement", rename_all = "snake_case")]
 pub enum Sql {
     /// Opening a connection (the startup packet).
@@ -303,7 +337,7 @@ impl fmt::Display for Sql {
 }
 
 /// What the database answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
 pub enum SqlOutcome {
     Connected(SessionId),
@@ -316,7 +350,7 @@ pub enum SqlOutcome {
 }
 
 /// PostgreSQL errors the lab produces, with their real wording.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SqlError {
     /// 53300.
@@ -371,7 +405,7 @@ impl fmt::Display for SqlError {
 }
 
 /// Who holds a database session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DbClient {
     Instance(InstanceId),
@@ -389,7 +423,7 @@ impl fmt::Display for DbClient {
 }
 
 /// A change to the jobs row's lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RowLockChange {
     Waiting,
@@ -400,7 +434,7 @@ pub enum RowLockChange {
 }
 
 /// A lock mode on the jobs row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RowLockMode {
     /// `FOR UPDATE`.
@@ -410,7 +444,7 @@ pub enum RowLockMode {
 }
 
 /// A change to a database session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "change", content = "reason", rename_all = "snake_case")]
 pub enum ConnectionChange {
     Opened,
@@ -420,7 +454,7 @@ pub enum ConnectionChange {
     Terminated(TerminateReason),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminateReason {
     /// The client's socket closed (the kernel sent FIN or RST).
@@ -431,7 +465,7 @@ pub enum TerminateReason {
 }
 
 /// How a background query ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackgroundOutcome {
     Ok,
@@ -442,7 +476,7 @@ pub enum BackgroundOutcome {
 }
 
 /// What a storage PUT met.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", content = "highest", rename_all = "snake_case")]
 pub enum PutOutcome {
     Accepted,
@@ -451,7 +485,7 @@ pub enum PutOutcome {
 }
 
 /// Consensus-store operations (etcd's API, simplified).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ConsensusOp {
     /// Grant a lease, then `txn(create_revision(key) == 0) put key value lease`.
@@ -482,7 +516,7 @@ impl fmt::Display for ConsensusOp {
 }
 
 /// Consensus-store replies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum ConsensusReply {
     /// The put succeeded; its revision is the fencing token.
@@ -521,7 +555,7 @@ impl fmt::Display for ConsensusReply {
 }
 
 /// An instance's process state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ProcessState {
     Running,
@@ -538,7 +572,7 @@ pub enum ProcessState {
 }
 
 /// A step in a run's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "phase", content = "detail", rename_all = "snake_case")]
 pub enum RunPhase {
     /// Began trying to take the lock.
@@ -563,7 +597,7 @@ pub enum RunPhase {
     Redelivered(RunId),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     /// A lease renewal was refused: the lock is somebody else's.
@@ -583,7 +617,7 @@ pub enum AbortReason {
 }
 
 /// Why the lock service stopped counting a run as the holder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RevokeReason {
     Released,
@@ -597,7 +631,7 @@ pub enum RevokeReason {
 }
 
 /// Why a message never arrived.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossReason {
     Partition,
@@ -605,7 +639,7 @@ pub enum LossReason {
 }
 
 /// What a message carries, in a word (the full text is on the receiving side's event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageKind {
     Redis,
@@ -618,7 +652,7 @@ pub enum MessageKind {
 }
 
 /// Everything the log records.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A fault from the scenario struck; `targets` are the parties it hit

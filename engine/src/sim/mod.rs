@@ -33,7 +33,7 @@ pub(crate) use runtime::{Instance, RunRecord};
 
 /// A request an instance sends to a server.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Request {
+pub enum Request {
     Redis(RedisCommand),
     Sql { session: SessionId, sql: Sql },
     Put { period: Period, report: ReportOf, chunk: u8, own_object: bool, token: Option<Token> },
@@ -55,7 +55,7 @@ impl Request {
 
 /// A server's answer, or what the client library makes of its absence.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Reply {
+pub enum Reply {
     Redis(RedisReply),
     Sql(SqlOutcome),
     Put(PutOutcome),
@@ -69,7 +69,7 @@ pub(crate) enum Reply {
 
 impl Reply {
     /// What the client library reports when no reply came in time.
-    pub(crate) fn timeout_for(request: &Request) -> Reply {
+    pub fn timeout_for(request: &Request) -> Reply {
         match request {
             Request::Redis(_) => Reply::Redis(RedisReply::Timeout),
             Request::Sql { .. } => Reply::Sql(SqlOutcome::Error(SqlError::Timeout)),
@@ -156,7 +156,7 @@ struct TimerEntry {
 
 /// A timer's handle: its place in the timer table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct TimerId(pub(crate) u32);
+pub struct TimerId(pub u32);
 
 /// A table of values under sequential `u32` ids, each taken out at most once.
 /// Ids are handed out in order and never reused within a run, so lookups are

@@ -8,7 +8,8 @@
 //! never calls the runtime: what it reports is queued as a [`Notice`] and
 //! handled after it returns, so neither side is re-entered. The simulator's
 //! context is `sim::Cx`; anything that carries requests and timers (a real
-//! network, a test's script) can drive the same code.
+//! network, a test's script) can drive the same code, as `locklab-live`'s
+//! instance processes do over real sockets ([`build_for`]).
 
 mod consensus;
 mod db_lock;
@@ -21,10 +22,10 @@ mod unique_insert;
 use crate::event::{AbortReason, Owner};
 use crate::ids::{Party, RunId, SessionId, Token};
 use crate::scenario::{StrategySettings, World};
-use crate::sim::{Reply, Request, TimerId};
+pub use crate::sim::{Reply, Request, TimerId};
 
 /// Everything a strategy can see and do for the run it is called about.
-pub(crate) trait Context {
+pub trait Context {
     /// The run the call is about.
     fn run(&self) -> RunId;
     /// The run's lock value: its instance and a nonce unique to the run.
@@ -63,7 +64,7 @@ pub(crate) trait Context {
 pub(crate) use lease::LeaseKeeper;
 
 /// What a strategy does to protect the job.
-pub(crate) trait Strategy<C: Context + ?Sized> {
+pub trait Strategy<C: Context + ?Sized> {
     /// Start (or retry) taking the lock for `run`; answer with
     /// [`Context::acquired`] or [`Context::busy`], now or after replies come.
     fn acquire(&mut self, cx: &mut C);
@@ -142,16 +143,31 @@ pub(crate) enum Notice {
     },
 }
 
-/// Builds the strategy for a setting.
+/// The one list of strategy constructors, boxed as the caller's type asks:
+/// a boxed strategy cannot be turned into the simulator's higher-ranked type
+/// after the fact, so [`build`] and [`build_for`] each box from this list.
+macro_rules! boxed_strategy {
+    ($settings:expr) => {
+        match $settings {
+            StrategySettings::Naive(naive) => Box::new(naive::Naive::new(naive.clone())),
+            StrategySettings::Fencing(lease) => Box::new(fencing::Fencing::new(lease.clone())),
+            StrategySettings::Redlock(redlock) => Box::new(redlock::Redlock::new(redlock.clone())),
+            StrategySettings::DbLock(db_lock) => Box::new(db_lock::DbLock::new(db_lock.clone())),
+            StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
+            StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
+        }
+    };
+}
+
+/// Builds the strategy for a setting, to be driven by any context: the
+/// same code the simulator runs, for a runtime of another kind.
+pub fn build_for<C: Context + ?Sized>(settings: &StrategySettings) -> Box<dyn Strategy<C>> {
+    boxed_strategy!(settings)
+}
+
+/// Builds the strategy for a setting, as the simulator holds it.
 pub(crate) fn build(settings: &StrategySettings) -> Box<SimStrategy> {
-    match settings {
-        StrategySettings::Naive(naive) => Box::new(naive::Naive::new(naive.clone())),
-        StrategySettings::Fencing(lease) => Box::new(fencing::Fencing::new(lease.clone())),
-        StrategySettings::Redlock(redlock) => Box::new(redlock::Redlock::new(redlock.clone())),
-        StrategySettings::DbLock(db_lock) => Box::new(db_lock::DbLock::new(db_lock.clone())),
-        StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
-        StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
-    }
+    boxed_strategy!(settings)
 }
 
 #[cfg(test)]

@@ -1,0 +1,629 @@
+//! The coordinator: `locklab live`'s own process. It starts the servers the
+//! strategy needs (one `redis-server`, or one per Redlock node, and a
+//! PostgreSQL cluster), one process per instance, and plays storage and
+//! Slack itself on a loopback port (a line per request: it is the resource,
+//! so it records what it accepted). It strikes the scenario's faults as
+//! signals at their scaled times, collects every process's events, and at
+//! the end closes the instances' input, waits for them, and stops the
+//! servers; every server and process is owned by a guard, so an error or a
+//! panic on the way stops them too.
+
+use crate::instance::{InstancePlan, Redelivery};
+use crate::record::Truth;
+use crate::{ScaledClock, record, unix_us};
+use locklab_conformance::pg::PgConnection;
+use locklab_conformance::server::{PgServer, RedisServer};
+use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RunPhase};
+use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
+use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
+use locklab_engine::{Event, EventKind, LiveRecording};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The tables live mode writes. The conformance suite's schema keys the
+/// report row by day only; a live run may write per-period rows too (the
+/// unique-insert pattern, or a per-period output), so here both keys are
+/// unique and the day may be empty.
+const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
+    INSERT INTO jobs VALUES ('daily-report');\
+    CREATE TABLE reports (job text NOT NULL, day integer, period integer NOT NULL, run integer NOT NULL, token bigint, UNIQUE (job, day), UNIQUE (job, period));\
+    CREATE TABLE job_events (id bigserial PRIMARY KEY, job text NOT NULL REFERENCES jobs (name))";
+
+/// How long the processes get to start before the scenario's time 0, on the wall clock.
+const START_LEAD: Duration = Duration::from_millis(700);
+/// How long a stopped instance may take to exit once its input is closed.
+const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// What to run live.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    pub scenario: Scenario,
+    pub strategy: StrategyId,
+    /// Scenario ms per wall-clock ms.
+    pub time_scale: u32,
+    /// The program that runs an instance (`locklab`, run as `locklab live-instance PLAN`).
+    pub program: PathBuf,
+}
+
+/// A finished live run: its log, in the engine's terms, and what it ran on.
+#[derive(Clone, Debug)]
+pub struct LiveRun {
+    pub log: Vec<Event>,
+    pub recording: LiveRecording,
+}
+
+/// Why live mode cannot play a scenario yet, if it cannot: a sentence per
+/// reason, naming the strategy, the fault or the setting.
+pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
+    let mut reasons = Vec::new();
+    match strategy {
+        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock | StrategyId::UniqueInsert => {}
+        StrategyId::DbLock => reasons.push(
+            "`db-lock` is not played live yet: other services' foreign-key traffic, which the verdict weighs, is not generated"
+                .to_owned(),
+        ),
+        StrategyId::Consensus => {
+            reasons.push("`consensus` is not played live yet: live mode does not start etcd".to_owned());
+        }
+    }
+    for fault in &scenario.faults {
+        let kind = fault.kind_name();
+        match fault {
+            Fault::OomKill { .. } | Fault::GcPause { .. } => {}
+            Fault::HostLoss { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::Partition { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => reasons.push(format!(
+                "the `{kind}` fault at t={} is not played live yet: live mode strikes `oom_kill` (SIGKILL) and `gc_pause` (SIGSTOP/SIGCONT)",
+                locklab_engine::scenario::seconds(fault.at_ms())
+            )),
+        }
+    }
+    if scenario.world.redis_replica {
+        reasons.push("a Redis replica (`redis_replica`) is not started live yet".to_owned());
+    }
+    reasons
+}
+
+/// An instance's process, and the guard that ends it.
+struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // SIGCONT first: a stopped process cannot act on SIGKILL until it runs.
+        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the coordinator knows of a run from the events it has seen.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    /// When the run began to believe it holds the lock, in the order events arrived.
+    believed_since: Option<u64>,
+    period: u32,
+    started: bool,
+    ended: bool,
+    believes: bool,
+    token: Option<Token>,
+}
+
+/// A fault's effect still to come: a restart, or the end of a pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Later {
+    Restart(InstanceId),
+    Resume(InstanceId),
+}
+
+struct Coordinator {
+    options: LiveOptions,
+    clock: ScaledClock,
+    redis_ports: Vec<u16>,
+    postgres_port: u16,
+    resource_port: u16,
+    events: Sender<(Option<InstanceId>, Event)>,
+    inbox: Receiver<(Option<InstanceId>, Event)>,
+    collected: Vec<(Option<InstanceId>, Event)>,
+    processes: BTreeMap<InstanceId, Process>,
+    runs: BTreeMap<(InstanceId, u32), Seen>,
+    /// Who the lock service counts as holder, as the replies so far show it (run ids are the instances' own).
+    truth: Truth,
+    /// The database sessions each instance has used, for when it dies.
+    sessions: BTreeMap<InstanceId, std::collections::BTreeSet<locklab_engine::ids::SessionId>>,
+    /// The coordinator's own database session, to watch the server.
+    admin: PgConnection,
+    arrived: u64,
+    next_run: BTreeMap<InstanceId, u32>,
+    redeliver: BTreeMap<InstanceId, Vec<Redelivery>>,
+}
+
+/// Runs the scenario live and returns its log; an error says what could not
+/// be started or played. Nothing it started is left running either way.
+pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
+    let reasons = unsupported(&options.scenario, options.strategy);
+    if !reasons.is_empty() {
+        return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
+    }
+    if options.time_scale == 0 {
+        return Err("--time-scale must be at least 1".to_owned());
+    }
+    let settings = options.scenario.settings_for(options.strategy);
+    let nodes = match &settings {
+        StrategySettings::Redlock(redlock) => redlock.nodes,
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::DbLock(_)
+        | StrategySettings::UniqueInsert
+        | StrategySettings::Consensus(_) => 1,
+    };
+    let redis: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
+    let world = &options.scenario.world;
+    let postgres = PgServer::start(&[
+        format!("max_connections={}", world.db_max_connections.max(4)),
+        "superuser_reserved_connections=0".to_owned(),
+    ])?;
+    let mut admin = match PgConnection::open(postgres.port, "postgres")? {
+        Ok(connection) => connection,
+        Err(refused) => return Err(format!("cannot connect to the live PostgreSQL: {}", refused.text())),
+    };
+    admin.query(SCHEMA)?;
+    let mut servers = vec![format!("PostgreSQL {}", postgres.version())];
+    servers.insert(0, format!("Redis {}", redis.first().map(RedisServer::version).unwrap_or_default()));
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
+    let resource_port = listener.local_addr().map_err(|error| error.to_string())?.port();
+    let (events, inbox) = channel();
+    let clock = ScaledClock {
+        start_unix_us: unix_us() + u64::try_from(START_LEAD.as_micros()).unwrap_or(0),
+        time_scale: options.time_scale,
+    };
+    serve_resources(listener, clock, options.scenario.world.storage_checks_tokens, events.clone());
+    let mut coordinator = Coordinator {
+        clock,
+        redis_ports: redis.iter().map(|server| server.port).collect(),
+        postgres_port: postgres.port,
+        resource_port,
+        events,
+        inbox,
+        collected: Vec::new(),
+        processes: BTreeMap::new(),
+        runs: BTreeMap::new(),
+        truth: Truth::new(nodes),
+        sessions: BTreeMap::new(),
+        admin,
+        arrived: 0,
+        next_run: BTreeMap::new(),
+        redeliver: BTreeMap::new(),
+        options,
+    };
+    let played = coordinator.play();
+    let stopped = coordinator.stop();
+    played?;
+    stopped?;
+    let recording = LiveRecording { servers, time_scale: coordinator.options.time_scale };
+    let log = record::assemble(coordinator.collected, nodes);
+    drop(redis);
+    drop(postgres);
+    Ok(LiveRun { log, recording })
+}
+
+impl Coordinator {
+    /// Starts the instances, strikes the faults on time, and collects until the scenario's end.
+    fn play(&mut self) -> Result<(), String> {
+        for index in 0..self.options.scenario.world.instances {
+            self.spawn(InstanceId(index), false)?;
+        }
+        let mut faults: Vec<Fault> = self.options.scenario.faults.clone();
+        faults.sort_by_key(Fault::at_ms);
+        let mut later: Vec<(u64, Later)> = Vec::new();
+        let mut next_fault = 0;
+        let end_ms = self.options.scenario.duration_ms();
+        loop {
+            later.sort();
+            let fault_at = faults.get(next_fault).map(Fault::at_ms);
+            let later_at = later.first().map(|(at, _)| *at);
+            let next_at = [fault_at, later_at, Some(end_ms)].into_iter().flatten().min().unwrap_or(end_ms);
+            self.collect_until(next_at);
+            if later_at == Some(next_at) {
+                let (_, what) = later.remove(0);
+                self.later(what)?;
+            } else if fault_at == Some(next_at) {
+                let fault = faults[next_fault].clone();
+                next_fault += 1;
+                later.extend(self.strike(&fault)?);
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Takes in every event reported until the scenario's time `at_ms`.
+    fn collect_until(&mut self, at_ms: u64) {
+        loop {
+            let now = self.clock.now_ms();
+            let left = u64::try_from(i64::try_from(at_ms).unwrap_or(i64::MAX) - now).unwrap_or(0);
+            if left == 0 {
+                break;
+            }
+            if let Ok((source, event)) = self.inbox.recv_timeout(self.clock.real(left)) {
+                self.take(source, event);
+            }
+        }
+        while let Ok((source, event)) = self.inbox.try_recv() {
+            self.take(source, event);
+        }
+    }
+
+    /// Keeps an event, and what it says of its run.
+    fn take(&mut self, source: Option<InstanceId>, event: Event) {
+        if let Some(instance) = source {
+            if let EventKind::Run { run, period, phase, .. } = &event.kind {
+                let seen = self.runs.entry((instance, run.0)).or_default();
+                seen.period = period.0;
+                match phase {
+                    RunPhase::Started => seen.started = true,
+                    RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::GaveUp | RunPhase::Skipped => {
+                        seen.ended = true;
+                    }
+                    RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
+                }
+                let next = self.next_run.entry(instance).or_default();
+                *next = (*next).max(run.0 + 1);
+            } else if let EventKind::Belief { run, holds, token, .. } = &event.kind {
+                self.arrived += 1;
+                let seen = self.runs.entry((instance, run.0)).or_default();
+                seen.believes = *holds;
+                seen.believed_since = holds.then_some(self.arrived);
+                if *holds {
+                    seen.token = *token;
+                }
+            } else if let EventKind::Sql { session, .. } = &event.kind {
+                self.sessions.entry(instance).or_default().insert(*session);
+            }
+        }
+        self.truth.feed(event.clone());
+        self.collected.push((source, event));
+    }
+
+    fn record(&mut self, kind: EventKind) {
+        let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        self.collected.push((None, Event { at_ms, kind }));
+    }
+
+    /// Starts `instance`'s process (again, after a crash, when `restarted`).
+    fn spawn(&mut self, instance: InstanceId, restarted: bool) -> Result<(), String> {
+        let plan = InstancePlan {
+            instance,
+            scenario_json: self.options.scenario.to_json(),
+            strategy: self.options.strategy,
+            clock: (self.clock.start_unix_us, self.clock.time_scale),
+            redis_ports: self.redis_ports.clone(),
+            postgres_port: self.postgres_port,
+            resource_port: self.resource_port,
+            first_run: self.next_run.get(&instance).copied().unwrap_or(0),
+            redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
+            restarted,
+        };
+        let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
+        let mut child = Command::new(&self.options.program)
+            .args(["live-instance", &plan])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|error| format!("cannot start an instance ({}): {error}", self.options.program.display()))?;
+        let stdout = child.stdout.take().ok_or("an instance has no output")?;
+        let events = self.events.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                match serde_json::from_str::<Event>(&line) {
+                    Ok(event) => {
+                        if events.send((Some(instance), event)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(error) => {
+                        eprintln!("locklab live: {instance} wrote a line that is not an event ({error}): {line}")
+                    }
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        self.processes.insert(instance, Process { child, stdin });
+        Ok(())
+    }
+
+    /// The instance a target names now: by the lock's holder as its own
+    /// reports show it (the one that has believed longest), else the oldest live job.
+    fn resolve(&self, target: Target) -> Option<InstanceId> {
+        match target {
+            Target::Party(Party::Instance(instance)) => Some(instance),
+            Target::Party(
+                Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus,
+            )
+            | Target::AllRedis => None,
+            Target::Holder => {
+                // By the lock service's truth, else the run that has believed
+                // longest, else the oldest job still running (as the simulator resolves it).
+                let live = |instance: InstanceId, run: u32| {
+                    self.processes.contains_key(&instance)
+                        && self.runs.get(&(instance, run)).is_some_and(|seen| !seen.ended)
+                };
+                if let Some((_, instance)) = self.truth.holder.filter(|(run, instance)| live(*instance, run.0)) {
+                    return Some(instance);
+                }
+                let running = || self.runs.iter().filter(|((instance, run), _)| live(*instance, *run));
+                let believer = running()
+                    .filter_map(|((instance, _), seen)| seen.believed_since.map(|since| (since, *instance)))
+                    .min()
+                    .map(|(_, instance)| instance);
+                believer.or_else(|| running().find(|(_, seen)| seen.started).map(|((instance, _), _)| *instance))
+            }
+        }
+    }
+
+    fn signal(&self, instance: InstanceId, signal: &str) -> Result<(), String> {
+        let process = self.processes.get(&instance).ok_or_else(|| format!("{instance} has no process"))?;
+        let status = Command::new("kill")
+            .args([signal, &process.child.id().to_string()])
+            .status()
+            .map_err(|error| format!("cannot run kill: {error}"))?;
+        if status.success() { Ok(()) } else { Err(format!("kill {signal} {instance} failed ({status})")) }
+    }
+
+    /// Strikes a fault; returns what it sets in motion for later.
+    fn strike(&mut self, fault: &Fault) -> Result<Vec<(u64, Later)>, String> {
+        let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        let (target, follow) = match fault {
+            Fault::OomKill { target, restart_after_ms, .. } => (*target, restart_after_ms.map(|after| (after, true))),
+            Fault::GcPause { target, duration_ms, .. } => (*target, Some((*duration_ms, false))),
+            Fault::HostLoss { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::Partition { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => return Err(format!("the `{}` fault is not played live", fault.kind_name())),
+        };
+        let Some(instance) = self.resolve(target).filter(|instance| self.processes.contains_key(instance)) else {
+            self.record(EventKind::Fault { fault: fault.clone(), targets: Vec::new() });
+            return Ok(Vec::new());
+        };
+        self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Instance(instance)] });
+        match (fault, follow) {
+            (Fault::GcPause { .. }, Some((duration_ms, _))) => {
+                self.signal(instance, "-STOP")?;
+                let until_ms = now + duration_ms;
+                self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms } });
+                Ok(vec![(until_ms, Later::Resume(instance))])
+            }
+            _ => {
+                self.kill(instance)?;
+                Ok(follow.map(|(after, _)| (now + after, Later::Restart(instance))).into_iter().collect())
+            }
+        }
+    }
+
+    /// SIGKILL: the process's runs end where they were; the job runner
+    /// remembers the jobs that had started, to hand them back on restart.
+    fn kill(&mut self, instance: InstanceId) -> Result<(), String> {
+        let before = self.client_sessions();
+        if let Some(mut process) = self.processes.remove(&instance) {
+            process.child.kill().map_err(|error| format!("cannot kill {instance}: {error}"))?;
+            let _ = process.child.wait();
+        }
+        // What it said before it died still counts.
+        while let Ok((source, event)) = self.inbox.try_recv() {
+            self.take(source, event);
+        }
+        let redeliver = self.options.scenario.world.redeliver_after_crash;
+        let live: Vec<(u32, Seen)> = self
+            .runs
+            .iter()
+            .filter(|((owner, _), seen)| *owner == instance && !seen.ended)
+            .map(|((_, run), seen)| (*run, *seen))
+            .collect();
+        for (run, seen) in live {
+            if redeliver && seen.started {
+                let job = Redelivery { run, period: seen.period, token: seen.token.map(|token| token.0) };
+                self.redeliver.entry(instance).or_default().push(job);
+            }
+            let (id, period) = (RunId(run), Period(seen.period));
+            let phase = RunPhase::Aborted(AbortReason::ProcessDied);
+            self.record_for(instance, EventKind::Run { run: id, instance, period, phase });
+            if seen.believes {
+                self.record_for(instance, EventKind::Belief { instance, run: id, holds: false, token: None });
+            }
+            if let Some(seen) = self.runs.get_mut(&(instance, run)) {
+                seen.ended = true;
+                seen.believes = false;
+            }
+        }
+        self.record(EventKind::Process { instance, state: ProcessState::Dead });
+        self.sessions_closed(instance, before);
+        Ok(())
+    }
+
+    /// How many client sessions the server has open now (the coordinator's own aside).
+    fn client_sessions(&mut self) -> Option<u64> {
+        let sql =
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+        self.admin.query(sql).ok()?.first_value()?.parse().ok()
+    }
+
+    /// The kernel closed a killed process's sockets: waits until the server
+    /// has ended its sessions (or [`EXIT_GRACE`] passes) and records each.
+    fn sessions_closed(&mut self, instance: InstanceId, before: Option<u64>) {
+        let sessions = self.sessions.remove(&instance).unwrap_or_default();
+        let Some(before) = before else { return };
+        let gone = u64::try_from(sessions.len()).unwrap_or(0);
+        let asked = std::time::Instant::now();
+        while self.client_sessions().is_some_and(|open| open + gone > before) && asked.elapsed() < EXIT_GRACE {
+            // Waiting for the condition: the server has noticed the closed sockets.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let client = locklab_engine::event::DbClient::Instance(instance);
+        let change = locklab_engine::event::ConnectionChange::Terminated(
+            locklab_engine::event::TerminateReason::ClientDisconnected,
+        );
+        for session in sessions {
+            self.record(EventKind::Connection { session, client, change });
+        }
+    }
+
+    /// An event about `instance`'s runs that the coordinator writes for it (it died).
+    fn record_for(&mut self, instance: InstanceId, kind: EventKind) {
+        let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        self.collected.push((Some(instance), Event { at_ms, kind }));
+    }
+
+    fn later(&mut self, what: Later) -> Result<(), String> {
+        match what {
+            Later::Resume(instance) => {
+                if self.processes.contains_key(&instance) {
+                    self.signal(instance, "-CONT")?;
+                    self.record(EventKind::Process { instance, state: ProcessState::Running });
+                }
+                Ok(())
+            }
+            Later::Restart(instance) => {
+                self.record(EventKind::Process { instance, state: ProcessState::Restarted });
+                self.spawn(instance, true)
+            }
+        }
+    }
+
+    /// Ends the run: every instance's input is closed, so it exits; one that
+    /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
+    fn stop(&mut self) -> Result<(), String> {
+        let end_ms = self.options.scenario.duration_ms();
+        let mut processes = std::mem::take(&mut self.processes);
+        for process in processes.values_mut() {
+            let _ = Command::new("kill").args(["-CONT", &process.child.id().to_string()]).status();
+            process.stdin.take();
+        }
+        for (instance, mut process) in processes {
+            let asked = std::time::Instant::now();
+            while !matches!(process.child.try_wait(), Ok(Some(_)) | Err(_)) {
+                if asked.elapsed() > EXIT_GRACE {
+                    eprintln!("locklab live: {instance} did not exit when asked; killed");
+                    break;
+                }
+                // Waiting for the condition: the process has exited.
+                let _ =
+                    self.inbox.recv_timeout(Duration::from_millis(5)).map(|(source, event)| self.take(source, event));
+            }
+        }
+        while let Ok((source, event)) = self.inbox.recv_timeout(Duration::from_millis(50)) {
+            self.take(source, event);
+        }
+        // Only what happened within the scenario's time is its run.
+        self.collected.retain(|(_, event)| event.at_ms <= end_ms);
+        Ok(())
+    }
+}
+
+/// Plays storage and Slack on `listener`: each connection is an instance's
+/// client, a line per request. Storage refuses a chunk whose token is lower
+/// than the highest it has seen for that report, when the world says it
+/// checks tokens; what it accepted or refused, and every post, is recorded.
+fn serve_resources(
+    listener: TcpListener,
+    clock: ScaledClock,
+    checks: bool,
+    events: Sender<(Option<InstanceId>, Event)>,
+) {
+    let highest: Arc<Mutex<BTreeMap<ReportOf, Token>>> = Arc::new(Mutex::new(BTreeMap::new()));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (highest, events) = (Arc::clone(&highest), events.clone());
+            std::thread::spawn(move || serve_client(stream, clock, checks, &highest, &events));
+        }
+    });
+}
+
+fn serve_client(
+    stream: TcpStream,
+    clock: ScaledClock,
+    checks: bool,
+    highest: &Mutex<BTreeMap<ReportOf, Token>>,
+    events: &Sender<(Option<InstanceId>, Event)>,
+) {
+    let Ok(mut writer) = stream.try_clone() else { return };
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { return };
+        let Some((source, kind, answer)) = resource_request(&line, checks, highest) else {
+            eprintln!("locklab live: storage got a line it cannot read: {line}");
+            return;
+        };
+        let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
+        if events.send((Some(source), Event { at_ms, kind })).is_err() || writeln!(writer, "{answer}").is_err() {
+            return;
+        }
+    }
+}
+
+/// One request line: `PUT a 3 7 {"day":0} 2 false 12` or `POST a 3 7`.
+fn resource_request(
+    line: &str,
+    checks: bool,
+    highest: &Mutex<BTreeMap<ReportOf, Token>>,
+) -> Option<(InstanceId, EventKind, String)> {
+    let words: Vec<&str> = line.split(' ').collect();
+    let instance = match Party::parse(words.get(1)?)? {
+        Party::Instance(instance) => instance,
+        Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus => {
+            return None;
+        }
+    };
+    let run = RunId(words.get(2)?.parse().ok()?);
+    let period = Period(words.get(3)?.parse().ok()?);
+    match *words.first()? {
+        "POST" => Some((instance, EventKind::Post { instance, run, period }, "posted".to_owned())),
+        "PUT" => {
+            let report: ReportOf = serde_json::from_str(words.get(4)?).ok()?;
+            let chunk: u8 = words.get(5)?.parse().ok()?;
+            let own_object: bool = words.get(6)?.parse().ok()?;
+            let token = match *words.get(7)? {
+                "-" => None,
+                token => Some(Token(token.parse().ok()?)),
+            };
+            let mut highest = highest.lock().ok()?;
+            let outcome = match (checks, token, highest.get(&report)) {
+                // Lower is refused; an equal token passes (it could be the same holder).
+                (true, Some(token), Some(seen)) if token < *seen => PutOutcome::Rejected(*seen),
+                (true, Some(token), _) => {
+                    highest.insert(report, token);
+                    PutOutcome::Accepted
+                }
+                (true, None, _) | (false, _, _) => PutOutcome::Accepted,
+            };
+            let answer = match outcome {
+                PutOutcome::Accepted => "accepted".to_owned(),
+                PutOutcome::Rejected(seen) => format!("rejected {}", seen.0),
+            };
+            let kind = EventKind::Put { instance, run, period, report, chunk, own_object, token, outcome };
+            Some((instance, kind, answer))
+        }
+        _ => None,
+    }
+}

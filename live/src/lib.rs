@@ -1,0 +1,54 @@
+//! Live mode: a scenario played for real on this machine. Real
+//! `redis-server`s and a real PostgreSQL (throwaway ones, on loopback ports,
+//! stopped at the end whatever happens), one OS process per instance running
+//! the engine's own strategy code over real sockets, and the scenario's faults
+//! as real signals (SIGKILL for an OOM kill, SIGSTOP/SIGCONT for a GC pause).
+//!
+//! The run is recorded as the engine's events, so the engine's report code
+//! gives the verdict and a `locklab-log/1` document (marked `live`) carries
+//! it. Time is scaled: the scenario's milliseconds run `time_scale` times
+//! faster on the wall clock; the network between processes is not scaled.
+//!
+//! - [`coordinator`]: starts the servers and the instances, strikes the
+//!   faults, plays storage and Slack, and collects what everyone reports.
+//! - [`instance`]: one instance's process: cron, runs, the job, and the
+//!   strategy, driven by an event loop over real replies and timers.
+//! - [`record`]: turns what was collected into the engine's log: run ids
+//!   numbered across instances, and the lock service's truth.
+
+pub mod coordinator;
+pub mod instance;
+mod io;
+mod record;
+
+pub use coordinator::{LiveOptions, LiveRun, run};
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The scenario's time on the wall clock: `time_scale` scenario ms pass per
+/// real ms, from a start every process of the run shares. It reads the
+/// system's wall clock, so all processes agree without talking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaledClock {
+    pub start_unix_us: u64,
+    pub time_scale: u32,
+}
+
+impl ScaledClock {
+    /// The scenario's time now, in ms (negative before the start).
+    pub fn now_ms(self) -> i64 {
+        let now = i64::try_from(unix_us()).unwrap_or(i64::MAX);
+        let start = i64::try_from(self.start_unix_us).unwrap_or(i64::MAX);
+        (now - start) * i64::from(self.time_scale) / 1_000
+    }
+
+    /// How long `scenario_ms` of the scenario's time takes on the wall clock.
+    pub fn real(self, scenario_ms: u64) -> Duration {
+        Duration::from_micros(scenario_ms.saturating_mul(1_000) / u64::from(self.time_scale.max(1)))
+    }
+}
+
+/// Microseconds since the Unix epoch, by the system's wall clock.
+pub fn unix_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| u64::try_from(since.as_micros()).unwrap_or(0))
+}

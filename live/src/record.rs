@@ -1,0 +1,214 @@
+//! From what a live run's processes reported to the engine's log.
+//!
+//! Each instance numbers its runs itself; here they are numbered across
+//! instances in the order they first appear, as the simulator numbers them.
+//! The lock service's truth (who Redis counts as holder: `Granted`,
+//! `Revoked`, `KeyExpired`) is read off the servers' own replies, in order:
+//! a `SET … NX` that got `OK` (or the lock script's token) gives that node to
+//! the run until its TTL runs out, an extend that got 1 moves the end, a
+//! delete that got 1 ends it; a run holds the lock while a majority of the
+//! nodes give it to the run (one node of one). A TTL runs out by the
+//! scenario's clock, as a real Redis expires a key at its deadline whether
+//! or not anybody asks.
+
+use locklab_engine::event::{LockValue, RedisCommand, RedisReply, RevokeReason, RunPhase};
+use locklab_engine::ids::{InstanceId, Party, RedisNodeId, RunId};
+use locklab_engine::{Event, EventKind};
+use std::collections::BTreeMap;
+
+/// The log of a live run: what every process reported, in time order, its
+/// runs numbered, with the lock service's truth among it.
+pub(crate) fn assemble(mut collected: Vec<(Option<InstanceId>, Event)>, nodes: u8) -> Vec<Event> {
+    collected.sort_by_key(|(_, event)| event.at_ms);
+    let mut numbers: BTreeMap<(Option<InstanceId>, u32), RunId> = BTreeMap::new();
+    let mut events = Vec::with_capacity(collected.len());
+    for (source, mut event) in collected {
+        each_run(&mut event.kind, &mut |run| {
+            let next = RunId(u32::try_from(numbers.len()).unwrap_or(u32::MAX));
+            *numbers.entry((source, run.0)).or_insert(next)
+        });
+        events.push(event);
+    }
+    Truth::new(nodes).woven_into(events)
+}
+
+/// Calls `renumber` on every run id an event names, and keeps what it returns.
+fn each_run(kind: &mut EventKind, renumber: &mut impl FnMut(RunId) -> RunId) {
+    use EventKind as K;
+    match kind {
+        K::Run { run, phase, .. } => {
+            *run = renumber(*run);
+            if let RunPhase::Redelivered(from) = phase {
+                *from = renumber(*from);
+            }
+        }
+        K::Granted { run, .. }
+        | K::Revoked { run, .. }
+        | K::Belief { run, .. }
+        | K::Redis { run, .. }
+        | K::Put { run, .. }
+        | K::Post { run, .. }
+        | K::Consensus { run, .. }
+        | K::RowApplied { run, .. } => *run = renumber(*run),
+        K::Sql { run, .. } => {
+            if let Some(run) = run {
+                *run = renumber(*run);
+            }
+        }
+        K::Fault { .. }
+        | K::Cron { .. }
+        | K::Process { .. }
+        | K::Clock { .. }
+        | K::Sent { .. }
+        | K::Lost { .. }
+        | K::KeyExpired { .. }
+        | K::KeysLost { .. }
+        | K::RedisDown { .. }
+        | K::RedisUp { .. }
+        | K::Connection { .. }
+        | K::RowLock { .. }
+        | K::Pool { .. }
+        | K::Background { .. }
+        | K::LeaseExpired { .. }
+        | K::Leader { .. }
+        | K::DbSlow { .. } => {}
+    }
+}
+
+/// One node's key, as its replies showed it.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    run: RunId,
+    instance: InstanceId,
+    value: LockValue,
+    expires_ms: u64,
+}
+
+/// The lock service's truth, rebuilt from the servers' replies; fed events
+/// in time order, it weaves its own in among them.
+#[derive(Debug)]
+pub(crate) struct Truth {
+    nodes: Vec<Option<Held>>,
+    /// The run the service counts as holder now, and its instance.
+    pub(crate) holder: Option<(RunId, InstanceId)>,
+    log: Vec<Event>,
+}
+
+impl Truth {
+    pub(crate) fn new(nodes: u8) -> Truth {
+        Truth { nodes: vec![None; usize::from(nodes.max(1))], holder: None, log: Vec::new() }
+    }
+
+    fn woven_into(mut self, events: Vec<Event>) -> Vec<Event> {
+        for event in events {
+            self.feed(event);
+        }
+        self.log
+    }
+
+    /// Takes the next event: keys that expired before it expire first.
+    pub(crate) fn feed(&mut self, event: Event) {
+        self.expire_until(event.at_ms);
+        let at_ms = event.at_ms;
+        let change = if let EventKind::Redis { node: Party::Redis(RedisNodeId(node)), client, run, command, reply } =
+            &event.kind
+        {
+            Some((usize::from(*node), *client, *run, *command, *reply))
+        } else {
+            None
+        };
+        self.log.push(event);
+        if let Some((node, client, run, command, reply)) = change {
+            let reason = self.apply(node, client, run, command, reply, at_ms);
+            self.recount(at_ms, reason);
+        }
+    }
+
+    /// What a command's reply did to `node`'s key; the reason a holder would lose it.
+    fn apply(
+        &mut self,
+        node: usize,
+        client: InstanceId,
+        run: RunId,
+        command: RedisCommand,
+        reply: RedisReply,
+        at_ms: u64,
+    ) -> RevokeReason {
+        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
+        let done = reply == RedisReply::Integer(1);
+        match command {
+            RedisCommand::SetNxEx { value, ttl_s } if took => {
+                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_s * 1_000 });
+            }
+            RedisCommand::SetNxPx { value, ttl_ms } if took => {
+                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_ms });
+            }
+            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => {
+                let value = LockValue::Owner(value);
+                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_ms });
+            }
+            RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } if done => {
+                if let Some(held) = slot.as_mut() {
+                    held.expires_ms = at_ms + ttl_ms;
+                }
+            }
+            RedisCommand::CompareAndDelete { .. } if done => *slot = None,
+            RedisCommand::Del if done => {
+                let theirs = slot.is_some_and(|held| held.run != run);
+                *slot = None;
+                if theirs {
+                    return RevokeReason::DeletedByOther;
+                }
+            }
+            RedisCommand::SetNxEx { .. }
+            | RedisCommand::SetNxPx { .. }
+            | RedisCommand::SetNxPxIncr { .. }
+            | RedisCommand::CompareAndExtend { .. }
+            | RedisCommand::Pexpire { .. }
+            | RedisCommand::CompareAndDelete { .. }
+            | RedisCommand::Del
+            | RedisCommand::Get
+            | RedisCommand::Incr => {}
+        }
+        RevokeReason::Released
+    }
+
+    /// Keys whose TTL ran out before `at_ms` expire, in the order they do.
+    fn expire_until(&mut self, at_ms: u64) {
+        loop {
+            let due = self
+                .nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(node, held)| held.map(|held| (held.expires_ms, node, held.value)))
+                .filter(|(expires_ms, ..)| *expires_ms <= at_ms)
+                .min_by_key(|(expires_ms, node, _)| (*expires_ms, *node));
+            let Some((expires_ms, node, value)) = due else { return };
+            self.nodes[node] = None;
+            let party = Party::Redis(RedisNodeId(u8::try_from(node).unwrap_or(u8::MAX)));
+            self.log.push(Event { at_ms: expires_ms, kind: EventKind::KeyExpired { node: party, value } });
+            self.recount(expires_ms, RevokeReason::Expired);
+        }
+    }
+
+    /// Who holds the lock now: the run a majority of nodes give it to.
+    fn recount(&mut self, at_ms: u64, reason: RevokeReason) {
+        let mut counts: BTreeMap<(RunId, InstanceId), usize> = BTreeMap::new();
+        for held in self.nodes.iter().flatten() {
+            *counts.entry((held.run, held.instance)).or_default() += 1;
+        }
+        let majority = self.nodes.len() / 2 + 1;
+        let holder = counts.into_iter().find(|(_, count)| *count >= majority).map(|(holder, _)| holder);
+        if holder == self.holder {
+            return;
+        }
+        if let Some((run, instance)) = self.holder {
+            self.log.push(Event { at_ms, kind: EventKind::Revoked { run, instance, reason } });
+        }
+        if let Some((run, instance)) = holder {
+            self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: None } });
+        }
+        self.holder = holder;
+    }
+}
