@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of locklab, installing whatever is missing first (see
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
-# engine's Redis and PostgreSQL models against real servers (conformance/), the
-# engine compiled to wasm reproducing the native event logs byte for byte, and
+# engine's Redis and PostgreSQL models against real servers (conformance/), live
+# mode playing the built-ins on real servers (cli/tests/live.rs), the engine compiled to wasm reproducing the native event logs byte for byte, and
 # the browser lab's component and end-to-end tests in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +17,15 @@ step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
 
 step "lints (clippy, warnings are errors)"
-cargo clippy -p locklab-engine -p locklab -p locklab-conformance --all-targets -- -D warnings
+cargo clippy -p locklab-engine -p locklab -p locklab-conformance -p locklab-live --all-targets -- -D warnings
 cargo clippy -p locklab-frontend --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "engine and CLI tests (native)"
-cargo test -p locklab-engine -p locklab -p locklab-conformance
+cargo test -p locklab-engine -p locklab-conformance -p locklab-live
+cargo test -p locklab --bins --test cli
+
+step "live mode: every built-in it plays, on real servers, gives its simulated verdict (cli/tests/live.rs)"
+cargo test -p locklab --test live
 
 step "conformance: the engine's Redis and PostgreSQL models against real servers (writes docs/conformance.md)"
 cargo run -q -p locklab-conformance

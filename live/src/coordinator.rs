@@ -20,9 +20,11 @@ use locklab_engine::{Event, EventKind, LiveRecording};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +41,9 @@ const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
 const START_LEAD: Duration = Duration::from_millis(700);
 /// How long a stopped instance may take to exit once its input is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// Set by Ctrl-C (SIGINT) or SIGTERM: the run stops, and stops everything it started.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// What to run live.
 #[derive(Clone, Debug)]
@@ -105,7 +110,7 @@ struct Process {
 impl Drop for Process {
     fn drop(&mut self) {
         // SIGCONT first: a stopped process cannot act on SIGKILL until it runs.
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).stderr(Stdio::null()).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -162,6 +167,9 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     if options.time_scale == 0 {
         return Err("--time-scale must be at least 1".to_owned());
     }
+    // A second run in the same process keeps the first handler, which sets the same flag.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    INTERRUPTED.store(false, Ordering::SeqCst);
     let settings = options.scenario.settings_for(options.strategy);
     let nodes = match &settings {
         StrategySettings::Redlock(redlock) => redlock.nodes,
@@ -171,6 +179,13 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         | StrategySettings::UniqueInsert
         | StrategySettings::Consensus(_) => 1,
     };
+    for program in ["redis-server", "cc"] {
+        if !on_path(program) {
+            return Err(format!(
+                "`{program}` is not installed (not on PATH); scripts/setup.sh installs it from Debian's packages"
+            ));
+        }
+    }
     let redis: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
     let world = &options.scenario.world;
     let postgres = PgServer::start(&[
@@ -222,6 +237,12 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     Ok(LiveRun { log, recording })
 }
 
+/// Whether a program of that name is on `PATH`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
 impl Coordinator {
     /// Starts the instances, strikes the faults on time, and collects until the scenario's end.
     fn play(&mut self) -> Result<(), String> {
@@ -238,7 +259,7 @@ impl Coordinator {
             let fault_at = faults.get(next_fault).map(Fault::at_ms);
             let later_at = later.first().map(|(at, _)| *at);
             let next_at = [fault_at, later_at, Some(end_ms)].into_iter().flatten().min().unwrap_or(end_ms);
-            self.collect_until(next_at);
+            self.collect_until(next_at)?;
             if later_at == Some(next_at) {
                 let (_, what) = later.remove(0);
                 self.later(what)?;
@@ -252,21 +273,28 @@ impl Coordinator {
         }
     }
 
-    /// Takes in every event reported until the scenario's time `at_ms`.
-    fn collect_until(&mut self, at_ms: u64) {
+    /// Takes in every event reported until the scenario's time `at_ms`; an
+    /// interruption (Ctrl-C) ends the run with an error.
+    fn collect_until(&mut self, at_ms: u64) -> Result<(), String> {
         loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return Err("interrupted: the run was stopped, and every server and instance it started with it".to_owned());
+            }
             let now = self.clock.now_ms();
             let left = u64::try_from(i64::try_from(at_ms).unwrap_or(i64::MAX) - now).unwrap_or(0);
             if left == 0 {
                 break;
             }
-            if let Ok((source, event)) = self.inbox.recv_timeout(self.clock.real(left)) {
+            // Wake at least every 50 ms of wall time to notice an interruption.
+            let wait = self.clock.real(left).min(Duration::from_millis(50));
+            if let Ok((source, event)) = self.inbox.recv_timeout(wait) {
                 self.take(source, event);
             }
         }
         while let Ok((source, event)) = self.inbox.try_recv() {
             self.take(source, event);
         }
+        Ok(())
     }
 
     /// Keeps an event, and what it says of its run.
@@ -320,7 +348,10 @@ impl Coordinator {
             restarted,
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
+        // Its own process group: a Ctrl-C at the terminal reaches the
+        // coordinator, which stops the instances itself, in order.
         let mut child = Command::new(&self.options.program)
+            .process_group(0)
             .args(["live-instance", &plan])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -517,7 +548,7 @@ impl Coordinator {
         let end_ms = self.options.scenario.duration_ms();
         let mut processes = std::mem::take(&mut self.processes);
         for process in processes.values_mut() {
-            let _ = Command::new("kill").args(["-CONT", &process.child.id().to_string()]).status();
+            let _ = Command::new("kill").args(["-CONT", &process.child.id().to_string()]).stderr(Stdio::null()).status();
             process.stdin.take();
         }
         for (instance, mut process) in processes {

@@ -108,18 +108,27 @@ pub fn main(plan: &str) -> ExitCode {
             let left = u64::try_from(deadline - host.clock.now_ms()).unwrap_or(0);
             host.clock.real(left).min(LOOP_TICK)
         });
-        let received = inbox.recv_timeout(wait);
+        let mut received = inbox.recv_timeout(wait);
         let gap = last_wake.elapsed().saturating_sub(wait);
         last_wake = Instant::now();
         if gap > PAUSE_GAP {
             let scale = u64::from(host.clock.time_scale);
             host.resume_work(u64::try_from(gap.as_millis()).unwrap_or(0).saturating_mul(scale));
         }
-        match received {
-            Ok(Incoming::Stop) | Err(RecvTimeoutError::Disconnected) => return ExitCode::SUCCESS,
-            Ok(Incoming::Reply { request, reply }) => host.reply(request, reply, strategy.as_mut()),
-            Ok(Incoming::Opened { request, session }) => host.opened(request, session, strategy.as_mut()),
-            Err(RecvTimeoutError::Timeout) => {}
+        // Every reply already here is read before any timer fires: after a
+        // pause, a reply waiting in the socket beats the timeout that came due
+        // while the process was stopped, as it does in a client library.
+        loop {
+            match received {
+                Ok(Incoming::Stop) | Err(RecvTimeoutError::Disconnected) => return ExitCode::SUCCESS,
+                Ok(Incoming::Reply { request, reply }) => host.reply(request, reply, strategy.as_mut()),
+                Ok(Incoming::Opened { request, session }) => host.opened(request, session, strategy.as_mut()),
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+            received = inbox.try_recv().map_err(|error| match error {
+                std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
+                std::sync::mpsc::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+            });
         }
         host.fire_due(strategy.as_mut());
     }
@@ -395,9 +404,14 @@ impl Host {
             }
             Timer::Work(run) => self.work_step(run, strategy),
             Timer::UploadDone { run, request } => {
-                // The upload's last bytes leave: storage gets the PUT now.
+                // The upload's last bytes leave: storage gets the PUT now, and
+                // the client starts waiting for its answer (as in the simulator).
                 let Some(pending) = self.pending.get(&request).copied() else { return };
                 if let Request::Put { period, report, chunk, own_object, token } = pending.request {
+                    let timeout = self.set_timer_in(STORAGE_TIMEOUT_MS, Timer::Timeout { request });
+                    if let Some(pending) = self.pending.get_mut(&request) {
+                        pending.timer = Some(timeout);
+                    }
                     let line = put_line(self.me, run, period, report, chunk, own_object, token);
                     self.resource.send(request, line, self.clock.real(STORAGE_TIMEOUT_MS));
                 }
@@ -692,7 +706,7 @@ impl Host {
             token: self.write_token(run, strategy),
         };
         self.state_mut(run).chunks_in_flight += 1;
-        let id = self.track(run, Purpose::Chunk, request, Party::Storage, Some(STORAGE_TIMEOUT_MS + CHUNK_UPLOAD_MS));
+        let id = self.track(run, Purpose::Chunk, request, Party::Storage, None);
         self.set_timer_in(CHUNK_UPLOAD_MS, Timer::UploadDone { run, request: id });
     }
 

@@ -1,0 +1,161 @@
+//! Live mode end to end, on the real servers `scripts/setup.sh` installs:
+//! every built-in that live mode can play, under every strategy it plays,
+//! must come out with the simulated twin's verdict (safety, liveness and the
+//! kinds of its findings); and what cannot be played, or is interrupted, is
+//! refused or stopped with a message, leaving no process behind.
+
+use locklab_engine::report::{self, StrategyReport};
+use locklab_engine::scenario::StrategyId;
+use locklab_engine::{LogDocument, Scenario, builtin};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The wall clock runs this many scenario ms per ms: a 20-minute night in 20 s.
+const TIME_SCALE: u32 = 60;
+/// How many live runs go at once: each is mostly waiting, and two keep the suite short.
+const AT_ONCE: usize = 2;
+
+fn program() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_locklab"))
+}
+
+/// A verdict as the comparison reads it.
+fn verdict(report: &StrategyReport) -> (String, String, Vec<&'static str>) {
+    let mut kinds: Vec<&'static str> = report.findings.iter().map(|finding| finding.kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    (report.safety.name().to_owned(), report.liveness.name().to_owned(), kinds)
+}
+
+/// Plays one case live and compares it with its simulated twin.
+fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<(), String> {
+    let options =
+        locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale: TIME_SCALE, program: program() };
+    let live = locklab_live::run(options)?;
+    // The recorded document reads back as the log it was written from, marked live.
+    let text = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
+    let document = LogDocument::from_json(&text)?;
+    if document.events != live.log || document.live.as_ref() != Some(&live.recording) {
+        return Err("the recorded document does not read back as the run".to_owned());
+    }
+    let live_verdict = verdict(&report::analyze(scenario, strategy, &document.events));
+    let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
+    let twin = report::analyze(scenario, strategy, &simulated);
+    let twin_verdict = verdict(&twin);
+    if live_verdict == twin_verdict {
+        Ok(())
+    } else {
+        Err(format!(
+            "live {live_verdict:?}\n    simulated {twin_verdict:?}\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare"
+        ))
+    }
+}
+
+#[test]
+fn every_playable_builtin_gives_its_simulated_verdict_live() {
+    let mut cases = Vec::new();
+    for builtin in builtin::ALL {
+        let scenario = Scenario::from_json(builtin.text).expect("built-ins are valid");
+        for settings in scenario.strategy_settings() {
+            let strategy = settings.id();
+            if locklab_live::coordinator::unsupported(&scenario, strategy).is_empty() {
+                cases.push((builtin.name, scenario.clone(), strategy));
+            }
+        }
+    }
+    assert!(cases.len() >= 20, "live mode plays most built-ins: {} cases", cases.len());
+    let mut failures = Vec::new();
+    for batch in cases.chunks(AT_ONCE) {
+        let results: Vec<(String, Result<(), String>)> = std::thread::scope(|scope| {
+            let running: Vec<_> = batch
+                .iter()
+                .map(|(name, scenario, strategy)| {
+                    scope.spawn(move || (format!("{name} / {strategy}"), check(name, scenario, *strategy)))
+                })
+                .collect();
+            running.into_iter().map(|handle| handle.join().expect("a live run does not panic")).collect()
+        });
+        for (case, result) in results {
+            if let Err(problem) = result {
+                failures.push(format!("{case}: {problem}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "live verdicts differ from the simulated ones:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn what_live_mode_cannot_play_is_refused_by_name() {
+    let output = Command::new(program())
+        .args(["live", "redis-failover", "--strategy", "consensus"])
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("`consensus` is not played live yet"), "{text}");
+    assert!(text.contains("the `redis_failover` fault at t="), "{text}");
+}
+
+#[test]
+fn a_missing_server_program_is_named() {
+    // A PATH without redis-server: the coordinator says what is missing and where it comes from.
+    let output = Command::new(program())
+        .args(["live", "calm-night", "--strategy", "fencing"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("`redis-server` is not installed") && text.contains("scripts/setup.sh"), "{text}");
+}
+
+/// The pids of `parent`'s children.
+fn children_of(parent: u32) -> Vec<String> {
+    let output = Command::new("ps").args(["-eo", "pid=,ppid="]).output().expect("ps runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let (pid, ppid) = (words.next()?, words.next()?);
+            (ppid == parent.to_string()).then(|| pid.to_owned())
+        })
+        .collect()
+}
+
+fn alive(pid: &str) -> bool {
+    Command::new("kill").args(["-0", pid]).stderr(std::process::Stdio::null()).status().is_ok_and(|status| status.success())
+}
+
+#[test]
+fn ctrl_c_mid_run_stops_everything_it_started() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(program())
+        .args(["live", "calm-night", "--strategy", "redlock", "--time-scale", "10"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    // Wait until the run is under way: five Redis nodes, PostgreSQL and three instances.
+    let started = std::time::Instant::now();
+    let mut children = children_of(child.id());
+    while children.len() < 9 {
+        assert!(started.elapsed().as_secs() < 60, "the live run never got under way: {children:?}");
+        std::thread::yield_now();
+        children = children_of(child.id());
+    }
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    let status = child.wait().expect("the run ends");
+    assert_eq!(status.code(), Some(2));
+    let stderr = child.stderr.take().map(BufReader::new).expect("stderr is piped");
+    let text: Vec<String> = stderr.lines().map_while(Result::ok).collect();
+    assert!(text.iter().any(|line| line.contains("interrupted")), "{text:?}");
+    let left: Vec<&String> = children.iter().filter(|pid| alive(pid)).collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let mark = format!("-{}-", child.id());
+    let dirs: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .expect("the temp dir lists")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().contains(&mark))
+        .collect();
+    assert!(dirs.is_empty(), "server directories left: {dirs:?}");
+}
