@@ -451,16 +451,18 @@ fn live_comparison(live: &StrategyReport, simulated: &StrategyReport) -> String 
     let row = |name: &str, report: &StrategyReport| {
         format!("   {name:<10} {:<8} {:<8} {}\n", report.safety.name(), report.liveness.name(), kinds(report))
     };
-    let same =
-        live.safety == simulated.safety && live.liveness == simulated.liveness && kinds(live) == kinds(simulated);
+    let said = match locklab_live::agreement(live, simulated) {
+        locklab_live::Agreement::Same => "the same verdict".to_owned(),
+        locklab_live::Agreement::SameUpToRace(race) => format!("the same verdict, but for a race: {race}"),
+        locklab_live::Agreement::Different => "the verdicts differ".to_owned(),
+    };
     format!(
-        "-- live and simulated\n   {:<10} {:<8} {:<8} findings\n{}{}   {}\n",
+        "-- live and simulated\n   {:<10} {:<8} {:<8} findings\n{}{}   {said}\n",
         "",
         "safety",
         "liveness",
         row("live", live),
         row("simulated", simulated),
-        if same { "the same verdict" } else { "the verdicts differ" }
     )
 }
 

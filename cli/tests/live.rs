@@ -27,8 +27,9 @@ fn verdict(report: &StrategyReport) -> (String, String, Vec<&'static str>) {
     (report.safety.name().to_owned(), report.liveness.name().to_owned(), kinds)
 }
 
-/// Plays one case live and compares it with its simulated twin.
-fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<(), String> {
+/// Plays one case live and compares it with its simulated twin: the same
+/// verdict, or the same up to a named race (its reason returned).
+fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Option<&'static str>, String> {
     let options =
         locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale: TIME_SCALE, program: program() };
     let live = locklab_live::run(options)?;
@@ -38,16 +39,18 @@ fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<(), St
     if document.events != live.log || document.live.as_ref() != Some(&live.recording) {
         return Err("the recorded document does not read back as the run".to_owned());
     }
-    let live_verdict = verdict(&report::analyze(scenario, strategy, &document.events));
+    let live_report = report::analyze(scenario, strategy, &document.events);
     let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
     let twin = report::analyze(scenario, strategy, &simulated);
-    let twin_verdict = verdict(&twin);
-    if live_verdict == twin_verdict {
-        Ok(())
-    } else {
-        Err(format!(
-            "live {live_verdict:?}\n    simulated {twin_verdict:?}\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare"
-        ))
+    match locklab_live::agreement(&live_report, &twin) {
+        locklab_live::Agreement::Same => Ok(None),
+        // The one race the machine may order either way (seen in lock-sized-to-the-job under redlock).
+        locklab_live::Agreement::SameUpToRace(race) => Ok(Some(race)),
+        locklab_live::Agreement::Different => Err(format!(
+            "live {:?}\n    simulated {:?}\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare",
+            verdict(&live_report),
+            verdict(&twin)
+        )),
     }
 }
 
@@ -66,7 +69,7 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
     assert!(cases.len() >= 20, "live mode plays most built-ins: {} cases", cases.len());
     let mut failures = Vec::new();
     for batch in cases.chunks(AT_ONCE) {
-        let results: Vec<(String, Result<(), String>)> = std::thread::scope(|scope| {
+        let results: Vec<(String, Result<Option<&'static str>, String>)> = std::thread::scope(|scope| {
             let running: Vec<_> = batch
                 .iter()
                 .map(|(name, scenario, strategy)| {
@@ -76,8 +79,10 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
             running.into_iter().map(|handle| handle.join().expect("a live run does not panic")).collect()
         });
         for (case, result) in results {
-            if let Err(problem) = result {
-                failures.push(format!("{case}: {problem}"));
+            match result {
+                Ok(None) => {}
+                Ok(Some(race)) => println!("{case}: the same verdict up to a race: {race}"),
+                Err(problem) => failures.push(format!("{case}: {problem}")),
             }
         }
     }
@@ -123,7 +128,11 @@ fn children_of(parent: u32) -> Vec<String> {
 }
 
 fn alive(pid: &str) -> bool {
-    Command::new("kill").args(["-0", pid]).stderr(std::process::Stdio::null()).status().is_ok_and(|status| status.success())
+    Command::new("kill")
+        .args(["-0", pid])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 #[test]

@@ -23,8 +23,8 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -239,8 +239,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
 
 /// Whether a program of that name is on `PATH`.
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 impl Coordinator {
@@ -278,7 +277,9 @@ impl Coordinator {
     fn collect_until(&mut self, at_ms: u64) -> Result<(), String> {
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                return Err("interrupted: the run was stopped, and every server and instance it started with it".to_owned());
+                return Err(
+                    "interrupted: the run was stopped, and every server and instance it started with it".to_owned()
+                );
             }
             let now = self.clock.now_ms();
             let left = u64::try_from(i64::try_from(at_ms).unwrap_or(i64::MAX) - now).unwrap_or(0);
@@ -548,7 +549,8 @@ impl Coordinator {
         let end_ms = self.options.scenario.duration_ms();
         let mut processes = std::mem::take(&mut self.processes);
         for process in processes.values_mut() {
-            let _ = Command::new("kill").args(["-CONT", &process.child.id().to_string()]).stderr(Stdio::null()).status();
+            let _ =
+                Command::new("kill").args(["-CONT", &process.child.id().to_string()]).stderr(Stdio::null()).status();
             process.stdin.take();
         }
         for (instance, mut process) in processes {

@@ -52,3 +52,45 @@ impl ScaledClock {
 pub fn unix_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| u64::try_from(since.as_micros()).unwrap_or(0))
 }
+
+/// How a live verdict compares with its simulated twin's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The same safety, liveness and kinds of findings.
+    Same,
+    /// The same but for a race the machine may order either way; the text says which.
+    SameUpToRace(&'static str),
+    Different,
+}
+
+/// The one race live mode is known to order differently from the simulator:
+/// when a paused holder wakes while the new holder is finishing, which lands
+/// last, its stale chunk or the new holder's report row, is up to the
+/// machine. Either way the stored report is damaged: as mixing two runs
+/// (`corrupted_report`) or as going back in time (`report_went_back`).
+pub const DAMAGE_RACE: &str = "which lands last, the paused holder's stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time";
+
+/// Compares a live verdict with the simulated twin's.
+pub fn agreement(live: &locklab_engine::StrategyReport, simulated: &locklab_engine::StrategyReport) -> Agreement {
+    let kinds = |report: &locklab_engine::StrategyReport, fold: bool| {
+        let mut kinds: Vec<&str> = report
+            .findings
+            .iter()
+            .map(|finding| match finding.kind {
+                "corrupted_report" | "report_went_back" if fold => "damaged_report",
+                kind => kind,
+            })
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    };
+    let headline = live.safety == simulated.safety && live.liveness == simulated.liveness;
+    if headline && kinds(live, false) == kinds(simulated, false) {
+        Agreement::Same
+    } else if headline && kinds(live, true) == kinds(simulated, true) {
+        Agreement::SameUpToRace(DAMAGE_RACE)
+    } else {
+        Agreement::Different
+    }
+}
