@@ -68,11 +68,7 @@ pub struct LiveRun {
 pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
     let mut reasons = Vec::new();
     match strategy {
-        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock | StrategyId::UniqueInsert => {}
-        StrategyId::DbLock => reasons.push(
-            "`db-lock` is not played live yet: other services' foreign-key traffic, which the verdict weighs, is not generated"
-                .to_owned(),
-        ),
+        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock | StrategyId::UniqueInsert | StrategyId::DbLock => {}
         StrategyId::Consensus => {
             reasons.push("`consensus` is not played live yet: live mode does not start etcd".to_owned());
         }
@@ -208,6 +204,14 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         time_scale: options.time_scale,
     };
     serve_resources(listener, clock, options.scenario.world.storage_checks_tokens, events.clone());
+    let traffic = crate::background::start(
+        postgres.port,
+        world.background_queries_per_s,
+        options.scenario.seed,
+        clock,
+        options.scenario.duration_ms(),
+        events.clone(),
+    );
     let mut coordinator = Coordinator {
         clock,
         redis_ports: redis.iter().map(|server| server.port).collect(),
@@ -227,6 +231,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         options,
     };
     let played = coordinator.play();
+    drop(traffic);
     let stopped = coordinator.stop();
     played?;
     stopped?;

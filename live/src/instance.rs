@@ -24,11 +24,12 @@
 use crate::ScaledClock;
 use crate::io::{Incoming, RedisLink, ResourceLink, Session};
 use locklab_engine::event::{
-    AbortReason, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, RunPhase, Sql, SqlError, SqlOutcome,
+    AbortReason, ConnectionChange, DbClient, Owner, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode,
+    RowWrite, RunPhase, Sql, SqlError, SqlOutcome, TerminateReason,
 };
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use locklab_engine::rng::SimRng;
-use locklab_engine::scenario::{ReportRule, Scenario, StrategyId, World};
+use locklab_engine::scenario::{ReportRule, Scenario, StrategyId, StrategySettings, World};
 use locklab_engine::strategy::{Context, Reply, Request, Strategy, TimerId, build_for};
 use locklab_engine::{Event, EventKind};
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,9 @@ use std::time::{Duration, Instant};
 const STORAGE_TIMEOUT_MS: u64 = 10_000;
 const CHUNK_UPLOAD_MS: u64 = 1_000;
 const SQL_TIMEOUT_MS: u64 = 30_000;
+/// A statement that took at least this long (scenario ms) waited for a lock:
+/// well above a loopback round trip at any time scale the tool is run at.
+const LOCK_WAIT_SEEN_MS: u64 = 500;
 /// The longest the event loop sleeps, on the wall clock, before it looks at
 /// its clock again: short enough to see a pause as a gap.
 const LOOP_TICK: Duration = Duration::from_millis(10);
@@ -209,6 +213,8 @@ struct Pending {
     timer: Option<TimerId>,
     /// The Redis node a command went to, for its event.
     to: Party,
+    /// When it was sent, by the scenario's clock.
+    sent_ms: i64,
 }
 
 /// What the pool is asked for: a statement to run, or a connection to hold.
@@ -255,6 +261,12 @@ pub struct Host {
     pool_connecting: u8,
     pool_waiters: VecDeque<(RunId, PoolJob)>,
     next_session: u32,
+    /// What every session runs when it opens: the db-lock strategy's server settings, scaled.
+    session_init: Option<String>,
+    /// The sessions holding the jobs row's `FOR UPDATE`.
+    row_lock_sessions: Vec<SessionId>,
+    /// The pool as last logged: busy, open, waiting.
+    pool_logged: (u8, u8, u16),
     out: std::io::Stdout,
 }
 
@@ -300,6 +312,9 @@ impl Host {
             pool_connecting: 0,
             pool_waiters: VecDeque::new(),
             next_session: u32::from(plan.instance.0) * 1_000 + plan.first_run * 10,
+            session_init: session_init(&scenario.settings_for(plan.strategy), plan.clock.1),
+            row_lock_sessions: Vec::new(),
+            pool_logged: (0, 0, 0),
             out: std::io::stdout(),
         }
     }
@@ -329,6 +344,11 @@ impl Host {
 
     fn record(&mut self, kind: EventKind) {
         let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        self.record_at(at_ms, kind);
+    }
+
+    /// Records an event at a time already past (the coordinator sorts by time).
+    fn record_at(&mut self, at_ms: u64, kind: EventKind) {
         let line = serde_json::to_string(&Event { at_ms, kind }).unwrap_or_default();
         let mut out = self.out.lock();
         let _ = writeln!(out, "{line}");
@@ -794,7 +814,8 @@ impl Host {
         let id = self.next_request;
         self.next_request += 1;
         let timer = timeout_ms.map(|timeout_ms| self.set_timer_in(timeout_ms, Timer::Timeout { request: id }));
-        self.pending.insert(id, Pending { run, purpose, request, timer, to });
+        let sent_ms = self.clock.now_ms();
+        self.pending.insert(id, Pending { run, purpose, request, timer, to, sent_ms });
         id
     }
 
@@ -854,10 +875,46 @@ impl Host {
                 self.record(EventKind::Redis { node: pending.to, client: self.me, run, command, reply });
             }
             (Request::Sql { session, sql }, Reply::Sql(outcome)) => {
-                let client = locklab_engine::event::DbClient::Instance(self.me);
-                self.record(EventKind::Sql { session, client, run: Some(run), statement: sql, outcome, waited_ms: 0 });
+                let client = DbClient::Instance(self.me);
+                let now = self.clock.now_ms();
+                let took_ms = u64::try_from(now - pending.sent_ms).unwrap_or(0);
+                // A statement that took longer than a round trip waited for a lock.
+                let waited_ms = if took_ms >= LOCK_WAIT_SEEN_MS { took_ms } else { 0 };
+                let row_lock = |change| EventKind::RowLock { session, client, mode: RowLockMode::Update, change };
+                if let Sql::LockJobRow { .. } = sql {
+                    let change = match outcome {
+                        SqlOutcome::Rows(1..) => Some(RowLockChange::Granted),
+                        SqlOutcome::Error(SqlError::LockTimeout | SqlError::Timeout) => Some(RowLockChange::GaveUp),
+                        SqlOutcome::Rows(0)
+                        | SqlOutcome::Connected(_)
+                        | SqlOutcome::StaleToken { .. }
+                        | SqlOutcome::Error(_) => None,
+                    };
+                    if waited_ms > 0 && change.is_some() {
+                        let at_ms = u64::try_from(pending.sent_ms).unwrap_or(0);
+                        self.record_at(at_ms, row_lock(RowLockChange::Waiting));
+                    }
+                    if let Some(change) = change {
+                        self.record(row_lock(change));
+                    }
+                    if change == Some(RowLockChange::Granted) {
+                        self.row_lock_sessions.push(session);
+                    }
+                }
+                self.record(EventKind::Sql { session, client, run: Some(run), statement: sql, outcome, waited_ms });
                 if let (Sql::WriteReport { period, report, token, .. }, SqlOutcome::Rows(1..)) = (sql, outcome) {
                     self.record(EventKind::RowApplied { period, report, run, token });
+                }
+                let ended = matches!(sql, Sql::Commit | Sql::Rollback)
+                    || matches!(outcome, SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout));
+                if outcome == SqlOutcome::Error(SqlError::IdleInTransactionTimeout) {
+                    // The server ended the session at the timeout; the client learns it now.
+                    let change = ConnectionChange::Terminated(TerminateReason::IdleInTransactionTimeout);
+                    self.record(EventKind::Connection { session, client, change });
+                }
+                if ended && self.row_lock_sessions.contains(&session) {
+                    self.row_lock_sessions.retain(|held| *held != session);
+                    self.record(row_lock(RowLockChange::Released));
                 }
             }
             (
@@ -894,6 +951,16 @@ impl Host {
         self.pool_pump();
     }
 
+    fn log_pool(&mut self) {
+        let busy = u8::try_from(self.pool_busy.len()).unwrap_or(u8::MAX);
+        let open = u8::try_from(self.pool_busy.len() + self.pool_free.len()).unwrap_or(u8::MAX);
+        let waiting = u16::try_from(self.pool_waiters.len()).unwrap_or(u16::MAX);
+        if self.pool_logged != (busy, open, waiting) {
+            self.pool_logged = (busy, open, waiting);
+            self.record(EventKind::Pool { instance: self.me, busy, open, waiting });
+        }
+    }
+
     fn pool_pump(&mut self) {
         while !self.pool_free.is_empty() {
             let Some((run, job)) = self.pool_waiters.pop_front() else { break };
@@ -913,8 +980,10 @@ impl Host {
             let request = Request::Sql { session: SessionId(0), sql: Sql::Connect };
             let id = self.track(run, Purpose::PoolConnect, request, Party::Db, Some(SQL_TIMEOUT_MS));
             self.next_session += 1;
-            Session::open(id, SessionId(self.next_session), self.postgres_port, self.replies.clone());
+            let init = self.session_init.clone();
+            Session::open(id, SessionId(self.next_session), self.postgres_port, init, self.replies.clone());
         }
+        self.log_pool();
     }
 
     fn opened(&mut self, request: u32, session: Result<Session, SqlError>, strategy: &mut dyn Strategy<Host>) {
@@ -981,7 +1050,9 @@ impl Context for Host {
     fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
         let run = self.current;
         let id = self.track(run, Purpose::Strategy { tag }, body, to, timeout_ms);
-        let limit = self.clock.real(timeout_ms.unwrap_or(SQL_TIMEOUT_MS));
+        // No timeout is what it says: a statement that waits for a row lock
+        // waits as long as the run lasts (the connection's thread is its own).
+        let limit = timeout_ms.map_or(Duration::from_secs(24 * 3_600), |timeout_ms| self.clock.real(timeout_ms));
         match (to, body) {
             (Party::Redis(node), Request::Redis(command)) => match self.redis.get(usize::from(node.0)) {
                 Some(link) => link.send(id, scaled(command, self.clock.time_scale), limit),
@@ -1064,4 +1135,20 @@ fn scaled(command: RedisCommand, time_scale: u32) -> RedisCommand {
         }
         RedisCommand::Get | RedisCommand::Del | RedisCommand::Incr | RedisCommand::CompareAndDelete { .. } => command,
     }
+}
+
+/// What every session of the instance runs when it opens: the db-lock
+/// strategy's `lock_timeout` and `idle_in_transaction_session_timeout`, on the
+/// wall clock's scale (as the simulator applies them to instances' sessions).
+fn session_init(settings: &StrategySettings, time_scale: u32) -> Option<String> {
+    let StrategySettings::DbLock(db_lock) = settings else { return None };
+    let scaled = |ms: u64| (ms / u64::from(time_scale.max(1))).max(1);
+    let mut sql = Vec::new();
+    if db_lock.lock_timeout_ms > 0 {
+        sql.push(format!("SET lock_timeout = {}", scaled(db_lock.lock_timeout_ms)));
+    }
+    if db_lock.idle_in_transaction_timeout_ms > 0 {
+        sql.push(format!("SET idle_in_transaction_session_timeout = {}", scaled(db_lock.idle_in_transaction_timeout_ms)));
+    }
+    (!sql.is_empty()).then(|| sql.join("; "))
 }

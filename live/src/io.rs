@@ -108,10 +108,18 @@ pub(crate) struct Session {
 
 impl Session {
     /// Opens a session on its own thread; the outcome comes back as [`Incoming::Opened`].
-    pub(crate) fn open(request: u32, id: SessionId, port: u16, replies: Sender<Incoming>) {
+    pub(crate) fn open(request: u32, id: SessionId, port: u16, init: Option<String>, replies: Sender<Incoming>) {
         std::thread::spawn(move || {
             let connection = match PgConnection::open(port, "postgres") {
-                Ok(Ok(connection)) => connection,
+                Ok(Ok(mut connection)) => {
+                    if let Some(init) = init.as_deref()
+                        && !matches!(connection.query(init), Ok(PgReply::Done { .. }))
+                    {
+                        let _ = replies.send(Incoming::Opened { request, session: Err(SqlError::ConnectionClosed) });
+                        return;
+                    }
+                    connection
+                }
                 Ok(Err(refused)) => {
                     let error = match refused {
                         PgReply::Error { code, .. } if code == "53300" => SqlError::TooManyClients,

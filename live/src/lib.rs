@@ -16,6 +16,7 @@
 //! - [`record`]: turns what was collected into the engine's log: run ids
 //!   numbered across instances, and the lock service's truth.
 
+mod background;
 pub mod coordinator;
 pub mod instance;
 mod io;

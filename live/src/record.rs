@@ -11,8 +11,10 @@
 //! scenario's clock, as a real Redis expires a key at its deadline whether
 //! or not anybody asks.
 
-use locklab_engine::event::{LockValue, RedisCommand, RedisReply, RevokeReason, RunPhase};
-use locklab_engine::ids::{InstanceId, Party, RedisNodeId, RunId};
+use locklab_engine::event::{
+    ConnectionChange, DbClient, LockValue, RedisCommand, RedisReply, RevokeReason, RunPhase, Sql, SqlError, SqlOutcome,
+};
+use locklab_engine::ids::{InstanceId, Party, RedisNodeId, RunId, SessionId};
 use locklab_engine::{Event, EventKind};
 use std::collections::BTreeMap;
 
@@ -91,12 +93,14 @@ pub(crate) struct Truth {
     nodes: Vec<Option<Held>>,
     /// The run the service counts as holder now, and its instance.
     pub(crate) holder: Option<(RunId, InstanceId)>,
+    /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
+    row_lock: Option<SessionId>,
     log: Vec<Event>,
 }
 
 impl Truth {
     pub(crate) fn new(nodes: u8) -> Truth {
-        Truth { nodes: vec![None; usize::from(nodes.max(1))], holder: None, log: Vec::new() }
+        Truth { nodes: vec![None; usize::from(nodes.max(1))], holder: None, row_lock: None, log: Vec::new() }
     }
 
     fn woven_into(mut self, events: Vec<Event>) -> Vec<Event> {
@@ -117,10 +121,46 @@ impl Truth {
         } else {
             None
         };
+        let row_lock = self.row_lock_change(&event);
         self.log.push(event);
         if let Some((node, client, run, command, reply)) = change {
             let reason = self.apply(node, client, run, command, reply, at_ms);
             self.recount(at_ms, reason);
+        }
+        if let Some(change) = row_lock {
+            self.row_lock_moved(at_ms, change);
+        }
+    }
+
+    /// Under db-lock the database is the lock service: a `FOR UPDATE` that
+    /// returned the row grants the lock to its run, and the end of its
+    /// transaction (COMMIT, ROLLBACK, or the session's end) takes it back.
+    fn row_lock_change(&self, event: &Event) -> Option<Option<(SessionId, RunId, InstanceId)>> {
+        if let EventKind::Sql { session, client, run, statement, outcome, .. } = &event.kind {
+            if let (DbClient::Instance(instance), Some(run), Sql::LockJobRow { .. }, SqlOutcome::Rows(1..)) =
+                (client, run, statement, outcome)
+            {
+                return Some(Some((*session, *run, *instance)));
+            }
+            let ends = matches!(statement, Sql::Commit | Sql::Rollback)
+                || matches!(outcome, SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout));
+            return (ends && self.row_lock == Some(*session)).then_some(None);
+        }
+        if let EventKind::Connection { session, change: ConnectionChange::Terminated(_), .. } = &event.kind {
+            return (self.row_lock == Some(*session)).then_some(None);
+        }
+        None
+    }
+
+    fn row_lock_moved(&mut self, at_ms: u64, holder: Option<(SessionId, RunId, InstanceId)>) {
+        if let Some((run, instance)) = self.holder.take() {
+            let reason = RevokeReason::TransactionEnded;
+            self.log.push(Event { at_ms, kind: EventKind::Revoked { run, instance, reason } });
+        }
+        self.row_lock = holder.map(|(session, ..)| session);
+        if let Some((_, run, instance)) = holder {
+            self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: None } });
+            self.holder = Some((run, instance));
         }
     }
 
