@@ -52,13 +52,16 @@ if [ "${LOCKLAB_SKIP_WEB:-0}" != 1 ]; then
   # Trunk builds offline (Trunk.toml): every crate the lab needs must already be here.
   cargo fetch --locked --quiet
 fi
-# The conformance suite (conformance/) starts its own throwaway servers on
-# loopback ports; it needs the binaries, never the system services.
+# The conformance suite (conformance/) and live mode (live/) start their own
+# throwaway servers on loopback ports; they need the binaries, never the
+# system services (Debian's etcd-server enables one under systemd, which
+# these machines do not run).
 missing_servers=()
 command -v redis-server >/dev/null || missing_servers+=(redis-server)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || missing_servers+=(postgresql)
+command -v etcd >/dev/null || missing_servers+=(etcd-server)
 if [ "${#missing_servers[@]}" -gt 0 ]; then
-  say "installing Debian's ${missing_servers[*]} (for the conformance suite)"
+  say "installing Debian's ${missing_servers[*]} (for the conformance suite and live mode)"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_servers[@]}" >/dev/null
 fi

@@ -102,19 +102,21 @@ enum Command {
         format: Format,
     },
     /// Play a scenario for real on this machine: throwaway redis-server(s) and PostgreSQL on
-    /// loopback ports, one process per instance running the strategy's own code, the faults as
-    /// signals (oom_kill: SIGKILL; gc_pause: SIGSTOP/SIGCONT). Prints the live timeline and verdict.
+    /// loopback ports (and etcd for consensus), one process per instance running the strategy's own
+    /// code, the faults as signals (oom_kill: SIGKILL; gc_pause: SIGSTOP/SIGCONT). Prints the live
+    /// timeline and verdict.
     Live {
         /// A scenario file, or a built-in's name.
         #[arg(value_name = "FILE|NAME")]
         scenario: String,
-        /// The strategy to run (naive, fencing, redlock or unique-insert live).
+        /// The strategy to run.
         #[arg(long, value_name = "ID", value_parser = strategy_id)]
         strategy: StrategyId,
         /// Scenario milliseconds per real millisecond: 60 plays a 20-minute night in 20 s.
         /// TTLs, timeouts and the cron are scaled; the loopback network is not.
-        #[arg(long, value_name = "N", default_value_t = 60)]
-        time_scale: u32,
+        /// [default: 60, or under consensus the fastest that keeps etcd's whole-second lease TTL]
+        #[arg(long, value_name = "N")]
+        time_scale: Option<u32>,
         /// Also run the simulated twin and print both verdicts side by side.
         #[arg(long)]
         compare: bool,
@@ -245,8 +247,8 @@ fn run(command: Command) -> Result<String, String> {
             let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
             Ok(format!("{}\n", scenario.to_json()))
         }
-        Command::Live { scenario, strategy, time_scale, compare, log } => {
-            live(&load(&scenario)?, strategy, time_scale, compare, log.as_deref())
+        Command::Live { scenario: name, strategy, time_scale, compare, log } => {
+            live(&name, &load(&name)?, strategy, time_scale, compare, log.as_deref())
         }
         Command::LiveInstance { .. } => Err("live-instance is started by `locklab live`".to_owned()),
         Command::Completions { shell } => {
@@ -406,12 +408,15 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
 /// Plays the scenario live, and prints its timeline and verdict as `run` does,
 /// under a header that says what it ran on.
 fn live(
+    scenario_name: &str,
     scenario: &Scenario,
     strategy: StrategyId,
-    time_scale: u32,
+    time_scale: Option<u32>,
     compare: bool,
     out: Option<&str>,
 ) -> Result<String, String> {
+    let time_scale =
+        time_scale.unwrap_or_else(|| locklab_live::coordinator::fastest_time_scale(scenario, strategy, 60));
     let program = std::env::current_exe().map_err(|error| format!("cannot find the locklab program: {error}"))?;
     let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program };
     let live = locklab_live::run(options)?;
@@ -430,7 +435,7 @@ fn live(
     if compare {
         let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
         let twin = locklab_engine::report::analyze(scenario, strategy, &simulated);
-        text.push_str(&live_comparison(&report, &twin));
+        text.push_str(&live_comparison(scenario_name, strategy, &report, &twin));
     }
     if let Some(out) = out {
         let document = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
@@ -441,7 +446,7 @@ fn live(
 }
 
 /// The live verdict beside the simulated twin's: safety, liveness and the kinds of findings.
-fn live_comparison(live: &StrategyReport, simulated: &StrategyReport) -> String {
+fn live_comparison(scenario: &str, strategy: StrategyId, live: &StrategyReport, simulated: &StrategyReport) -> String {
     let kinds = |report: &StrategyReport| {
         let mut kinds: Vec<&str> = report.findings.iter().map(|finding| finding.kind).collect();
         kinds.sort_unstable();
@@ -451,7 +456,7 @@ fn live_comparison(live: &StrategyReport, simulated: &StrategyReport) -> String 
     let row = |name: &str, report: &StrategyReport| {
         format!("   {name:<10} {:<8} {:<8} {}\n", report.safety.name(), report.liveness.name(), kinds(report))
     };
-    let said = match locklab_live::agreement(live, simulated) {
+    let said = match locklab_live::agreement(scenario, strategy, live, simulated) {
         locklab_live::Agreement::Same => "the same verdict".to_owned(),
         locklab_live::Agreement::SameUpToRace(race) => format!("the same verdict, but for a race: {race}"),
         locklab_live::Agreement::Different => "the verdicts differ".to_owned(),

@@ -10,7 +10,8 @@ use locklab_engine::{LogDocument, Scenario, builtin};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The wall clock runs this many scenario ms per ms: a 20-minute night in 20 s.
+/// The wall clock runs this many scenario ms per ms: a 20-minute night in 20 s
+/// (consensus runs at 30, so that etcd's lease TTL stays whole seconds).
 const TIME_SCALE: u32 = 60;
 /// How many live runs go at once: each is mostly waiting, and two keep the suite short.
 const AT_ONCE: usize = 2;
@@ -30,8 +31,8 @@ fn verdict(report: &StrategyReport) -> (String, String, Vec<&'static str>) {
 /// Plays one case live and compares it with its simulated twin: the same
 /// verdict, or the same up to a named race (its reason returned).
 fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Option<&'static str>, String> {
-    let options =
-        locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale: TIME_SCALE, program: program() };
+    let time_scale = locklab_live::coordinator::fastest_time_scale(scenario, strategy, TIME_SCALE);
+    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program: program() };
     let live = locklab_live::run(options)?;
     // The recorded document reads back as the log it was written from, marked live.
     let text = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
@@ -42,9 +43,9 @@ fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Option
     let live_report = report::analyze(scenario, strategy, &document.events);
     let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
     let twin = report::analyze(scenario, strategy, &simulated);
-    match locklab_live::agreement(&live_report, &twin) {
+    match locklab_live::agreement(name, strategy, &live_report, &twin) {
         locklab_live::Agreement::Same => Ok(None),
-        // The one race the machine may order either way (seen in lock-sized-to-the-job under redlock).
+        // A race the machine may order either way, named with its reason in `locklab_live::RACES`.
         locklab_live::Agreement::SameUpToRace(race) => Ok(Some(race)),
         locklab_live::Agreement::Different => Err(format!(
             "live {:?}\n    simulated {:?}\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare",

@@ -322,3 +322,81 @@ impl Drop for PgServer {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A one-member etcd cluster in a temporary directory, on free loopback
+/// ports, with a 10 ms heartbeat and a 100 ms election timeout so that its
+/// shortest lease is a second (etcd's floor is one and a half election
+/// timeouts, rounded up to whole seconds).
+#[derive(Debug)]
+pub struct EtcdServer {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl EtcdServer {
+    /// Starts it and waits until its gateway answers.
+    pub fn start() -> Result<EtcdServer, String> {
+        let (port, peer) = (free_port()?, free_port()?);
+        let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+        let mut server = EtcdServer { child: None, port, dir };
+        let (client_url, peer_url) = (format!("http://127.0.0.1:{port}"), format!("http://127.0.0.1:{peer}"));
+        let log_path = server.dir.join("etcd.log");
+        let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make etcd's log: {error}"))?;
+        let child = Command::new("etcd")
+            .args(["--name", "locklab", "--data-dir"])
+            .arg(server.dir.join("data"))
+            .args(["--listen-client-urls", &client_url, "--advertise-client-urls", &client_url])
+            .args(["--listen-peer-urls", &peer_url, "--initial-advertise-peer-urls", &peer_url])
+            .args(["--initial-cluster", &format!("locklab={peer_url}")])
+            .args(["--heartbeat-interval", "10", "--election-timeout", "100", "--log-level", "error"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|error| {
+                format!("cannot start etcd ({error}); scripts/setup.sh installs it from Debian's packages")
+            })?;
+        let child = server.child.insert(child);
+        let answers = || {
+            let mut client = crate::etcd::EtcdClient::new(port);
+            let probe = serde_json::json!({"key": crate::etcd::encode("locklab")});
+            client
+                .post("/v3/kv/range", &probe, Duration::from_millis(200))
+                .is_ok_and(|reply| reply.get("header").is_some())
+        };
+        let log = || format!(": {}", std::fs::read_to_string(&log_path).unwrap_or_default().trim());
+        wait_until_answering(child, &format!("etcd on port {port}"), answers, log)?;
+        Ok(server)
+    }
+
+    /// The server's version (`GET /version`).
+    pub fn version(&self) -> String {
+        use std::io::{Read as _, Write as _};
+        let answer = std::net::TcpStream::connect(("127.0.0.1", self.port)).and_then(|mut stream| {
+            stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+            stream.write_all(b"GET /version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
+            let mut text = String::new();
+            stream.read_to_string(&mut text)?;
+            Ok(text)
+        });
+        answer
+            .ok()
+            .and_then(|text| {
+                let body = text.split("\r\n\r\n").nth(1)?.to_owned();
+                let json: serde_json::Value = serde_json::from_str(&body).ok()?;
+                json.get("etcdserver")?.as_str().map(str::to_owned)
+            })
+            .unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+impl Drop for EtcdServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -12,7 +12,7 @@ use crate::instance::{InstancePlan, Redelivery};
 use crate::record::Truth;
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
-use locklab_conformance::server::{PgServer, RedisServer};
+use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
 use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RunPhase};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
@@ -68,10 +68,12 @@ pub struct LiveRun {
 pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
     let mut reasons = Vec::new();
     match strategy {
-        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock | StrategyId::UniqueInsert | StrategyId::DbLock => {}
-        StrategyId::Consensus => {
-            reasons.push("`consensus` is not played live yet: live mode does not start etcd".to_owned());
-        }
+        StrategyId::Naive
+        | StrategyId::Fencing
+        | StrategyId::Redlock
+        | StrategyId::UniqueInsert
+        | StrategyId::DbLock
+        | StrategyId::Consensus => {}
     }
     for fault in &scenario.faults {
         let kind = fault.kind_name();
@@ -95,6 +97,40 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
         reasons.push("a Redis replica (`redis_replica`) is not started live yet".to_owned());
     }
     reasons
+}
+
+/// The fastest time scale, at most `most`, at which live mode can play the
+/// strategy faithfully: etcd's leases count whole seconds, so under
+/// `consensus` the lease's TTL must come out a whole number of seconds (at
+/// least one) on the wall clock; anything else plays at `most`.
+pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) -> u32 {
+    (1..=most.max(1)).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(1)
+}
+
+/// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
+fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
+    match scenario.settings_for(strategy) {
+        StrategySettings::Consensus(lease) => lease.ttl_ms % (u64::from(time_scale) * 1_000) == 0,
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::Redlock(_)
+        | StrategySettings::DbLock(_)
+        | StrategySettings::UniqueInsert => true,
+    }
+}
+
+/// Whether live mode can play the strategy at `time_scale`; if not, why, and what would do.
+pub fn time_scale_fits(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> Result<(), String> {
+    if time_scale == 0 {
+        return Err("--time-scale must be at least 1".to_owned());
+    }
+    if !whole_lease_seconds(scenario, strategy, time_scale) {
+        let fastest = fastest_time_scale(scenario, strategy, 60);
+        return Err(format!(
+            "at --time-scale {time_scale} the consensus lease's TTL is not a whole number of seconds on the wall clock, and etcd's leases count whole seconds; --time-scale {fastest} plays it"
+        ));
+    }
+    Ok(())
 }
 
 /// An instance's process, and the guard that ends it.
@@ -136,6 +172,7 @@ struct Coordinator {
     clock: ScaledClock,
     redis_ports: Vec<u16>,
     postgres_port: u16,
+    etcd_port: Option<u16>,
     resource_port: u16,
     events: Sender<(Option<InstanceId>, Event)>,
     inbox: Receiver<(Option<InstanceId>, Event)>,
@@ -160,9 +197,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     if !reasons.is_empty() {
         return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
     }
-    if options.time_scale == 0 {
-        return Err("--time-scale must be at least 1".to_owned());
-    }
+    time_scale_fits(&options.scenario, options.strategy, options.time_scale)?;
     // A second run in the same process keeps the first handler, which sets the same flag.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     INTERRUPTED.store(false, Ordering::SeqCst);
@@ -193,7 +228,18 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         Err(refused) => return Err(format!("cannot connect to the live PostgreSQL: {}", refused.text())),
     };
     admin.query(SCHEMA)?;
+    let etcd = match &settings {
+        StrategySettings::Consensus(_) => Some(EtcdServer::start()?),
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::Redlock(_)
+        | StrategySettings::DbLock(_)
+        | StrategySettings::UniqueInsert => None,
+    };
     let mut servers = vec![format!("PostgreSQL {}", postgres.version())];
+    if let Some(etcd) = &etcd {
+        servers.push(format!("etcd {}", etcd.version()));
+    }
     servers.insert(0, format!("Redis {}", redis.first().map(RedisServer::version).unwrap_or_default()));
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
@@ -212,10 +258,14 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         options.scenario.duration_ms(),
         events.clone(),
     );
+    if let Some(etcd) = &etcd {
+        watch_lease_key(etcd.port, clock, events.clone());
+    }
     let mut coordinator = Coordinator {
         clock,
         redis_ports: redis.iter().map(|server| server.port).collect(),
         postgres_port: postgres.port,
+        etcd_port: etcd.as_ref().map(|etcd| etcd.port),
         resource_port,
         events,
         inbox,
@@ -239,6 +289,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let log = record::assemble(coordinator.collected, nodes);
     drop(redis);
     drop(postgres);
+    drop(etcd);
     Ok(LiveRun { log, recording })
 }
 
@@ -348,6 +399,7 @@ impl Coordinator {
             clock: (self.clock.start_unix_us, self.clock.time_scale),
             redis_ports: self.redis_ports.clone(),
             postgres_port: self.postgres_port,
+            etcd_port: self.etcd_port,
             resource_port: self.resource_port,
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
@@ -664,4 +716,28 @@ fn resource_request(
         }
         _ => None,
     }
+}
+
+/// Watches the lease key on etcd: each deletion (a revoke or an expired
+/// lease; the record tells which) is written down as the key's value
+/// leaving, the moment etcd reports it.
+fn watch_lease_key(port: u16, clock: ScaledClock, events: Sender<(Option<InstanceId>, Event)>) {
+    std::thread::spawn(move || {
+        let _ = locklab_conformance::etcd::watch(port, locklab_engine::event::LEASE_KEY, |message| {
+            let deleted = message["result"]["events"].as_array().into_iter().flatten().filter_map(|event| {
+                let value = event["prev_kv"]["value"].as_str()?;
+                (event["type"].as_str() == Some("DELETE")).then(|| {
+                    locklab_conformance::etcd::decode(value).and_then(|text| locklab_engine::event::Owner::parse(&text))
+                })?
+            });
+            for value in deleted.collect::<Vec<_>>() {
+                let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
+                let kind = EventKind::LeaseExpired { lease: record::KEY_GONE, value };
+                if events.send((None, Event { at_ms, kind })).is_err() {
+                    return false;
+                }
+            }
+            true
+        });
+    });
 }

@@ -22,7 +22,7 @@
 //! clock runs on while the process is stopped, which is the point.
 
 use crate::ScaledClock;
-use crate::io::{Incoming, RedisLink, ResourceLink, Session};
+use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
 use locklab_engine::event::{
     AbortReason, ConnectionChange, DbClient, Owner, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode,
     RowWrite, RunPhase, Sql, SqlError, SqlOutcome, TerminateReason,
@@ -70,6 +70,8 @@ pub struct InstancePlan {
     pub clock: (u64, u32),
     pub redis_ports: Vec<u16>,
     pub postgres_port: u16,
+    /// The etcd server's client port, for the consensus lease.
+    pub etcd_port: Option<u16>,
     pub resource_port: u16,
     /// The first run id this process may use (its earlier processes used the ones before).
     pub first_run: u32,
@@ -127,6 +129,7 @@ pub fn main(plan: &str) -> ExitCode {
                 Ok(Incoming::Stop) | Err(RecvTimeoutError::Disconnected) => return ExitCode::SUCCESS,
                 Ok(Incoming::Reply { request, reply }) => host.reply(request, reply, strategy.as_mut()),
                 Ok(Incoming::Opened { request, session }) => host.opened(request, session, strategy.as_mut()),
+                Ok(Incoming::SessionEnded { session, error }) => host.session_ended(session, error),
                 Err(RecvTimeoutError::Timeout) => break,
             }
             received = inbox.try_recv().map_err(|error| match error {
@@ -252,6 +255,7 @@ pub struct Host {
     next_request: u32,
     notices: VecDeque<Notice>,
     redis: Vec<RedisLink>,
+    consensus: Option<ConsensusLink>,
     resource: ResourceLink,
     postgres_port: u16,
     replies: Sender<Incoming>,
@@ -263,6 +267,8 @@ pub struct Host {
     next_session: u32,
     /// What every session runs when it opens: the db-lock strategy's server settings, scaled.
     session_init: Option<String>,
+    /// Sessions the server ended between statements, and what their next statement gets.
+    ended_sessions: BTreeMap<SessionId, SqlError>,
     /// The sessions holding the jobs row's `FOR UPDATE`.
     row_lock_sessions: Vec<SessionId>,
     /// The pool as last logged: busy, open, waiting.
@@ -303,6 +309,10 @@ impl Host {
             next_request: 0,
             notices: VecDeque::new(),
             redis,
+            consensus: plan.etcd_port.map(|port| {
+                let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
+                ConsensusLink::start(port, lease_base, plan.clock.1, replies.clone())
+            }),
             resource: ResourceLink::start(plan.resource_port, replies.clone()),
             postgres_port: plan.postgres_port,
             replies,
@@ -313,6 +323,7 @@ impl Host {
             pool_waiters: VecDeque::new(),
             next_session: u32::from(plan.instance.0) * 1_000 + plan.first_run * 10,
             session_init: session_init(&scenario.settings_for(plan.strategy), plan.clock.1),
+            ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
             pool_logged: (0, 0, 0),
             out: std::io::stdout(),
@@ -822,8 +833,19 @@ impl Host {
     fn send_sql(&mut self, run: RunId, session: SessionId, sql: Sql, purpose: Purpose) {
         let request = Request::Sql { session, sql };
         let id = self.track(run, purpose, request, Party::Db, Some(SQL_TIMEOUT_MS));
+        self.dispatch_sql(id, session, sql, self.clock.real(SQL_TIMEOUT_MS));
+    }
+
+    /// Hands a statement to its session's thread; a session the server ended
+    /// answers with the error its end left (as the server's next reply would).
+    fn dispatch_sql(&mut self, id: u32, session: SessionId, sql: Sql, limit: Duration) {
+        if let Some(error) = self.ended_sessions.get(&session) {
+            let reply = Reply::Sql(SqlOutcome::Error(*error));
+            let _ = self.replies.send(Incoming::Reply { request: id, reply });
+            return;
+        }
         match self.sessions.get(&session) {
-            Some(open) => open.send(id, sql, self.clock.real(SQL_TIMEOUT_MS)),
+            Some(open) => open.send(id, sql, limit),
             None => {
                 let reply = Reply::Sql(SqlOutcome::Error(SqlError::ConnectionClosed));
                 let _ = self.replies.send(Incoming::Reply { request: id, reply });
@@ -906,16 +928,17 @@ impl Host {
                     self.record(EventKind::RowApplied { period, report, run, token });
                 }
                 let ended = matches!(sql, Sql::Commit | Sql::Rollback)
-                    || matches!(outcome, SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout));
-                if outcome == SqlOutcome::Error(SqlError::IdleInTransactionTimeout) {
-                    // The server ended the session at the timeout; the client learns it now.
-                    let change = ConnectionChange::Terminated(TerminateReason::IdleInTransactionTimeout);
-                    self.record(EventKind::Connection { session, client, change });
-                }
+                    || matches!(
+                        outcome,
+                        SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)
+                    );
                 if ended && self.row_lock_sessions.contains(&session) {
                     self.row_lock_sessions.retain(|held| *held != session);
                     self.record(row_lock(RowLockChange::Released));
                 }
+            }
+            (Request::Consensus(op), Reply::Consensus(reply)) => {
+                self.record(EventKind::Consensus { client: self.me, run, op, reply });
             }
             (
                 Request::Redis(_)
@@ -984,6 +1007,22 @@ impl Host {
             Session::open(id, SessionId(self.next_session), self.postgres_port, init, self.replies.clone());
         }
         self.log_pool();
+    }
+
+    /// The server ended `session` on its own: recorded now, with the row lock it held.
+    fn session_ended(&mut self, session: SessionId, error: SqlError) {
+        self.sessions.remove(&session);
+        self.ended_sessions.insert(session, error);
+        let client = DbClient::Instance(self.me);
+        if error == SqlError::IdleInTransactionTimeout {
+            let change = ConnectionChange::Terminated(TerminateReason::IdleInTransactionTimeout);
+            self.record(EventKind::Connection { session, client, change });
+        }
+        if self.row_lock_sessions.contains(&session) {
+            self.row_lock_sessions.retain(|held| *held != session);
+            let change = RowLockChange::Released;
+            self.record(EventKind::RowLock { session, client, mode: RowLockMode::Update, change });
+        }
     }
 
     fn opened(&mut self, request: u32, session: Result<Session, SqlError>, strategy: &mut dyn Strategy<Host>) {
@@ -1061,13 +1100,12 @@ impl Context for Host {
                     let _ = self.replies.send(Incoming::Reply { request: id, reply });
                 }
             },
-            (_, Request::Sql { session, sql }) => match self.sessions.get(&session) {
-                Some(open) => open.send(id, sql, limit),
-                None => {
-                    let reply = Reply::Sql(SqlOutcome::Error(SqlError::ConnectionClosed));
-                    let _ = self.replies.send(Incoming::Reply { request: id, reply });
+            (_, Request::Sql { session, sql }) => self.dispatch_sql(id, session, sql, limit),
+            (Party::Consensus, Request::Consensus(op)) if self.consensus.is_some() => {
+                if let Some(link) = self.consensus.as_ref() {
+                    link.send(id, op, limit);
                 }
-            },
+            }
             (
                 Party::Instance(_)
                 | Party::Redis(_)
@@ -1148,7 +1186,10 @@ fn session_init(settings: &StrategySettings, time_scale: u32) -> Option<String> 
         sql.push(format!("SET lock_timeout = {}", scaled(db_lock.lock_timeout_ms)));
     }
     if db_lock.idle_in_transaction_timeout_ms > 0 {
-        sql.push(format!("SET idle_in_transaction_session_timeout = {}", scaled(db_lock.idle_in_transaction_timeout_ms)));
+        sql.push(format!(
+            "SET idle_in_transaction_session_timeout = {}",
+            scaled(db_lock.idle_in_transaction_timeout_ms)
+        ));
     }
     (!sql.is_empty()).then(|| sql.join("; "))
 }

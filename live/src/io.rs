@@ -4,17 +4,23 @@
 //! and gets back, on one channel, the reply in the engine's own terms — or
 //! what a client library makes of silence, a timeout.
 
+use locklab_conformance::etcd::{self, EtcdClient};
 use locklab_conformance::pg::{PgConnection, PgReply};
 use locklab_conformance::resp::Connection;
 use locklab_engine::event::{
-    LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql, SqlError, SqlOutcome,
+    ConsensusOp, ConsensusReply, LEASE_KEY, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql,
+    SqlError, SqlOutcome,
 };
-use locklab_engine::ids::{ReportOf, SessionId, Token};
+use locklab_engine::ids::{LeaseId, ReportOf, SessionId, Token};
 use locklab_engine::strategy::Reply;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::TcpStream;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
+
+/// How often an idle session looks whether the server has ended it.
+const IDLE_LOOK: Duration = Duration::from_millis(10);
 
 /// What reaches an instance's event loop from outside.
 #[derive(Debug)]
@@ -23,6 +29,8 @@ pub(crate) enum Incoming {
     Reply { request: u32, reply: Reply },
     /// A database session opened (or could not) for request `request`.
     Opened { request: u32, session: Result<Session, SqlError> },
+    /// The server ended a session between its statements; its next statement gets `error`.
+    SessionEnded { session: SessionId, error: SqlError },
     /// The coordinator closed the instance's input: the run is over.
     Stop,
 }
@@ -135,7 +143,7 @@ impl Session {
             };
             let (jobs, inbox) = channel::<Job<Sql>>();
             if replies.send(Incoming::Opened { request, session: Ok(Session { id, jobs }) }).is_ok() {
-                serve_session(connection, &inbox, &replies);
+                serve_session(id, connection, &inbox, &replies);
             }
         });
     }
@@ -147,8 +155,26 @@ impl Session {
 
 /// Runs the session's statements one after another until the session is
 /// dropped (its sender gone) or the server ends it.
-fn serve_session(mut connection: PgConnection, inbox: &Receiver<Job<Sql>>, replies: &Sender<Incoming>) {
-    for job in inbox {
+fn serve_session(id: SessionId, mut connection: PgConnection, inbox: &Receiver<Job<Sql>>, replies: &Sender<Incoming>) {
+    loop {
+        let job = match inbox.recv_timeout(IDLE_LOOK) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => {
+                // Between statements the server may end the session on its
+                // own (idle_in_transaction_session_timeout): it says so on the
+                // socket, and the instance hears it when the server says it.
+                if let Ok(Some(said)) = connection.poll(Duration::from_millis(1)) {
+                    let error = match said {
+                        PgReply::Error { code, .. } if code == "25P03" => SqlError::IdleInTransactionTimeout,
+                        PgReply::Error { .. } | PgReply::Done { .. } | PgReply::Closed => SqlError::ConnectionClosed,
+                    };
+                    let _ = replies.send(Incoming::SessionEnded { session: id, error });
+                    return;
+                }
+                continue;
+            }
+        };
         connection.send(&server_sql(job.body));
         let outcome = match connection.wait(job.limit) {
             Ok(reply) => outcome(&mut connection, job.body, &reply),
@@ -252,4 +278,114 @@ impl ResourceLink {
     pub(crate) fn send(&self, request: u32, line: String, limit: Duration) {
         let _ = self.0.send(Job { request, body: line, limit });
     }
+}
+
+/// The connection to etcd, for the consensus lease: each of the engine's
+/// operations as the etcd calls a client makes for it. The engine's lease
+/// numbers are this instance's own (from `lease_base`), mapped to etcd's.
+#[derive(Debug)]
+pub(crate) struct ConsensusLink(Sender<Job<ConsensusOp>>);
+
+impl ConsensusLink {
+    pub(crate) fn start(port: u16, lease_base: u32, time_scale: u32, replies: Sender<Incoming>) -> ConsensusLink {
+        let (jobs, inbox) = channel::<Job<ConsensusOp>>();
+        std::thread::spawn(move || {
+            let mut client = EtcdClient::new(port);
+            let mut leases: BTreeMap<LeaseId, String> = BTreeMap::new();
+            let mut next = lease_base;
+            for job in inbox {
+                let reply = match consensus_call(&mut client, job.body, job.limit, time_scale, &mut leases, &mut next) {
+                    Ok(reply) => reply,
+                    Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                        ConsensusReply::Timeout
+                    }
+                    // Refused or cut off: the client library reports the call failed, as on a timeout.
+                    Err(_) => ConsensusReply::Timeout,
+                };
+                let reply = Reply::Consensus(reply);
+                if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
+                    return;
+                }
+            }
+        });
+        ConsensusLink(jobs)
+    }
+
+    pub(crate) fn send(&self, request: u32, op: ConsensusOp, limit: Duration) {
+        let _ = self.0.send(Job { request, body: op, limit });
+    }
+}
+
+/// One operation as etcd calls: a lease grant and a create-if-absent
+/// transaction (the unused lease revoked when the key is taken), a
+/// keep-alive, or a revoke.
+fn consensus_call(
+    client: &mut EtcdClient,
+    op: ConsensusOp,
+    limit: Duration,
+    time_scale: u32,
+    leases: &mut BTreeMap<LeaseId, String>,
+    next: &mut u32,
+) -> std::io::Result<ConsensusReply> {
+    let key = etcd::encode(LEASE_KEY);
+    let no_leader = |answer: &serde_json::Value| {
+        answer.get("error").and_then(serde_json::Value::as_str).is_some_and(|error| error.contains("no leader"))
+    };
+    match op {
+        ConsensusOp::Acquire { value, ttl_ms } => {
+            let ttl_s = ttl_ms / u64::from(time_scale.max(1)) / 1_000;
+            let granted = client.post("/v3/lease/grant", &serde_json::json!({"TTL": ttl_s.max(1)}), limit)?;
+            if no_leader(&granted) {
+                return Ok(ConsensusReply::NoLeader);
+            }
+            if granted.get("ID").is_none() {
+                return Err(std::io::Error::other(format!("etcd granted no lease: {granted}")));
+            }
+            let id = granted.get("ID").and_then(serde_json::Value::as_str).unwrap_or("0").to_owned();
+            let txn = serde_json::json!({
+                "compare": [{"key": key, "target": "CREATE", "create_revision": "0"}],
+                "success": [{"request_put": {"key": key, "value": etcd::encode(&value.to_string()), "lease": id}}],
+                "failure": [{"request_range": {"key": key}}],
+            });
+            let answer = client.post("/v3/kv/txn", &txn, limit)?;
+            if no_leader(&answer) {
+                return Ok(ConsensusReply::NoLeader);
+            }
+            if answer.get("succeeded").and_then(serde_json::Value::as_bool) == Some(true) {
+                let revision = number(&answer["header"]["revision"]);
+                let lease = LeaseId(*next);
+                *next += 1;
+                leases.insert(lease, id);
+                return Ok(ConsensusReply::Acquired { lease, revision: Token(revision) });
+            }
+            let _ = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit);
+            let holder = answer["responses"][0]["response_range"]["kvs"][0]["value"]
+                .as_str()
+                .and_then(etcd::decode)
+                .and_then(|text| Owner::parse(&text));
+            Ok(holder.map_or(ConsensusReply::NoLeader, |holder| ConsensusReply::Taken { holder }))
+        }
+        ConsensusOp::KeepAlive { lease } => {
+            let Some(id) = leases.get(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
+            let answer = client.post("/v3/lease/keepalive", &serde_json::json!({"ID": id}), limit)?;
+            let ttl_s = number(&answer["result"]["TTL"]);
+            if ttl_s == 0 {
+                return Ok(ConsensusReply::LeaseNotFound);
+            }
+            Ok(ConsensusReply::Alive { ttl_ms: ttl_s * 1_000 * u64::from(time_scale.max(1)) })
+        }
+        ConsensusOp::Revoke { lease } => {
+            let Some(id) = leases.remove(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
+            let answer = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit)?;
+            if answer.get("error").is_some() {
+                return Ok(ConsensusReply::LeaseNotFound);
+            }
+            Ok(ConsensusReply::Revoked)
+        }
+    }
+}
+
+/// A 64-bit number as the gateway writes it (a string), or 0.
+fn number(value: &serde_json::Value) -> u64 {
+    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64()).unwrap_or(0)
 }

@@ -24,6 +24,7 @@ mod record;
 
 pub use coordinator::{LiveOptions, LiveRun, run};
 
+use locklab_engine::scenario::StrategyId;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The scenario's time on the wall clock: `time_scale` scenario ms pass per
@@ -64,34 +65,65 @@ pub enum Agreement {
     Different,
 }
 
-/// The one race live mode is known to order differently from the simulator:
-/// when a paused holder wakes while the new holder is finishing, which lands
-/// last, its stale chunk or the new holder's report row, is up to the
-/// machine. Either way the stored report is damaged: as mixing two runs
-/// (`corrupted_report`) or as going back in time (`report_went_back`).
-pub const DAMAGE_RACE: &str = "which lands last, the paused holder's stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time";
+/// A race live mode is known to order differently from the simulator: the
+/// kinds of finding it may add or take away, where (a built-in and a
+/// strategy, or anywhere), and why.
+#[derive(Clone, Copy, Debug)]
+pub struct Race {
+    pub scenario: Option<&'static str>,
+    pub strategy: Option<StrategyId>,
+    /// Finding kinds that may stand in for one another, or be missing from either side.
+    pub kinds: &'static [&'static str],
+    pub reason: &'static str,
+}
 
-/// Compares a live verdict with the simulated twin's.
-pub fn agreement(live: &locklab_engine::StrategyReport, simulated: &locklab_engine::StrategyReport) -> Agreement {
-    let kinds = |report: &locklab_engine::StrategyReport, fold: bool| {
+/// The races a real machine orders either way, each with its reason.
+pub const RACES: &[Race] = &[
+    Race {
+        scenario: None,
+        strategy: None,
+        kinds: &["corrupted_report", "report_went_back"],
+        reason: "when a paused holder wakes while the new holder is finishing, which lands last, its stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time",
+    },
+    Race {
+        scenario: Some("idle-timeout-unfences-the-row-lock"),
+        strategy: Some(StrategyId::DbLock),
+        kinds: &["long_lock_wait"],
+        reason: "the third instance waits two idle timeouts, 60 s less the few ms the first took to lock the row, against the report's 60 s threshold for a long wait: a round trip on the real machine decides which side of it the wait falls",
+    },
+];
+
+/// Compares a live verdict with the simulated twin's for `scenario` (its
+/// built-in name, or its `name`) under `strategy`.
+pub fn agreement(
+    scenario: &str,
+    strategy: StrategyId,
+    live: &locklab_engine::StrategyReport,
+    simulated: &locklab_engine::StrategyReport,
+) -> Agreement {
+    let kinds = |report: &locklab_engine::StrategyReport, race: Option<&Race>| {
         let mut kinds: Vec<&str> = report
             .findings
             .iter()
-            .map(|finding| match finding.kind {
-                "corrupted_report" | "report_went_back" if fold => "damaged_report",
-                kind => kind,
-            })
+            .map(|finding| finding.kind)
+            .filter(|kind| race.is_none_or(|race| !race.kinds.contains(kind)))
             .collect();
         kinds.sort_unstable();
         kinds.dedup();
         kinds
     };
-    let headline = live.safety == simulated.safety && live.liveness == simulated.liveness;
-    if headline && kinds(live, false) == kinds(simulated, false) {
-        Agreement::Same
-    } else if headline && kinds(live, true) == kinds(simulated, true) {
-        Agreement::SameUpToRace(DAMAGE_RACE)
-    } else {
-        Agreement::Different
+    if live.safety != simulated.safety || live.liveness != simulated.liveness {
+        return Agreement::Different;
     }
+    if kinds(live, None) == kinds(simulated, None) {
+        return Agreement::Same;
+    }
+    let applies = |race: &&Race| {
+        race.scenario.is_none_or(|name| name == scenario) && race.strategy.is_none_or(|id| id == strategy)
+    };
+    RACES
+        .iter()
+        .filter(applies)
+        .find(|race| kinds(live, Some(race)) == kinds(simulated, Some(race)))
+        .map_or(Agreement::Different, |race| Agreement::SameUpToRace(race.reason))
 }

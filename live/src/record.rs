@@ -12,11 +12,20 @@
 //! or not anybody asks.
 
 use locklab_engine::event::{
-    ConnectionChange, DbClient, LockValue, RedisCommand, RedisReply, RevokeReason, RunPhase, Sql, SqlError, SqlOutcome,
+    ConnectionChange, ConsensusOp, ConsensusReply, DbClient, LockValue, Owner, RedisCommand, RedisReply, RevokeReason,
+    RunPhase, Sql, SqlError, SqlOutcome,
 };
-use locklab_engine::ids::{InstanceId, Party, RedisNodeId, RunId, SessionId};
+use locklab_engine::ids::{InstanceId, LeaseId, Party, RedisNodeId, RunId, SessionId, Token};
 use locklab_engine::{Event, EventKind};
 use std::collections::BTreeMap;
+
+/// The lease the coordinator's etcd watch names on a deletion it saw: the
+/// key left etcd, and the record decides whether a revoke or an expiry took it.
+pub(crate) const KEY_GONE: LeaseId = LeaseId(u32::MAX);
+
+/// How close (scenario ms) a revoke's reply and the key's deletion must be
+/// for the deletion to be the revoke's: a few round trips, scaled.
+const RELEASE_WINDOW_MS: u64 = 2_000;
 
 /// The log of a live run: what every process reported, in time order, its
 /// runs numbered, with the lock service's truth among it.
@@ -31,7 +40,31 @@ pub(crate) fn assemble(mut collected: Vec<(Option<InstanceId>, Event)>, nodes: u
         });
         events.push(event);
     }
-    Truth::new(nodes).woven_into(events)
+    let mut truth = Truth::new(nodes);
+    truth.releases = releases(&events);
+    truth.woven_into(events)
+}
+
+/// When each run's lease was revoked (its reply), with the key's value it held.
+fn releases(events: &[Event]) -> Vec<(Owner, u64)> {
+    let mut owners: BTreeMap<RunId, Owner> = BTreeMap::new();
+    let mut releases = Vec::new();
+    for event in events {
+        if let EventKind::Consensus { run, op, reply, .. } = &event.kind {
+            match (op, reply) {
+                (ConsensusOp::Acquire { value, .. }, ConsensusReply::Acquired { .. }) => {
+                    owners.insert(*run, *value);
+                }
+                (ConsensusOp::Revoke { .. }, ConsensusReply::Revoked) => {
+                    if let Some(owner) = owners.get(run) {
+                        releases.push((*owner, event.at_ms));
+                    }
+                }
+                (ConsensusOp::Acquire { .. } | ConsensusOp::KeepAlive { .. } | ConsensusOp::Revoke { .. }, _) => {}
+            }
+        }
+    }
+    releases
 }
 
 /// Calls `renumber` on every run id an event names, and keeps what it returns.
@@ -95,12 +128,24 @@ pub(crate) struct Truth {
     pub(crate) holder: Option<(RunId, InstanceId)>,
     /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
     row_lock: Option<SessionId>,
+    /// The consensus key's holder: its value and lease.
+    lease: Option<(Owner, LeaseId)>,
+    /// Revokes the record knows of ([`releases`]), so that the key's
+    /// deletion they caused is not taken for an expiry.
+    releases: Vec<(Owner, u64)>,
     log: Vec<Event>,
 }
 
 impl Truth {
     pub(crate) fn new(nodes: u8) -> Truth {
-        Truth { nodes: vec![None; usize::from(nodes.max(1))], holder: None, row_lock: None, log: Vec::new() }
+        Truth {
+            nodes: vec![None; usize::from(nodes.max(1))],
+            holder: None,
+            row_lock: None,
+            lease: None,
+            releases: Vec::new(),
+            log: Vec::new(),
+        }
     }
 
     fn woven_into(mut self, events: Vec<Event>) -> Vec<Event> {
@@ -114,6 +159,11 @@ impl Truth {
     pub(crate) fn feed(&mut self, event: Event) {
         self.expire_until(event.at_ms);
         let at_ms = event.at_ms;
+        if let EventKind::LeaseExpired { lease: KEY_GONE, value } = event.kind {
+            self.key_gone(at_ms, value);
+            return;
+        }
+        let lease_change = self.lease_change(&event);
         let change = if let EventKind::Redis { node: Party::Redis(RedisNodeId(node)), client, run, command, reply } =
             &event.kind
         {
@@ -130,6 +180,56 @@ impl Truth {
         if let Some(change) = row_lock {
             self.row_lock_moved(at_ms, change);
         }
+        if let Some(change) = lease_change {
+            self.lease_moved(at_ms, change, RevokeReason::Released);
+        }
+    }
+
+    /// Under consensus etcd is the lock service: a create-if-absent that
+    /// succeeded grants the lock to its run, with the put's revision for a
+    /// token; a revoke that succeeded, by the holder, takes it back.
+    #[allow(clippy::type_complexity)]
+    fn lease_change(&self, event: &Event) -> Option<Option<(RunId, InstanceId, Owner, LeaseId, Token)>> {
+        let EventKind::Consensus { client, run, op, reply } = &event.kind else { return None };
+        match (op, reply) {
+            (ConsensusOp::Acquire { value, .. }, ConsensusReply::Acquired { lease, revision }) => {
+                Some(Some((*run, *client, *value, *lease, *revision)))
+            }
+            (ConsensusOp::Revoke { .. }, ConsensusReply::Revoked) => {
+                self.holder.filter(|(holder, _)| holder == run).map(|_| None)
+            }
+            (ConsensusOp::Acquire { .. } | ConsensusOp::KeepAlive { .. } | ConsensusOp::Revoke { .. }, _) => None,
+        }
+    }
+
+    fn lease_moved(
+        &mut self,
+        at_ms: u64,
+        holder: Option<(RunId, InstanceId, Owner, LeaseId, Token)>,
+        reason: RevokeReason,
+    ) {
+        if let Some((run, instance)) = self.holder.take() {
+            self.log.push(Event { at_ms, kind: EventKind::Revoked { run, instance, reason } });
+        }
+        self.lease = holder.map(|(_, _, value, lease, _)| (value, lease));
+        if let Some((run, instance, _, _, token)) = holder {
+            self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: Some(token) } });
+            self.holder = Some((run, instance));
+        }
+    }
+
+    /// The key left etcd: the holder's lease expired, unless a revoke of it took it.
+    fn key_gone(&mut self, at_ms: u64, value: Owner) {
+        let released = self
+            .releases
+            .iter()
+            .any(|(owner, released_ms)| *owner == value && released_ms.abs_diff(at_ms) <= RELEASE_WINDOW_MS);
+        let Some((held, lease)) = self.lease else { return };
+        if released || held != value {
+            return;
+        }
+        self.log.push(Event { at_ms, kind: EventKind::LeaseExpired { lease, value } });
+        self.lease_moved(at_ms, None, RevokeReason::Expired);
     }
 
     /// Under db-lock the database is the lock service: a `FOR UPDATE` that
@@ -143,7 +243,10 @@ impl Truth {
                 return Some(Some((*session, *run, *instance)));
             }
             let ends = matches!(statement, Sql::Commit | Sql::Rollback)
-                || matches!(outcome, SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout));
+                || matches!(
+                    outcome,
+                    SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)
+                );
             return (ends && self.row_lock == Some(*session)).then_some(None);
         }
         if let EventKind::Connection { session, change: ConnectionChange::Terminated(_), .. } = &event.kind {
