@@ -93,12 +93,12 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
 #[test]
 fn what_live_mode_cannot_play_is_refused_by_name() {
     let output = Command::new(program())
-        .args(["live", "redis-failover", "--strategy", "consensus"])
+        .args(["live", "redis-failover", "--strategy", "fencing"])
         .output()
         .expect("the binary runs");
     assert_eq!(output.status.code(), Some(2));
     let text = String::from_utf8_lossy(&output.stderr);
-    assert!(text.contains("`consensus` is not played live yet"), "{text}");
+    assert!(text.contains("a Redis replica (`redis_replica`) is not started live yet"), "{text}");
     assert!(text.contains("the `redis_failover` fault at t="), "{text}");
 }
 

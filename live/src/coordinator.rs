@@ -9,6 +9,7 @@
 //! panic on the way stops them too.
 
 use crate::instance::{InstancePlan, Redelivery};
+use crate::proxy::{Direction, Effect, Proxy, Rule};
 use crate::record::Truth;
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
@@ -78,17 +79,18 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
     for fault in &scenario.faults {
         let kind = fault.kind_name();
         match fault {
-            Fault::OomKill { .. } | Fault::GcPause { .. } => {}
-            Fault::HostLoss { .. }
-            | Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
+            Fault::OomKill { .. }
+            | Fault::GcPause { .. }
+            | Fault::HostLoss { .. }
             | Fault::NetworkDelay { .. }
-            | Fault::Partition { .. }
+            | Fault::Partition { .. } => {}
+            Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
             | Fault::RedisRestart { .. }
             | Fault::RedisFailover { .. }
             | Fault::ConsensusLeaderLoss { .. }
             | Fault::DbSlow { .. } => reasons.push(format!(
-                "the `{kind}` fault at t={} is not played live yet: live mode strikes `oom_kill` (SIGKILL) and `gc_pause` (SIGSTOP/SIGCONT)",
+                "the `{kind}` fault at t={} is not played live yet: live mode strikes `oom_kill` (SIGKILL), `gc_pause` (SIGSTOP/SIGCONT), `host_loss` (SIGSTOP and a silent network) and `network_delay` and `partition` (its proxies)",
                 locklab_engine::scenario::seconds(fault.at_ms())
             )),
         }
@@ -104,8 +106,34 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
 /// `consensus` the lease's TTL must come out a whole number of seconds (at
 /// least one) on the wall clock; anything else plays at `most`.
 pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) -> u32 {
+    // A fault's window (a delay, a partition) must last long enough on the
+    // wall clock for the loopback network's own round trips not to decide
+    // what falls inside it.
+    let shortest_window_ms = scenario
+        .faults
+        .iter()
+        .filter_map(|fault| match fault {
+            Fault::NetworkDelay { duration_ms, .. } | Fault::Partition { duration_ms, .. } => Some(*duration_ms),
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => None,
+        })
+        .min();
+    let most = shortest_window_ms.map_or(most, |window_ms| {
+        most.min(u32::try_from(window_ms / SHORTEST_REAL_WINDOW_MS).unwrap_or(u32::MAX).max(1))
+    });
     (1..=most.max(1)).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(1)
 }
+
+/// The shortest a fault's window may be on the wall clock, in ms: many
+/// loopback round trips and a scheduler tick.
+const SHORTEST_REAL_WINDOW_MS: u64 = 100;
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
 fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
@@ -165,15 +193,15 @@ struct Seen {
 enum Later {
     Restart(InstanceId),
     Resume(InstanceId),
+    /// The servers' TCP keepalive gives up on a lost host's connections.
+    KeepaliveGaveUp(InstanceId),
 }
 
 struct Coordinator {
     options: LiveOptions,
     clock: ScaledClock,
-    redis_ports: Vec<u16>,
-    postgres_port: u16,
-    etcd_port: Option<u16>,
-    resource_port: u16,
+    /// The network: a proxy per (instance, server).
+    proxies: BTreeMap<(InstanceId, Party), Proxy>,
     events: Sender<(Option<InstanceId>, Event)>,
     inbox: Receiver<(Option<InstanceId>, Event)>,
     collected: Vec<(Option<InstanceId>, Event)>,
@@ -241,15 +269,42 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         servers.push(format!("etcd {}", etcd.version()));
     }
     servers.insert(0, format!("Redis {}", redis.first().map(RedisServer::version).unwrap_or_default()));
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
-    let resource_port = listener.local_addr().map_err(|error| error.to_string())?.port();
+    // Storage and Slack are one service on two ports, so that the network
+    // can treat the way to each on its own.
+    let open = || -> Result<(TcpListener, u16), String> {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
+        let port = listener.local_addr().map_err(|error| error.to_string())?.port();
+        Ok((listener, port))
+    };
+    let ((storage, storage_port), (slack, slack_port)) = (open()?, open()?);
     let (events, inbox) = channel();
     let clock = ScaledClock {
         start_unix_us: unix_us() + u64::try_from(START_LEAD.as_micros()).unwrap_or(0),
         time_scale: options.time_scale,
     };
-    serve_resources(listener, clock, options.scenario.world.storage_checks_tokens, events.clone());
+    let checks = options.scenario.world.storage_checks_tokens;
+    let highest = Arc::new(Mutex::new(BTreeMap::new()));
+    serve_resources(storage, clock, checks, Arc::clone(&highest), events.clone());
+    serve_resources(slack, clock, checks, highest, events.clone());
+    // Every instance reaches every server through a proxy of its own: the network.
+    let mut upstreams: Vec<(Party, u16)> = redis
+        .iter()
+        .zip(0_u8..)
+        .map(|(server, node)| (Party::Redis(locklab_engine::ids::RedisNodeId(node)), server.port))
+        .collect();
+    upstreams.push((Party::Db, postgres.port));
+    upstreams.push((Party::Storage, storage_port));
+    upstreams.push((Party::Slack, slack_port));
+    if let Some(etcd) = &etcd {
+        upstreams.push((Party::Consensus, etcd.port));
+    }
+    let mut proxies = BTreeMap::new();
+    for instance in (0..options.scenario.world.instances).map(InstanceId) {
+        for (party, port) in &upstreams {
+            proxies.insert((instance, *party), Proxy::start(*port, clock)?);
+        }
+    }
     let traffic = crate::background::start(
         postgres.port,
         world.background_queries_per_s,
@@ -263,10 +318,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     }
     let mut coordinator = Coordinator {
         clock,
-        redis_ports: redis.iter().map(|server| server.port).collect(),
-        postgres_port: postgres.port,
-        etcd_port: etcd.as_ref().map(|etcd| etcd.port),
-        resource_port,
+        proxies,
         events,
         inbox,
         collected: Vec::new(),
@@ -397,10 +449,16 @@ impl Coordinator {
             scenario_json: self.options.scenario.to_json(),
             strategy: self.options.strategy,
             clock: (self.clock.start_unix_us, self.clock.time_scale),
-            redis_ports: self.redis_ports.clone(),
-            postgres_port: self.postgres_port,
-            etcd_port: self.etcd_port,
-            resource_port: self.resource_port,
+            redis_ports: self
+                .proxies
+                .range((instance, Party::Redis(locklab_engine::ids::RedisNodeId(0)))..)
+                .take_while(|((owner, party), _)| *owner == instance && matches!(party, Party::Redis(_)))
+                .map(|(_, proxy)| proxy.port)
+                .collect(),
+            postgres_port: self.port_of(instance, Party::Db).unwrap_or(0),
+            etcd_port: self.port_of(instance, Party::Consensus),
+            storage_port: self.port_of(instance, Party::Storage).unwrap_or(0),
+            slack_port: self.port_of(instance, Party::Slack).unwrap_or(0),
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
             restarted,
@@ -436,6 +494,53 @@ impl Coordinator {
         let stdin = child.stdin.take();
         self.processes.insert(instance, Process { child, stdin });
         Ok(())
+    }
+
+    /// The port `instance` reaches `party` on: its proxy's.
+    fn port_of(&self, instance: InstanceId, party: Party) -> Option<u16> {
+        self.proxies.get(&(instance, party)).map(|proxy| proxy.port)
+    }
+
+    /// The parties a target names now.
+    fn parties(&self, target: Target) -> Vec<Party> {
+        match target {
+            Target::Party(party) => vec![party],
+            Target::AllRedis => self
+                .proxies
+                .keys()
+                .map(|(_, party)| *party)
+                .filter(|party| matches!(party, Party::Redis(_)))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            Target::Holder => self.resolve(Target::Holder).map(Party::Instance).into_iter().collect(),
+        }
+    }
+
+    /// Rules on the links between two sets of parties: bytes from `from` to
+    /// `to` (and back, when `both_ways`) meet `effect` from now for `duration_ms`.
+    fn cut(&self, from: &[Party], to: &[Party], both_ways: bool, effect: Effect, duration_ms: u64) {
+        let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        let rule = |direction| Rule { direction, from_ms: now, until_ms: now + duration_ms, effect };
+        for a in from {
+            for b in to {
+                let (instance, server, direction) = match (a.instance(), b.instance()) {
+                    (Some(instance), None) => (instance, *b, Direction::Out),
+                    (None, Some(instance)) => (instance, *a, Direction::Back),
+                    (Some(_), Some(_)) | (None, None) => continue,
+                };
+                if let Some(proxy) = self.proxies.get(&(instance, server)) {
+                    proxy.add(rule(direction));
+                    if both_ways {
+                        let back = match direction {
+                            Direction::Out => Direction::Back,
+                            Direction::Back => Direction::Out,
+                        };
+                        proxy.add(rule(back));
+                    }
+                }
+            }
+        }
     }
 
     /// The instance a target names now: by the lock's holder as its own
@@ -479,11 +584,39 @@ impl Coordinator {
     /// Strikes a fault; returns what it sets in motion for later.
     fn strike(&mut self, fault: &Fault) -> Result<Vec<(u64, Later)>, String> {
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
-        let (target, follow) = match fault {
-            Fault::OomKill { target, restart_after_ms, .. } => (*target, restart_after_ms.map(|after| (after, true))),
-            Fault::GcPause { target, duration_ms, .. } => (*target, Some((*duration_ms, false))),
-            Fault::HostLoss { .. }
+        match fault {
+            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
+                let (from, to) = (self.parties(*from), self.parties(*to));
+                let mut targets = from.clone();
+                targets.extend(to.iter().copied());
+                self.record(EventKind::Fault { fault: fault.clone(), targets });
+                self.cut(&from, &to, false, Effect::Delay { extra_ms: *extra_ms }, *duration_ms);
+                return Ok(Vec::new());
+            }
+            Fault::Partition { between, duration_ms, one_way, .. } => {
+                let (from, to) = (self.parties(between[0]), self.parties(between[1]));
+                let mut targets = from.clone();
+                targets.extend(to.iter().copied());
+                self.record(EventKind::Fault { fault: fault.clone(), targets });
+                self.cut(&from, &to, !one_way, Effect::Drop, *duration_ms);
+                return Ok(Vec::new());
+            }
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
             | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => {}
+        }
+        let (target, follow) = match fault {
+            Fault::OomKill { target, restart_after_ms, .. } | Fault::HostLoss { target, restart_after_ms, .. } => {
+                (*target, restart_after_ms.map(|after| (after, true)))
+            }
+            Fault::GcPause { target, duration_ms, .. } => (*target, Some((*duration_ms, false))),
+            Fault::ClockJump { .. }
             | Fault::ClockDrift { .. }
             | Fault::NetworkDelay { .. }
             | Fault::Partition { .. }
@@ -504,6 +637,23 @@ impl Coordinator {
                 self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms } });
                 Ok(vec![(until_ms, Later::Resume(instance))])
             }
+            (Fault::HostLoss { .. }, _) => {
+                // The machine is gone: its process stops where it is, and
+                // its connections go silent with no FIN; the servers find out
+                // when their TCP keepalive gives up.
+                self.signal(instance, "-STOP")?;
+                let keepalive_ms = self.options.scenario.world.tcp_keepalive_ms;
+                for ((owner, _), proxy) in &self.proxies {
+                    if *owner == instance {
+                        proxy.silence(now + keepalive_ms);
+                    }
+                }
+                self.end_runs(instance);
+                self.record(EventKind::Process { instance, state: ProcessState::HostLost });
+                let mut later = vec![(now + keepalive_ms, Later::KeepaliveGaveUp(instance))];
+                later.extend(follow.map(|(after, _)| (now + after, Later::Restart(instance))));
+                Ok(later)
+            }
             _ => {
                 self.kill(instance)?;
                 Ok(follow.map(|(after, _)| (now + after, Later::Restart(instance))).into_iter().collect())
@@ -519,6 +669,15 @@ impl Coordinator {
             process.child.kill().map_err(|error| format!("cannot kill {instance}: {error}"))?;
             let _ = process.child.wait();
         }
+        self.end_runs(instance);
+        self.record(EventKind::Process { instance, state: ProcessState::Dead });
+        self.sessions_closed(instance, before);
+        Ok(())
+    }
+
+    /// The runs `instance`'s process had going end with it; the job runner
+    /// remembers the jobs that had started, to hand them back on restart.
+    fn end_runs(&mut self, instance: InstanceId) {
         // What it said before it died still counts.
         while let Ok((source, event)) = self.inbox.try_recv() {
             self.take(source, event);
@@ -546,9 +705,6 @@ impl Coordinator {
                 seen.believes = false;
             }
         }
-        self.record(EventKind::Process { instance, state: ProcessState::Dead });
-        self.sessions_closed(instance, before);
-        Ok(())
     }
 
     /// How many client sessions the server has open now (the coordinator's own aside).
@@ -594,8 +750,27 @@ impl Coordinator {
                 Ok(())
             }
             Later::Restart(instance) => {
+                // A lost host's stopped process is gone for good; its sockets
+                // close into the silence, and the host comes back.
+                self.processes.remove(&instance);
+                for ((owner, _), proxy) in &self.proxies {
+                    if *owner == instance {
+                        proxy.restore();
+                    }
+                }
                 self.record(EventKind::Process { instance, state: ProcessState::Restarted });
                 self.spawn(instance, true)
+            }
+            Later::KeepaliveGaveUp(instance) => {
+                let sessions = self.sessions.remove(&instance).unwrap_or_default();
+                let client = locklab_engine::event::DbClient::Instance(instance);
+                let change = locklab_engine::event::ConnectionChange::Terminated(
+                    locklab_engine::event::TerminateReason::KeepaliveTimeout,
+                );
+                for session in sessions {
+                    self.record(EventKind::Connection { session, client, change });
+                }
+                Ok(())
             }
         }
     }
@@ -639,9 +814,9 @@ fn serve_resources(
     listener: TcpListener,
     clock: ScaledClock,
     checks: bool,
+    highest: Arc<Mutex<BTreeMap<ReportOf, Token>>>,
     events: Sender<(Option<InstanceId>, Event)>,
 ) {
-    let highest: Arc<Mutex<BTreeMap<ReportOf, Token>>> = Arc::new(Mutex::new(BTreeMap::new()));
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };

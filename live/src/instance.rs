@@ -72,7 +72,9 @@ pub struct InstancePlan {
     pub postgres_port: u16,
     /// The etcd server's client port, for the consensus lease.
     pub etcd_port: Option<u16>,
-    pub resource_port: u16,
+    /// Storage's and Slack's ports (the coordinator plays both).
+    pub storage_port: u16,
+    pub slack_port: u16,
     /// The first run id this process may use (its earlier processes used the ones before).
     pub first_run: u32,
     pub redeliver: Vec<Redelivery>,
@@ -256,7 +258,8 @@ pub struct Host {
     notices: VecDeque<Notice>,
     redis: Vec<RedisLink>,
     consensus: Option<ConsensusLink>,
-    resource: ResourceLink,
+    storage: ResourceLink,
+    slack: ResourceLink,
     postgres_port: u16,
     replies: Sender<Incoming>,
     sessions: BTreeMap<SessionId, Session>,
@@ -313,7 +316,8 @@ impl Host {
                 let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
                 ConsensusLink::start(port, lease_base, plan.clock.1, replies.clone())
             }),
-            resource: ResourceLink::start(plan.resource_port, replies.clone()),
+            storage: ResourceLink::start(plan.storage_port, replies.clone()),
+            slack: ResourceLink::start(plan.slack_port, replies.clone()),
             postgres_port: plan.postgres_port,
             replies,
             sessions: BTreeMap::new(),
@@ -444,7 +448,7 @@ impl Host {
                         pending.timer = Some(timeout);
                     }
                     let line = put_line(self.me, run, period, report, chunk, own_object, token);
-                    self.resource.send(request, line, self.clock.real(STORAGE_TIMEOUT_MS));
+                    self.storage.send(request, line, self.clock.real(STORAGE_TIMEOUT_MS));
                 }
             }
             Timer::Strategy { run, tag } => {
@@ -768,7 +772,7 @@ impl Host {
         let period = self.state_mut(run).period;
         let id = self.track(run, Purpose::Post, Request::Post { period }, Party::Slack, Some(STORAGE_TIMEOUT_MS));
         let line = format!("POST {} {} {}", self.me, run.0, period.0);
-        self.resource.send(id, line, self.clock.real(STORAGE_TIMEOUT_MS));
+        self.slack.send(id, line, self.clock.real(STORAGE_TIMEOUT_MS));
     }
 
     fn write_row(&mut self, run: RunId, strategy: &mut dyn Strategy<Host>) {

@@ -20,6 +20,7 @@ mod background;
 pub mod coordinator;
 pub mod instance;
 mod io;
+mod proxy;
 mod record;
 
 pub use coordinator::{LiveOptions, LiveRun, run};

@@ -1,0 +1,224 @@
+//! The network between an instance and a server: a loopback TCP proxy per
+//! (instance, server) pair, through which the instance's every connection to
+//! that server goes. Left alone it forwards bytes as they come. The
+//! coordinator gives it rules, in the scenario's time:
+//!
+//! - **delay**: bytes read while the rule holds are forwarded `extra_ms`
+//!   later, and, as on a TCP stream, nothing read after them overtakes them
+//!   (a FIN after delayed bytes is delayed with them);
+//! - **drop**: bytes read while the rule holds are lost (a partition); a
+//!   client's timeout then ends its connection, as it would;
+//! - **silence**: the instance's host is gone: nothing more goes either way
+//!   and no FIN is sent to the server; the server-side connection is closed
+//!   when the server's TCP keepalive would give up on it.
+
+use crate::ScaledClock;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Which way bytes go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// From the instance to the server.
+    Out,
+    /// From the server back to the instance.
+    Back,
+}
+
+/// What happens to bytes read while a rule holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Effect {
+    Delay { extra_ms: u64 },
+    Drop,
+}
+
+/// A rule: bytes going `direction` from `from_ms` until `until_ms` meet `effect`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rule {
+    pub(crate) direction: Direction,
+    pub(crate) from_ms: u64,
+    pub(crate) until_ms: u64,
+    pub(crate) effect: Effect,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    rules: Vec<Rule>,
+    /// Whether the instance's host is gone.
+    silent: bool,
+    /// The server-side ends of the connections, to close when keepalive gives up.
+    servers: Vec<TcpStream>,
+}
+
+/// One proxy: its port, and the rules it applies.
+#[derive(Clone, Debug)]
+pub(crate) struct Proxy {
+    pub(crate) port: u16,
+    clock: ScaledClock,
+    state: Arc<Mutex<State>>,
+}
+
+impl Proxy {
+    /// A proxy to the server on `upstream`, listening on a free loopback port.
+    pub(crate) fn start(upstream: u16, clock: ScaledClock) -> Result<Proxy, String> {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open a proxy port: {error}"))?;
+        let port = listener.local_addr().map_err(|error| error.to_string())?.port();
+        let proxy = Proxy { port, clock, state: Arc::new(Mutex::new(State::default())) };
+        let state = Arc::clone(&proxy.state);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let state = Arc::clone(&state);
+                std::thread::spawn(move || connect(client, upstream, clock, &state));
+            }
+        });
+        Ok(proxy)
+    }
+
+    pub(crate) fn add(&self, rule: Rule) {
+        if let Ok(mut state) = self.state.lock() {
+            state.rules.push(rule);
+        }
+    }
+
+    /// The instance's host is gone: nothing passes any more, no FIN goes
+    /// out, and the server's side of each connection is closed at
+    /// `close_at_ms`, when the server's TCP keepalive gives up on it.
+    pub(crate) fn silence(&self, close_at_ms: u64) {
+        let servers = match self.state.lock() {
+            Ok(mut state) => {
+                state.silent = true;
+                std::mem::take(&mut state.servers)
+            }
+            Err(_) => return,
+        };
+        let clock = self.clock;
+        std::thread::spawn(move || {
+            wait_until(clock, close_at_ms);
+            for server in servers {
+                let _ = server.shutdown(Shutdown::Both);
+            }
+        });
+    }
+
+    /// A restarted instance's host is back: its new connections pass again.
+    pub(crate) fn restore(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.silent = false;
+        }
+    }
+}
+
+/// Sleeps until the scenario's clock reads `due_ms`.
+fn wait_until(clock: ScaledClock, due_ms: u64) {
+    loop {
+        let now = u64::try_from(clock.now_ms()).unwrap_or(0);
+        if now >= due_ms {
+            return;
+        }
+        // Pacing to a deadline on the wall clock, in steps short enough to stay on time.
+        std::thread::sleep(clock.real(due_ms - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Joins an accepted connection to a new one to the server, a pump each way.
+fn connect(client: TcpStream, upstream: u16, clock: ScaledClock, state: &Arc<Mutex<State>>) {
+    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { return };
+    let _ = (client.set_nodelay(true), server.set_nodelay(true));
+    let (Ok(client_reader), Ok(server_reader), Ok(kept)) = (client.try_clone(), server.try_clone(), server.try_clone())
+    else {
+        return;
+    };
+    match state.lock() {
+        Ok(mut state) if !state.silent => state.servers.push(kept),
+        Ok(_) | Err(_) => return,
+    }
+    let out_state = Arc::clone(state);
+    std::thread::spawn(move || pump(client_reader, server, Direction::Out, clock, &out_state));
+    pump(server_reader, client, Direction::Back, clock, state);
+}
+
+/// Bytes to write, and when.
+enum Piece {
+    Bytes {
+        due_ms: u64,
+        bytes: Vec<u8>,
+    },
+    /// The reading side ended: shut the writing side, after what came before.
+    End {
+        due_ms: u64,
+    },
+}
+
+/// What the rules make of bytes read now: `None` to drop them, else their extra delay.
+fn effect_now(state: &Mutex<State>, direction: Direction, now: u64) -> Option<u64> {
+    let Ok(state) = state.lock() else { return Some(0) };
+    if state.silent {
+        return None;
+    }
+    let mut extra_ms = 0;
+    for rule in
+        state.rules.iter().filter(|rule| rule.direction == direction && rule.from_ms <= now && now < rule.until_ms)
+    {
+        match rule.effect {
+            Effect::Drop => return None,
+            Effect::Delay { extra_ms: extra } => extra_ms = extra_ms.max(extra),
+        }
+    }
+    Some(extra_ms)
+}
+
+/// Reads from `from`, applies the rules, and hands what passes to a writer
+/// thread that writes it to `to` at its due time, in order.
+fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledClock, state: &Mutex<State>) {
+    let (pieces, inbox) = channel::<Piece>();
+    let writer = std::thread::spawn(move || write_in_order(to, &inbox, clock));
+    let mut last_due_ms = 0;
+    let mut buffer = [0_u8; 16 * 1024];
+    loop {
+        let read = from.read(&mut buffer);
+        let now = u64::try_from(clock.now_ms()).unwrap_or(0);
+        let Some(extra_ms) = effect_now(state, direction, now) else {
+            // Lost (a partition), or the host is gone: nothing passes, not even a FIN.
+            if matches!(read, Ok(0) | Err(_)) {
+                break;
+            }
+            continue;
+        };
+        let due_ms = (now + extra_ms).max(last_due_ms);
+        last_due_ms = due_ms;
+        let piece = match read {
+            Ok(0) | Err(_) => Piece::End { due_ms },
+            Ok(count) => Piece::Bytes { due_ms, bytes: buffer[..count].to_vec() },
+        };
+        let end = matches!(piece, Piece::End { .. });
+        if pieces.send(piece).is_err() || end {
+            break;
+        }
+    }
+    drop(pieces);
+    let _ = writer.join();
+}
+
+/// Writes each piece at its due time, in the order they came.
+fn write_in_order(mut to: TcpStream, inbox: &Receiver<Piece>, clock: ScaledClock) {
+    for piece in inbox {
+        match piece {
+            Piece::Bytes { due_ms, bytes } => {
+                wait_until(clock, due_ms);
+                if to.write_all(&bytes).is_err() {
+                    return;
+                }
+            }
+            Piece::End { due_ms } => {
+                wait_until(clock, due_ms);
+                let _ = to.shutdown(Shutdown::Write);
+                return;
+            }
+        }
+    }
+}
