@@ -125,12 +125,23 @@ impl RedisServer {
     /// Stops the server as a crash would (`SHUTDOWN NOSAVE`: nothing is
     /// written) and starts it again on the same port.
     pub fn restart(&mut self) -> Result<(), String> {
+        self.shut_down()?;
+        self.start_again()
+    }
+
+    /// Stops the server as a crash would (`SHUTDOWN NOSAVE`: nothing is written).
+    pub fn shut_down(&mut self) -> Result<(), String> {
         let mut connection = self.connect()?;
         // The server closes the connection instead of answering.
         let _ = connection.call(&["SHUTDOWN", "NOSAVE"]);
         if let Some(mut child) = self.child.take() {
             child.wait().map_err(|error| format!("redis-server did not stop: {error}"))?;
         }
+        Ok(())
+    }
+
+    /// Starts a server that was shut down again, on the same port, empty.
+    pub fn start_again(&mut self) -> Result<(), String> {
         self.spawn()
     }
 

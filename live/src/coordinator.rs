@@ -83,14 +83,26 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
             | Fault::GcPause { .. }
             | Fault::HostLoss { .. }
             | Fault::NetworkDelay { .. }
-            | Fault::Partition { .. } => {}
-            Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
-            | Fault::RedisRestart { .. }
-            | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => reasons.push(format!(
-                "the `{kind}` fault at t={} is not played live yet: live mode strikes `oom_kill` (SIGKILL), `gc_pause` (SIGSTOP/SIGCONT), `host_loss` (SIGSTOP and a silent network) and `network_delay` and `partition` (its proxies)",
+            | Fault::Partition { .. }
+            | Fault::RedisRestart { .. } => {}
+            Fault::ClockJump { target, .. } | Fault::ClockDrift { target, .. } => {
+                let drift = matches!(fault, Fault::ClockDrift { .. });
+                let playable = match target {
+                    Target::Holder | Target::Party(Party::Instance(_)) => true,
+                    Target::AllRedis | Target::Party(Party::Redis(_)) => !drift,
+                    Target::Party(Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus) => {
+                        false
+                    }
+                };
+                if !playable {
+                    reasons.push(format!(
+                        "the `{kind}` fault on {target} at t={} is not played live: an instance's clock is its own process's, a Redis node's is stepped by a preloaded shim (which steps, it does not drift), and no other server's clock is reachable",
+                        locklab_engine::scenario::seconds(fault.at_ms())
+                    ));
+                }
+            }
+            Fault::RedisFailover { .. } | Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => reasons.push(format!(
+                "the `{kind}` fault at t={} is not played live yet: it needs a Redis replica, a three-member etcd cluster or a slowed database, which live mode does not start",
                 locklab_engine::scenario::seconds(fault.at_ms())
             )),
         }
@@ -128,12 +140,19 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
     let most = shortest_window_ms.map_or(most, |window_ms| {
         most.min(u32::try_from(window_ms / SHORTEST_REAL_WINDOW_MS).unwrap_or(u32::MAX).max(1))
     });
+    // And the client's shortest timeout must outlast a round trip through
+    // the proxy on a busy machine (Redlock's 50 ms per node plays at ×10).
+    let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
+    let most = most.min(u32::try_from(timeout_ms / SHORTEST_REAL_TIMEOUT_MS).unwrap_or(u32::MAX).max(1));
     (1..=most.max(1)).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(1)
 }
 
 /// The shortest a fault's window may be on the wall clock, in ms: many
 /// loopback round trips and a scheduler tick.
 const SHORTEST_REAL_WINDOW_MS: u64 = 100;
+/// The shortest a client's timeout may be on the wall clock, in ms: a few
+/// round trips through a proxy with every process of the run awake.
+const SHORTEST_REAL_TIMEOUT_MS: u64 = 5;
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
 fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
@@ -195,6 +214,8 @@ enum Later {
     Resume(InstanceId),
     /// The servers' TCP keepalive gives up on a lost host's connections.
     KeepaliveGaveUp(InstanceId),
+    /// A restarted Redis node is back, empty.
+    RedisUp(u8),
 }
 
 struct Coordinator {
@@ -202,6 +223,10 @@ struct Coordinator {
     clock: ScaledClock,
     /// The network: a proxy per (instance, server).
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
+    /// The Redis servers, node by node, to step their clocks and restart them.
+    redis: Vec<RedisServer>,
+    /// How far each Redis node's clock has been stepped, in the scenario's ms.
+    redis_offsets_ms: BTreeMap<u8, i64>,
     events: Sender<(Option<InstanceId>, Event)>,
     inbox: Receiver<(Option<InstanceId>, Event)>,
     collected: Vec<(Option<InstanceId>, Event)>,
@@ -319,6 +344,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let mut coordinator = Coordinator {
         clock,
         proxies,
+        redis,
+        redis_offsets_ms: BTreeMap::new(),
         events,
         inbox,
         collected: Vec::new(),
@@ -339,7 +366,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     stopped?;
     let recording = LiveRecording { servers, time_scale: coordinator.options.time_scale };
     let log = record::assemble(coordinator.collected, nodes);
-    drop(redis);
+    drop(coordinator.redis);
     drop(postgres);
     drop(etcd);
     Ok(LiveRun { log, recording })
@@ -496,6 +523,59 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Redlock's delayed restart keeps a node out one TTL more (the Redis page's advice).
+    fn restart_delay_ms(&self) -> u64 {
+        match self.options.scenario.settings_for(self.options.strategy) {
+            StrategySettings::Redlock(redlock) if redlock.delayed_restart => redlock.ttl_ms,
+            StrategySettings::Redlock(_)
+            | StrategySettings::Naive(_)
+            | StrategySettings::Fencing(_)
+            | StrategySettings::DbLock(_)
+            | StrategySettings::UniqueInsert
+            | StrategySettings::Consensus(_) => 0,
+        }
+    }
+
+    /// A clock fault on one party: an instance is told on its input (its
+    /// clock is its own); a Redis node's wall clock is stepped through its
+    /// shim, in the wall clock's ms.
+    fn change_clock(&mut self, party: Party, fault: &Fault) -> Result<(), String> {
+        let line = match fault {
+            Fault::ClockJump { by_ms, .. } => format!("jump {by_ms}"),
+            Fault::ClockDrift { ppm, .. } => format!("drift {ppm}"),
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::Partition { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => return Ok(()),
+        };
+        match party {
+            Party::Instance(instance) => {
+                if let Some(stdin) = self.processes.get_mut(&instance).and_then(|process| process.stdin.as_mut()) {
+                    writeln!(stdin, "{line}").map_err(|error| format!("cannot reach {instance}: {error}"))?;
+                }
+                Ok(())
+            }
+            Party::Redis(node) => {
+                let Fault::ClockJump { by_ms, .. } = fault else { return Ok(()) };
+                let scale = i64::from(self.clock.time_scale);
+                if let Some(server) = self.redis.get_mut(usize::from(node.0)) {
+                    server.step_clock(by_ms / scale)?;
+                }
+                let offset = self.redis_offsets_ms.entry(node.0).or_default();
+                *offset += by_ms;
+                let local_ms = self.clock.now_ms() + *offset;
+                self.record(EventKind::Clock { party, local_ms, drift_ppm: 0 });
+                Ok(())
+            }
+            Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus => Ok(()),
+        }
+    }
+
     /// The port `instance` reaches `party` on: its proxy's.
     fn port_of(&self, instance: InstanceId, party: Party) -> Option<u16> {
         self.proxies.get(&(instance, party)).map(|proxy| proxy.port)
@@ -601,12 +681,41 @@ impl Coordinator {
                 self.cut(&from, &to, !one_way, Effect::Drop, *duration_ms);
                 return Ok(Vec::new());
             }
+            Fault::ClockJump { target, .. } | Fault::ClockDrift { target, .. } => {
+                let targets = self.parties(*target);
+                self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
+                for party in targets {
+                    self.change_clock(party, fault)?;
+                }
+                return Ok(Vec::new());
+            }
+            Fault::RedisRestart { target, down_ms, .. } => {
+                let targets = self.parties(*target);
+                self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
+                let mut later = Vec::new();
+                for party in targets {
+                    if let Party::Redis(node) = party
+                        && let Some(server) = self.redis.get_mut(usize::from(node.0))
+                    {
+                        let keys = server
+                            .connect()
+                            .and_then(|mut connection| connection.call(&["DBSIZE"]))
+                            .ok()
+                            .and_then(|reply| reply.strip_prefix("(integer) ").and_then(|keys| keys.parse().ok()))
+                            .unwrap_or(0);
+                        server.shut_down()?;
+                        self.record(EventKind::RedisDown { node: party });
+                        if keys > 0 {
+                            self.record(EventKind::KeysLost { node: party, keys });
+                        }
+                        later.push((now + down_ms + self.restart_delay_ms(), Later::RedisUp(node.0)));
+                    }
+                }
+                return Ok(later);
+            }
             Fault::OomKill { .. }
             | Fault::HostLoss { .. }
             | Fault::GcPause { .. }
-            | Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
-            | Fault::RedisRestart { .. }
             | Fault::RedisFailover { .. }
             | Fault::ConsensusLeaderLoss { .. }
             | Fault::DbSlow { .. } => {}
@@ -648,8 +757,8 @@ impl Coordinator {
                         proxy.silence(now + keepalive_ms);
                     }
                 }
-                self.end_runs(instance);
-                self.record(EventKind::Process { instance, state: ProcessState::HostLost });
+                self.end_runs(instance, now);
+                self.record_at(None, now, EventKind::Process { instance, state: ProcessState::HostLost });
                 let mut later = vec![(now + keepalive_ms, Later::KeepaliveGaveUp(instance))];
                 later.extend(follow.map(|(after, _)| (now + after, Later::Restart(instance))));
                 Ok(later)
@@ -665,19 +774,21 @@ impl Coordinator {
     /// remembers the jobs that had started, to hand them back on restart.
     fn kill(&mut self, instance: InstanceId) -> Result<(), String> {
         let before = self.client_sessions();
+        // Everything the death ends happens at the signal, whenever it is written down.
+        let died_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
         if let Some(mut process) = self.processes.remove(&instance) {
             process.child.kill().map_err(|error| format!("cannot kill {instance}: {error}"))?;
             let _ = process.child.wait();
         }
-        self.end_runs(instance);
-        self.record(EventKind::Process { instance, state: ProcessState::Dead });
+        self.end_runs(instance, died_ms);
+        self.record_at(None, died_ms, EventKind::Process { instance, state: ProcessState::Dead });
         self.sessions_closed(instance, before);
         Ok(())
     }
 
     /// The runs `instance`'s process had going end with it; the job runner
     /// remembers the jobs that had started, to hand them back on restart.
-    fn end_runs(&mut self, instance: InstanceId) {
+    fn end_runs(&mut self, instance: InstanceId, died_ms: u64) {
         // What it said before it died still counts.
         while let Ok((source, event)) = self.inbox.try_recv() {
             self.take(source, event);
@@ -696,9 +807,10 @@ impl Coordinator {
             }
             let (id, period) = (RunId(run), Period(seen.period));
             let phase = RunPhase::Aborted(AbortReason::ProcessDied);
-            self.record_for(instance, EventKind::Run { run: id, instance, period, phase });
+            self.record_at(Some(instance), died_ms, EventKind::Run { run: id, instance, period, phase });
             if seen.believes {
-                self.record_for(instance, EventKind::Belief { instance, run: id, holds: false, token: None });
+                let belief = EventKind::Belief { instance, run: id, holds: false, token: None };
+                self.record_at(Some(instance), died_ms, belief);
             }
             if let Some(seen) = self.runs.get_mut(&(instance, run)) {
                 seen.ended = true;
@@ -734,10 +846,10 @@ impl Coordinator {
         }
     }
 
-    /// An event about `instance`'s runs that the coordinator writes for it (it died).
-    fn record_for(&mut self, instance: InstanceId, kind: EventKind) {
-        let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
-        self.collected.push((Some(instance), Event { at_ms, kind }));
+    /// An event the coordinator writes at a time already past (for a
+    /// process that died then, its events are tagged as its own).
+    fn record_at(&mut self, source: Option<InstanceId>, at_ms: u64, kind: EventKind) {
+        self.collected.push((source, Event { at_ms, kind }));
     }
 
     fn later(&mut self, what: Later) -> Result<(), String> {
@@ -760,6 +872,14 @@ impl Coordinator {
                 }
                 self.record(EventKind::Process { instance, state: ProcessState::Restarted });
                 self.spawn(instance, true)
+            }
+            Later::RedisUp(node) => {
+                if let Some(server) = self.redis.get_mut(usize::from(node)) {
+                    server.start_again()?;
+                }
+                let node = Party::Redis(locklab_engine::ids::RedisNodeId(node));
+                self.record(EventKind::RedisUp { node, promoted: false });
+                Ok(())
             }
             Later::KeepaliveGaveUp(instance) => {
                 let sessions = self.sessions.remove(&instance).unwrap_or_default();

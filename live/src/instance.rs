@@ -23,6 +23,7 @@
 
 use crate::ScaledClock;
 use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
+use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
     AbortReason, ConnectionChange, DbClient, Owner, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode,
     RowWrite, RunPhase, Sql, SqlError, SqlOutcome, TerminateReason,
@@ -30,7 +31,9 @@ use locklab_engine::event::{
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use locklab_engine::rng::SimRng;
 use locklab_engine::scenario::{ReportRule, Scenario, StrategyId, StrategySettings, World};
-use locklab_engine::strategy::{Context, Reply, Request, Strategy, TimerId, build_for};
+use locklab_engine::strategy::{
+    CHUNK_UPLOAD_MS, Context, Reply, Request, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS, Strategy, TimerId, build_for,
+};
 use locklab_engine::{Event, EventKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -39,10 +42,6 @@ use std::process::ExitCode;
 use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
-/// The storage and Slack client's timeout, and an upload's own time: the simulator's.
-const STORAGE_TIMEOUT_MS: u64 = 10_000;
-const CHUNK_UPLOAD_MS: u64 = 1_000;
-const SQL_TIMEOUT_MS: u64 = 30_000;
 /// A statement that took at least this long (scenario ms) waited for a lock:
 /// well above a loopback round trip at any time scale the tool is run at.
 const LOCK_WAIT_SEEN_MS: u64 = 500;
@@ -102,8 +101,20 @@ pub fn main(plan: &str) -> ExitCode {
     let (replies, inbox) = channel();
     let stop = replies.clone();
     std::thread::spawn(move || {
-        // The coordinator ends the run by closing this process's input.
-        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        // The coordinator steps or skews this instance's clock with a line
+        // (`jump MS`, `drift PPM`), and ends the run by closing the input.
+        for line in std::io::stdin().lines().map_while(Result::ok) {
+            let mut words = line.split(' ');
+            let (what, number) = (words.next(), words.next().and_then(|number| number.parse::<i64>().ok()));
+            let change = match (what, number) {
+                (Some("jump"), Some(by_ms)) => Incoming::ClockJump { by_ms },
+                (Some("drift"), Some(ppm)) => Incoming::ClockDrift { ppm },
+                _ => continue,
+            };
+            if stop.send(change).is_err() {
+                return;
+            }
+        }
         let _ = stop.send(Incoming::Stop);
     });
     let settings = scenario.settings_for(plan.strategy);
@@ -113,7 +124,7 @@ pub fn main(plan: &str) -> ExitCode {
     let mut last_wake = Instant::now();
     loop {
         let wait = host.next_deadline_ms().map_or(LOOP_TICK, |deadline| {
-            let left = u64::try_from(deadline - host.clock.now_ms()).unwrap_or(0);
+            let left = u64::try_from(deadline - host.local_ms()).unwrap_or(0);
             host.clock.real(left).min(LOOP_TICK)
         });
         let mut received = inbox.recv_timeout(wait);
@@ -132,6 +143,8 @@ pub fn main(plan: &str) -> ExitCode {
                 Ok(Incoming::Reply { request, reply }) => host.reply(request, reply, strategy.as_mut()),
                 Ok(Incoming::Opened { request, session }) => host.opened(request, session, strategy.as_mut()),
                 Ok(Incoming::SessionEnded { session, error }) => host.session_ended(session, error),
+                Ok(Incoming::ClockJump { by_ms }) => host.change_clock(|clock, now| clock.jump(now, by_ms)),
+                Ok(Incoming::ClockDrift { ppm }) => host.change_clock(|clock, now| clock.set_drift(now, ppm)),
                 Err(RecvTimeoutError::Timeout) => break,
             }
             received = inbox.try_recv().map_err(|error| match error {
@@ -245,6 +258,8 @@ pub struct Host {
     world: World,
     reports: ReportRule,
     clock: ScaledClock,
+    /// What this instance's clock reads: the scenario's time, stepped and skewed by faults.
+    local: LocalClock,
     rng: SimRng,
     next_period: u32,
     next_run: u32,
@@ -300,6 +315,7 @@ impl Host {
             world: scenario.world.clone(),
             reports: ReportRule::of(scenario),
             clock: ScaledClock { start_unix_us: plan.clock.0, time_scale: plan.clock.1 },
+            local: LocalClock::default(),
             rng,
             next_period: 0,
             next_run: plan.first_run,
@@ -338,7 +354,7 @@ impl Host {
     /// the jobs the runner hands it back.
     fn begin(&mut self, plan: &InstancePlan, strategy: &mut dyn Strategy<Host>) {
         let period_ms = i64::try_from(self.world.cron_period_ms.max(1)).unwrap_or(i64::MAX);
-        let now = self.clock.now_ms();
+        let now = self.local_ms();
         if plan.restarted {
             // The scheduler runs the latest period it missed, once, then keeps the schedule.
             self.next_period = u32::try_from((now / period_ms).max(0)).unwrap_or(0);
@@ -355,6 +371,24 @@ impl Host {
             self.check_report(run, true, strategy);
         }
         self.handle_notices(strategy);
+    }
+
+    /// The scenario's true time now, in ms (0 before the start).
+    fn true_ms(&self) -> u64 {
+        u64::try_from(self.clock.now_ms()).unwrap_or(0)
+    }
+
+    /// What this instance's clock reads now: its timers, its cron and its leases go by it.
+    fn local_ms(&self) -> i64 {
+        self.local.local_at(self.true_ms())
+    }
+
+    /// A clock fault: the clock changes now, and says what it reads.
+    fn change_clock(&mut self, change: impl FnOnce(&mut LocalClock, u64)) {
+        let now = self.true_ms();
+        change(&mut self.local, now);
+        let (local_ms, drift_ppm) = (self.local_ms(), self.local.drift_ppm());
+        self.record(EventKind::Clock { party: Party::Instance(self.me), local_ms, drift_ppm });
     }
 
     fn record(&mut self, kind: EventKind) {
@@ -398,7 +432,7 @@ impl Host {
     }
 
     fn set_timer_in(&mut self, after_ms: u64, timer: Timer) -> TimerId {
-        let deadline = self.clock.now_ms().saturating_add(i64::try_from(after_ms).unwrap_or(i64::MAX / 4));
+        let deadline = self.local_ms().saturating_add(i64::try_from(after_ms).unwrap_or(i64::MAX / 4));
         self.set_timer_at(deadline, timer)
     }
 
@@ -414,7 +448,7 @@ impl Host {
 
     fn fire_due(&mut self, strategy: &mut dyn Strategy<Host>) {
         loop {
-            let now = self.clock.now_ms();
+            let now = self.local_ms();
             let Some((&key, &timer)) = self.timers.iter().next() else { break };
             if key.0 > now {
                 break;
@@ -492,7 +526,7 @@ impl Host {
 
     fn cron_fired(&mut self, strategy: &mut dyn Strategy<Host>) {
         let period_ms = i64::try_from(self.world.cron_period_ms.max(1)).unwrap_or(i64::MAX);
-        let current = u32::try_from((self.clock.now_ms() / period_ms).max(0)).unwrap_or(u32::MAX);
+        let current = u32::try_from((self.local_ms() / period_ms).max(0)).unwrap_or(u32::MAX);
         let period = Period(self.next_period.max(current));
         self.next_period = period.0 + 1;
         self.record(EventKind::Cron { instance: self.me, period });
@@ -684,7 +718,7 @@ impl Host {
     }
 
     fn start_job(&mut self, run: RunId, strategy: &mut dyn Strategy<Host>) {
-        let now = self.clock.now_ms();
+        let now = self.local_ms();
         let state = self.state_mut(run);
         state.stage = Stage::Working;
         state.started = true;
@@ -1088,7 +1122,7 @@ impl Context for Host {
         self.state(self.current).is_some_and(|state| state.believes)
     }
     fn local_now(&self) -> i64 {
-        self.clock.now_ms()
+        self.local_ms()
     }
     fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
         let run = self.current;

@@ -26,11 +26,27 @@ const IDLE_LOOK: Duration = Duration::from_millis(10);
 #[derive(Debug)]
 pub(crate) enum Incoming {
     /// The answer to request `request`.
-    Reply { request: u32, reply: Reply },
+    Reply {
+        request: u32,
+        reply: Reply,
+    },
     /// A database session opened (or could not) for request `request`.
-    Opened { request: u32, session: Result<Session, SqlError> },
+    Opened {
+        request: u32,
+        session: Result<Session, SqlError>,
+    },
     /// The server ended a session between its statements; its next statement gets `error`.
-    SessionEnded { session: SessionId, error: SqlError },
+    SessionEnded {
+        session: SessionId,
+        error: SqlError,
+    },
+    /// A clock fault: the instance's clock steps by `by_ms`, or drifts `ppm` from now on.
+    ClockJump {
+        by_ms: i64,
+    },
+    ClockDrift {
+        ppm: i64,
+    },
     /// The coordinator closed the instance's input: the run is over.
     Stop,
 }
@@ -53,7 +69,12 @@ impl RedisLink {
     pub(crate) fn start(port: u16, replies: Sender<Incoming>) -> RedisLink {
         let (jobs, inbox) = channel::<Job<Vec<String>>>();
         std::thread::spawn(move || {
-            let mut connection: Option<Connection> = None;
+            // The connection is opened at once and again right after any
+            // failure, as a client library's pool keeps one ready: a request
+            // never waits for a connect, which at a short timeout (Redlock's
+            // is a few ms of the scenario, well under one on the wall clock)
+            // would time it out.
+            let mut connection: Option<Connection> = Connection::open(port).ok();
             for job in inbox {
                 if connection.is_none() {
                     connection = Connection::open(port).ok();
@@ -75,6 +96,9 @@ impl RedisLink {
                 let reply = Reply::Redis(reply);
                 if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
                     return;
+                }
+                if connection.is_none() {
+                    connection = Connection::open(port).ok();
                 }
             }
         });

@@ -15,6 +15,7 @@
 use crate::ScaledClock;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -176,7 +177,13 @@ fn effect_now(state: &Mutex<State>, direction: Direction, now: u64) -> Option<u6
 /// thread that writes it to `to` at its due time, in order.
 fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledClock, state: &Mutex<State>) {
     let (pieces, inbox) = channel::<Piece>();
-    let writer = std::thread::spawn(move || write_in_order(to, &inbox, clock));
+    // Bytes due now, with nothing held back before them, are written from
+    // here: the hand-off to the writer thread would add its own latency to
+    // every round trip (scaled, it is the network's).
+    let Ok(mut direct) = to.try_clone() else { return };
+    let held = Arc::new(AtomicUsize::new(0));
+    let writer_held = Arc::clone(&held);
+    let writer = std::thread::spawn(move || write_in_order(to, &inbox, clock, &writer_held));
     let mut last_due_ms = 0;
     let mut buffer = [0_u8; 16 * 1024];
     loop {
@@ -191,6 +198,16 @@ fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledC
         };
         let due_ms = (now + extra_ms).max(last_due_ms);
         last_due_ms = due_ms;
+        if let Ok(count @ 1..) = read
+            && due_ms <= now
+            && held.load(Ordering::SeqCst) == 0
+        {
+            if direct.write_all(&buffer[..count]).is_err() {
+                break;
+            }
+            continue;
+        }
+        held.fetch_add(1, Ordering::SeqCst);
         let piece = match read {
             Ok(0) | Err(_) => Piece::End { due_ms },
             Ok(count) => Piece::Bytes { due_ms, bytes: buffer[..count].to_vec() },
@@ -205,12 +222,14 @@ fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledC
 }
 
 /// Writes each piece at its due time, in the order they came.
-fn write_in_order(mut to: TcpStream, inbox: &Receiver<Piece>, clock: ScaledClock) {
+fn write_in_order(mut to: TcpStream, inbox: &Receiver<Piece>, clock: ScaledClock, held: &AtomicUsize) {
     for piece in inbox {
         match piece {
             Piece::Bytes { due_ms, bytes } => {
                 wait_until(clock, due_ms);
-                if to.write_all(&bytes).is_err() {
+                let written = to.write_all(&bytes);
+                held.fetch_sub(1, Ordering::SeqCst);
+                if written.is_err() {
                     return;
                 }
             }

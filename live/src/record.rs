@@ -124,6 +124,8 @@ struct Held {
 #[derive(Debug)]
 pub(crate) struct Truth {
     nodes: Vec<Option<Held>>,
+    /// How far each node's clock is from the scenario's, in ms.
+    offsets: Vec<i64>,
     /// The run the service counts as holder now, and its instance.
     pub(crate) holder: Option<(RunId, InstanceId)>,
     /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
@@ -140,6 +142,7 @@ impl Truth {
     pub(crate) fn new(nodes: u8) -> Truth {
         Truth {
             nodes: vec![None; usize::from(nodes.max(1))],
+            offsets: vec![0; usize::from(nodes.max(1))],
             holder: None,
             row_lock: None,
             lease: None,
@@ -164,6 +167,7 @@ impl Truth {
             return;
         }
         let lease_change = self.lease_change(&event);
+        self.node_changed(&event);
         let change = if let EventKind::Redis { node: Party::Redis(RedisNodeId(node)), client, run, command, reply } =
             &event.kind
         {
@@ -230,6 +234,30 @@ impl Truth {
         }
         self.log.push(Event { at_ms, kind: EventKind::LeaseExpired { lease, value } });
         self.lease_moved(at_ms, None, RevokeReason::Expired);
+    }
+
+    /// A Redis node's clock stepped (its keys expire by it, so as much
+    /// sooner), or the node went down and forgot its keys.
+    fn node_changed(&mut self, event: &Event) {
+        if let EventKind::Clock { party: Party::Redis(RedisNodeId(node)), local_ms, .. } = event.kind {
+            let node = usize::from(node);
+            let offset = local_ms - i64::try_from(event.at_ms).unwrap_or(i64::MAX);
+            let step = offset - self.offsets.get(node).copied().unwrap_or(0);
+            if let Some(slot) = self.offsets.get_mut(node) {
+                *slot = offset;
+            }
+            if let Some(Some(held)) = self.nodes.get_mut(node) {
+                // A key whose deadline the step passed expires now.
+                held.expires_ms = held.expires_ms.saturating_add_signed(-step).max(event.at_ms);
+            }
+            self.expire_until(event.at_ms);
+        }
+        if let EventKind::RedisDown { node: Party::Redis(RedisNodeId(node)) } = event.kind {
+            if let Some(slot) = self.nodes.get_mut(usize::from(node)) {
+                *slot = None;
+            }
+            self.recount(event.at_ms, RevokeReason::Forgotten);
+        }
     }
 
     /// Under db-lock the database is the lock service: a `FOR UPDATE` that

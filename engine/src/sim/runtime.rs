@@ -30,12 +30,12 @@ use crate::strategy::{Notice, SimStrategy};
 use std::collections::VecDeque;
 
 /// Client timeouts of the runtime's own requests.
-const STORAGE_TIMEOUT_MS: u64 = 10_000;
+pub const STORAGE_TIMEOUT_MS: u64 = 10_000;
 /// How long a report chunk takes to stream to storage from the instance.
 /// The lease is checked when the upload starts (the chunk's step), so a
 /// pause during this second is Kleppmann's "pause after the check".
-const CHUNK_UPLOAD_MS: u64 = 1_000;
-const SQL_TIMEOUT_MS: u64 = 30_000;
+pub const CHUNK_UPLOAD_MS: u64 = 1_000;
+pub const SQL_TIMEOUT_MS: u64 = 30_000;
 
 /// An instance's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

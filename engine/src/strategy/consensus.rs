@@ -15,7 +15,7 @@ use crate::sim::{Reply, Request};
 const TAG_ACQUIRE: u32 = 0;
 const TAG_KEEPALIVE: u32 = 1;
 const TAG_REVOKE: u32 = 2;
-const TIMEOUT_MS: u64 = 1_000;
+pub(crate) const TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
 struct Held {

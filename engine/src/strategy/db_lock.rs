@@ -20,7 +20,7 @@ const TAG_CHECKOUT: u32 = 0;
 const TAG_LOCK: u32 = 1;
 const TAG_ROLLBACK: u32 = 2;
 const TAG_COMMIT: u32 = 3;
-const SQL_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const SQL_TIMEOUT_MS: u64 = 30_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

@@ -17,7 +17,7 @@ use crate::sim::{Reply, Request};
 const TAG_SET: u32 = 0;
 const TAG_EXTEND: u32 = 2;
 const TAG_RELEASE: u32 = 3;
-const REDIS_TIMEOUT_MS: u64 = 1_000;
+pub(crate) const REDIS_TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
 struct Held {

@@ -63,6 +63,25 @@ pub trait Context {
 
 pub(crate) use lease::LeaseKeeper;
 
+/// The instance runtime's own client timeouts and an upload's time, for a
+/// runtime of another kind that runs the same job.
+pub use crate::sim::runtime::{CHUNK_UPLOAD_MS, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS};
+
+/// The shortest timeout the strategy's client sets on a request, in ms:
+/// Redlock's per-node timeout is the Redis page's "few ms"; the others wait a
+/// second or more. A runtime that runs faster than the scenario's time must
+/// keep this longer than its real network's round trips.
+pub fn shortest_timeout_ms(settings: &StrategySettings) -> u64 {
+    match settings {
+        StrategySettings::Naive(_) => naive::REDIS_TIMEOUT_MS,
+        StrategySettings::Fencing(_) => fencing::REDIS_TIMEOUT_MS,
+        StrategySettings::Redlock(_) => redlock::NODE_TIMEOUT_MS,
+        StrategySettings::DbLock(_) => db_lock::SQL_TIMEOUT_MS,
+        StrategySettings::UniqueInsert => SQL_TIMEOUT_MS,
+        StrategySettings::Consensus(_) => consensus::TIMEOUT_MS,
+    }
+}
+
 /// What a strategy does to protect the job.
 pub trait Strategy<C: Context + ?Sized> {
     /// Start (or retry) taking the lock for `run`; answer with

@@ -12,7 +12,7 @@ use crate::sim::Reply;
 
 const TAG_SET: u32 = 0;
 const TAG_DEL: u32 = 1;
-const REDIS_TIMEOUT_MS: u64 = 1_000;
+pub(crate) const REDIS_TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
 pub(crate) struct Naive {

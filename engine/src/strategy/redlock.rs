@@ -25,7 +25,7 @@ use crate::sim::{Reply, Request};
 const TAG_EXTEND_BASE: u32 = 100;
 const TAG_UNLOCK: u32 = 200;
 /// The page: "a timeout which is small compared to the total lock auto-release time".
-const NODE_TIMEOUT_MS: u64 = 50;
+pub(crate) const NODE_TIMEOUT_MS: u64 = 50;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Vote {
