@@ -4,6 +4,7 @@
 #   quiz.html    the quiz                          -> dist/quiz.html
 #   explore.html the counterexample explorer       -> dist/explore.html
 #   story.html   the post's night, step by step    -> dist/story.html
+#   recorded.html a run recorded live, read-only   -> dist/recorded.html
 # Each page is its own small wasm app over the same library, so the lab's
 # first load stays inside its size budget; the heavy, on-demand work (the
 # explorer's search, figure exports) runs in a Web Worker (locklab-worker),
@@ -19,7 +20,7 @@ export TRUNK_SKIP_VERSION_CHECK=true CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DE
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 trunk build index.html --release
-for page in quiz explore story; do
+for page in quiz explore story recorded; do
   [ -f "$page.html" ] || continue
   staging="$TARGET_DIR/pages/$page"
   trunk build "$page.html" --release --dist "$staging"

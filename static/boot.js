@@ -12,7 +12,8 @@ import { decodeLink, encodeLink } from './link.js';
 import './figure.js';
 
 if (new URLSearchParams(location.search).has('embed') && window.parent !== window) {
-  const host = document.getElementById('lab') ?? document.getElementById('story') ?? document.body;
+  const host =
+    document.getElementById('lab') ?? document.getElementById('story') ?? document.getElementById('recorded') ?? document.body;
   let sent = 0;
   const post = () => {
     // The content's bottom edge plus the body's margin below it: the height

@@ -209,6 +209,10 @@ pub struct LogDocument {
     pub strategy: StrategyId,
     #[serde(default)]
     pub live: Option<LiveRecording>,
+    /// The scenario the run played, whole, so a reader can judge the run
+    /// and replay its simulated twin (documents before this field lack it).
+    #[serde(default)]
+    pub scenario_document: Option<serde_json::Value>,
     pub events: Vec<Event>,
 }
 
@@ -253,6 +257,7 @@ pub fn recorded_log_document(
         digest: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         live: Option<&'a LiveRecording>,
+        scenario_document: serde_json::Value,
         events: Vec<Described<'a>>,
     }
     #[derive(serde::Serialize)]
@@ -268,6 +273,7 @@ pub fn recorded_log_document(
         strategy,
         digest: log_digest(log),
         live,
+        scenario_document: serde_json::from_str(&scenario.to_json()).unwrap_or_default(),
         events: log.iter().map(|event| Described { event, text: event.to_string() }).collect(),
     };
     serde_json::to_string_pretty(&document).unwrap_or_default()

@@ -145,6 +145,8 @@ fn every_log_document_reads_back_as_its_events() {
             assert_eq!(document.events, log, "{} / {strategy}", builtin.name);
             assert_eq!((document.strategy, document.seed), (strategy, scenario.seed));
             assert_eq!(document.live.as_ref(), recording, "{} / {strategy}", builtin.name);
+            let carried = document.scenario_document.map(|value| Scenario::from_json(&value.to_string()));
+            assert_eq!(carried, Some(Ok(scenario.clone())), "{}: the document carries its scenario", builtin.name);
         }
     }
     let refused = locklab_engine::LogDocument::from_json(r#"{"format": "locklab/2"}"#);

@@ -600,7 +600,10 @@ pub async fn share_fragment(link: &LinkState) -> Option<String> {
 /// Calls an async function the page's scripts put on the global object
 /// (static/link.js, static/figure.js) and awaits its answer; the error is
 /// what the script rejected with, when it is text.
-async fn call_page_function(name: &str, argument: wasm_bindgen::JsValue) -> Result<wasm_bindgen::JsValue, String> {
+pub(crate) async fn call_page_function(
+    name: &str,
+    argument: wasm_bindgen::JsValue,
+) -> Result<wasm_bindgen::JsValue, String> {
     let function = js_sys::Reflect::get(&js_sys::global(), &name.into())
         .ok()
         .and_then(|function| function.dyn_into::<js_sys::Function>().ok())

@@ -28,6 +28,14 @@ impl LabRun {
         reading.finish(scenario, strategy, log)
     }
 
+    /// A run read from its log, not simulated here: a recorded run (a log
+    /// document, perhaps recorded live) read as the lab reads its own.
+    pub fn from_log(scenario: Rc<Scenario>, strategy: StrategyId, log: Vec<Event>) -> LabRun {
+        let mut reading = Reading::new(&scenario, strategy);
+        reading.feed(&log);
+        reading.finish(scenario, strategy, log)
+    }
+
     pub fn duration_ms(&self) -> u64 {
         self.timeline.duration_ms
     }

@@ -19,6 +19,7 @@ pub mod format;
 pub mod lab;
 pub mod panic;
 pub mod quiz;
+pub mod recorded;
 pub mod state;
 pub mod story;
 pub mod svg;

@@ -489,7 +489,7 @@ pub fn parse_target(name: &str) -> Option<Target> {
 }
 
 /// The sorted set with `item` added, or removed if it was there.
-fn toggled(set: &[String], item: String) -> Rc<Vec<String>> {
+pub(crate) fn toggled(set: &[String], item: String) -> Rc<Vec<String>> {
     let mut set = set.to_vec();
     match set.binary_search(&item) {
         Ok(index) => {
