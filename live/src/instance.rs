@@ -353,6 +353,15 @@ impl Host {
     /// The first things the process does: its cron, and (after a restart)
     /// the jobs the runner hands it back.
     fn begin(&mut self, plan: &InstancePlan, strategy: &mut dyn Strategy<Host>) {
+        // The pool's first connection is opened before the night starts, as
+        // a pool warms up at start: PostgreSQL's connection handshake takes a
+        // few ms of wall time, which the time scale would turn into most of
+        // a second before the first job, where the simulator's connect is a
+        // round trip. The simulator's first jobs start when the live ones do.
+        if self.world.db_pool_size > 0 {
+            self.pool_connecting += 1;
+            self.open_session(self.current);
+        }
         let period_ms = i64::try_from(self.world.cron_period_ms.max(1)).unwrap_or(i64::MAX);
         let now = self.local_ms();
         if plan.restarted {
@@ -1038,13 +1047,18 @@ impl Host {
         for _ in 0..room.min(wanted) {
             self.pool_connecting += 1;
             let run = self.pool_waiters.front().map_or(self.current, |(run, _)| *run);
-            let request = Request::Sql { session: SessionId(0), sql: Sql::Connect };
-            let id = self.track(run, Purpose::PoolConnect, request, Party::Db, Some(SQL_TIMEOUT_MS));
-            self.next_session += 1;
-            let init = self.session_init.clone();
-            Session::open(id, SessionId(self.next_session), self.postgres_port, init, self.replies.clone());
+            self.open_session(run);
         }
         self.log_pool();
+    }
+
+    /// The pool opens a connection; it joins the pool when the server takes it.
+    fn open_session(&mut self, run: RunId) {
+        let request = Request::Sql { session: SessionId(0), sql: Sql::Connect };
+        let id = self.track(run, Purpose::PoolConnect, request, Party::Db, Some(SQL_TIMEOUT_MS));
+        self.next_session += 1;
+        let init = self.session_init.clone();
+        Session::open(id, SessionId(self.next_session), self.postgres_port, init, self.replies.clone());
     }
 
     /// The server ended `session` on its own: recorded now, with the row lock it held.
