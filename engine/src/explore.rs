@@ -271,14 +271,7 @@ impl Explorer {
         let at_ms = self.rng.between(start, end - 1);
         let rng = &mut self.rng;
         let seconds = |rng: &mut SimRng, low: u64, high: u64| rng.between(low, high) * 1000;
-        let redis_nodes = match &self.options.base.settings_for(self.options.strategy) {
-            StrategySettings::Redlock(redlock) => redlock.nodes,
-            StrategySettings::Naive(_)
-            | StrategySettings::Fencing(_)
-            | StrategySettings::DbLock(_)
-            | StrategySettings::UniqueInsert
-            | StrategySettings::Consensus(_) => 1,
-        };
+        let redis_nodes = self.options.base.settings_for(self.options.strategy).redis_nodes();
         let redis_node = |rng: &mut SimRng| {
             Target::Party(Party::Redis(RedisNodeId(u8::try_from(rng.below(u64::from(redis_nodes))).unwrap_or(0))))
         };

@@ -265,6 +265,18 @@ pub enum StrategySettings {
 }
 
 impl StrategySettings {
+    /// How many Redis nodes the strategy's lock lives on: Redlock's, else one.
+    pub fn redis_nodes(&self) -> u8 {
+        match self {
+            StrategySettings::Redlock(redlock) => redlock.nodes,
+            StrategySettings::Naive(_)
+            | StrategySettings::Fencing(_)
+            | StrategySettings::DbLock(_)
+            | StrategySettings::UniqueInsert
+            | StrategySettings::Consensus(_) => 1,
+        }
+    }
+
     pub fn id(&self) -> StrategyId {
         match self {
             StrategySettings::Naive(_) => StrategyId::Naive,

@@ -255,14 +255,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     INTERRUPTED.store(false, Ordering::SeqCst);
     let settings = options.scenario.settings_for(options.strategy);
-    let nodes = match &settings {
-        StrategySettings::Redlock(redlock) => redlock.nodes,
-        StrategySettings::Naive(_)
-        | StrategySettings::Fencing(_)
-        | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert
-        | StrategySettings::Consensus(_) => 1,
-    };
+    let nodes = settings.redis_nodes();
     for program in ["redis-server", "cc"] {
         if !on_path(program) {
             return Err(format!(
