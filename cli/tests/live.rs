@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The wall clock runs this many scenario ms per ms: a 20-minute night in 20 s
-/// (consensus runs at 30, so that etcd's lease TTL stays whole seconds).
+/// (slower where live mode must be to stay faithful: `coordinator::fastest_time_scale`).
 const TIME_SCALE: u32 = 60;
 /// How many live runs go at once: each is mostly waiting, and two keep the suite short.
 const AT_ONCE: usize = 2;

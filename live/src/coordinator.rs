@@ -144,12 +144,26 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
     // the proxy on a busy machine (Redlock's 50 ms per node plays at ×10).
     let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
     let most = most.min(u32::try_from(timeout_ms / SHORTEST_REAL_TIMEOUT_MS).unwrap_or(u32::MAX).max(1));
+    // Taking etcd's lease is two HTTP round trips through its gateway, a few
+    // ms each: at ×30 they put the first job up to 0.4 s of the scenario
+    // behind the simulator's, the margin the pause scenarios leave between a
+    // job's step and the pause; at ×15 it is half that.
+    let most = match scenario.settings_for(strategy) {
+        StrategySettings::Consensus(_) => most.min(CONSENSUS_MOST_SCALE),
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::Redlock(_)
+        | StrategySettings::DbLock(_)
+        | StrategySettings::UniqueInsert => most,
+    };
     (1..=most.max(1)).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(1)
 }
 
 /// The shortest a fault's window may be on the wall clock, in ms: many
 /// loopback round trips and a scheduler tick.
 const SHORTEST_REAL_WINDOW_MS: u64 = 100;
+/// The fastest the consensus lease plays (see [`fastest_time_scale`]).
+const CONSENSUS_MOST_SCALE: u32 = 15;
 /// The shortest a client's timeout may be on the wall clock, in ms: a few
 /// round trips through a proxy with every process of the run awake.
 const SHORTEST_REAL_TIMEOUT_MS: u64 = 5;
