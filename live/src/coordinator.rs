@@ -148,6 +148,10 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
     // ms each: at ×30 they put the first job up to 0.4 s of the scenario
     // behind the simulator's, the margin the pause scenarios leave between a
     // job's step and the pause; at ×15 it is half that.
+    // A pause or a kill aimed at a job's step needs the first jobs to start
+    // when the simulator's do; the first round trips, scaled, are the lag.
+    let aimed = scenario.faults.iter().any(|fault| matches!(fault, Fault::GcPause { .. } | Fault::OomKill { .. }));
+    let most = if aimed { most.min(AIMED_FAULT_MOST_SCALE) } else { most };
     let most = match scenario.settings_for(strategy) {
         StrategySettings::Consensus(_) => most.min(CONSENSUS_MOST_SCALE),
         StrategySettings::Naive(_)
@@ -162,6 +166,8 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
 /// The shortest a fault's window may be on the wall clock, in ms: many
 /// loopback round trips and a scheduler tick.
 const SHORTEST_REAL_WINDOW_MS: u64 = 100;
+/// The fastest a scenario with a pause or a kill plays (see [`fastest_time_scale`]).
+const AIMED_FAULT_MOST_SCALE: u32 = 30;
 /// The fastest the consensus lease plays (see [`fastest_time_scale`]).
 const CONSENSUS_MOST_SCALE: u32 = 15;
 /// The shortest a client's timeout may be on the wall clock, in ms: a few
