@@ -14,7 +14,7 @@ use crate::record::Truth;
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
 use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
-use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RunPhase};
+use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RunPhase, TerminateReason};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
@@ -479,7 +479,7 @@ impl Coordinator {
 
     fn record(&mut self, kind: EventKind) {
         let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
-        self.collected.push((None, Event { at_ms, kind }));
+        self.record_at(None, at_ms, kind);
     }
 
     /// Starts `instance`'s process (again, after a crash, when `restarted`).
@@ -850,19 +850,30 @@ impl Coordinator {
             // Waiting for the condition: the server has noticed the closed sockets.
             std::thread::sleep(Duration::from_millis(2));
         }
+        self.record_sessions_ended(instance, sessions, TerminateReason::ClientDisconnected);
+    }
+
+    /// The server ended `instance`'s sessions, for `reason`.
+    fn record_sessions_ended(
+        &mut self,
+        instance: InstanceId,
+        sessions: std::collections::BTreeSet<locklab_engine::ids::SessionId>,
+        reason: TerminateReason,
+    ) {
         let client = locklab_engine::event::DbClient::Instance(instance);
-        let change = locklab_engine::event::ConnectionChange::Terminated(
-            locklab_engine::event::TerminateReason::ClientDisconnected,
-        );
+        let change = locklab_engine::event::ConnectionChange::Terminated(reason);
         for session in sessions {
             self.record(EventKind::Connection { session, client, change });
         }
     }
 
-    /// An event the coordinator writes at a time already past (for a
-    /// process that died then, its events are tagged as its own).
+    /// An event the coordinator writes, at a time that may be already past
+    /// (for a process that died then, its events are tagged as its own).
+    /// The lock service's truth the faults resolve `holder` by sees it too.
     fn record_at(&mut self, source: Option<InstanceId>, at_ms: u64, kind: EventKind) {
-        self.collected.push((source, Event { at_ms, kind }));
+        let event = Event { at_ms, kind };
+        self.truth.feed(event.clone());
+        self.collected.push((source, event));
     }
 
     fn later(&mut self, what: Later) -> Result<(), String> {
@@ -896,13 +907,7 @@ impl Coordinator {
             }
             Later::KeepaliveGaveUp(instance) => {
                 let sessions = self.sessions.remove(&instance).unwrap_or_default();
-                let client = locklab_engine::event::DbClient::Instance(instance);
-                let change = locklab_engine::event::ConnectionChange::Terminated(
-                    locklab_engine::event::TerminateReason::KeepaliveTimeout,
-                );
-                for session in sessions {
-                    self.record(EventKind::Connection { session, client, change });
-                }
+                self.record_sessions_ended(instance, sessions, TerminateReason::KeepaliveTimeout);
                 Ok(())
             }
         }
