@@ -92,14 +92,20 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
 
 #[test]
 fn what_live_mode_cannot_play_is_refused_by_name() {
+    // A drifting Redis clock: the shim steps a node's clock, it cannot make it run fast.
+    let path = std::env::temp_dir().join(format!("locklab-live-refused-{}.json", std::process::id()));
+    let document = r#"{"format": "locklab/2", "seed": 1, "duration_ms": 60000,
+        "faults": [{"at_ms": 5000, "kind": "clock_drift", "target": "redis-1", "ppm": 200000}]}"#;
+    std::fs::write(&path, document).expect("the temp dir is writable");
     let output = Command::new(program())
-        .args(["live", "redis-failover", "--strategy", "fencing"])
+        .args(["live", &path.to_string_lossy(), "--strategy", "fencing"])
         .output()
         .expect("the binary runs");
+    let _ = std::fs::remove_file(&path);
     assert_eq!(output.status.code(), Some(2));
     let text = String::from_utf8_lossy(&output.stderr);
-    assert!(text.contains("a Redis replica (`redis_replica`) is not started live yet"), "{text}");
-    assert!(text.contains("the `redis_failover` fault at t="), "{text}");
+    assert!(text.contains("the `clock_drift` fault on redis-1 at t=5"), "{text}");
+    assert!(text.contains("which steps, it does not drift"), "{text}");
 }
 
 #[test]

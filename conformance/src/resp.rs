@@ -50,6 +50,25 @@ impl Connection {
         self.reply()
     }
 
+    /// Whether the server has closed the connection (a FIN or a reset is
+    /// waiting on the socket), looked at without blocking: what a client's
+    /// pool checks before it hands a connection out (go-redis's `connCheck`).
+    pub fn peer_closed(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        let stream = self.reader.get_ref();
+        if stream.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let closed = match stream.peek(&mut [0_u8; 1]) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(error) => error.kind() != std::io::ErrorKind::WouldBlock,
+        };
+        closed || stream.set_nonblocking(false).is_err()
+    }
+
     /// Sends one of the engine's commands as a real client does ([`RedisCommand::wire`]).
     pub fn send(&mut self, command: RedisCommand) -> Result<String, String> {
         self.call(&command.wire())

@@ -140,6 +140,17 @@ impl RedisServer {
         Ok(())
     }
 
+    /// Kills the server as the OOM killer or a lost machine would
+    /// (SIGKILL): it writes nothing, and a replica gets nothing more from it.
+    /// `SHUTDOWN` is not the same: it first waits for lagging replicas.
+    pub fn kill(&mut self) -> Result<(), String> {
+        if let Some(mut child) = self.child.take() {
+            child.kill().map_err(|error| format!("cannot kill redis-server: {error}"))?;
+            child.wait().map_err(|error| format!("redis-server did not stop: {error}"))?;
+        }
+        Ok(())
+    }
+
     /// Starts a server that was shut down again, on the same port, empty.
     pub fn start_again(&mut self) -> Result<(), String> {
         self.spawn()

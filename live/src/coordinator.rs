@@ -1,6 +1,7 @@
 //! The coordinator: `locklab live`'s own process. It starts the servers the
 //! strategy needs (one `redis-server`, or one per Redlock node, and a
-//! PostgreSQL cluster), one process per instance, and plays storage and
+//! PostgreSQL cluster, and a replica behind a lagging link when the world
+//! has one), one process per instance, and plays storage and
 //! Slack itself on a loopback port (a line per request: it is the resource,
 //! so it records what it accepted). It strikes the scenario's faults as
 //! signals at their scaled times, collects every process's events, and at
@@ -14,7 +15,7 @@ use crate::record::Truth;
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
 use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
-use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RunPhase, TerminateReason};
+use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RedisReply, RunPhase, TerminateReason};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
@@ -84,7 +85,8 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
             | Fault::HostLoss { .. }
             | Fault::NetworkDelay { .. }
             | Fault::Partition { .. }
-            | Fault::RedisRestart { .. } => {}
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. } => {}
             Fault::ClockJump { target, .. } | Fault::ClockDrift { target, .. } => {
                 let drift = matches!(fault, Fault::ClockDrift { .. });
                 let playable = match target {
@@ -101,16 +103,19 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
                     ));
                 }
             }
-            Fault::RedisFailover { .. } | Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => reasons.push(format!(
-                "the `{kind}` fault at t={} is not played live yet: it needs a Redis replica, a three-member etcd cluster or a slowed database, which live mode does not start",
+            Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => reasons.push(format!(
+                "the `{kind}` fault at t={} is not played live yet: it needs a three-member etcd cluster or a slowed database, which live mode does not start",
                 locklab_engine::scenario::seconds(fault.at_ms())
             )),
         }
     }
-    if scenario.world.redis_replica {
-        reasons.push("a Redis replica (`redis_replica`) is not started live yet".to_owned());
-    }
     reasons
+}
+
+/// Whether the run has a replica: the world has one and the lock lives on one
+/// node (Redlock's nodes are independent, as in the simulator).
+fn has_replica(scenario: &Scenario, strategy: StrategyId) -> bool {
+    scenario.world.redis_replica && scenario.settings_for(strategy).redis_nodes() == 1
 }
 
 /// The fastest time scale, at most `most`, at which live mode can play the
@@ -136,6 +141,10 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
             | Fault::ConsensusLeaderLoss { .. }
             | Fault::DbSlow { .. } => None,
         })
+        // The replica's lag decides which writes a failover loses.
+        .chain(
+            has_replica(scenario, strategy).then_some(scenario.world.replication_lag_ms).filter(|lag_ms| *lag_ms > 0),
+        )
         .min();
     let most = shortest_window_ms.map_or(most, |window_ms| {
         most.min(u32::try_from(window_ms / SHORTEST_REAL_WINDOW_MS).unwrap_or(u32::MAX).max(1))
@@ -236,6 +245,57 @@ enum Later {
     KeepaliveGaveUp(InstanceId),
     /// A restarted Redis node is back, empty.
     RedisUp(u8),
+    /// The failover's replica is promoted.
+    Promote,
+}
+
+/// The single node's replica: its server, the lagging link it replicates
+/// over, and what the primary held when it died (the lock key and the
+/// counter, as `GET` printed them), to count what the promotion lost.
+struct Replica {
+    server: RedisServer,
+    /// The replication stream goes through it.
+    link: Proxy,
+    primary_held: Option<[String; 2]>,
+}
+
+impl Replica {
+    /// A replica of `primary`, whose stream reaches it `lag_ms` of the
+    /// scenario late (the proxy's delay, on the wall clock at `time_scale`);
+    /// returns once it has synchronised.
+    fn start(primary: &RedisServer, lag_ms: u64, time_scale: u32) -> Result<Replica, String> {
+        let server = RedisServer::start()?;
+        // A primary waits five seconds for more replicas before a full sync by default.
+        primary.connect()?.call(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
+        let clock = ScaledClock { start_unix_us: unix_us(), time_scale };
+        let link = Proxy::start(primary.port, clock)?;
+        link.add(Rule {
+            direction: Direction::Back,
+            from_ms: 0,
+            until_ms: u64::MAX,
+            effect: Effect::Delay { extra_ms: lag_ms },
+        });
+        let mut connection = server.connect()?;
+        connection.call(&["REPLICAOF", "127.0.0.1", &link.port.to_string()])?;
+        let asked = std::time::Instant::now();
+        while !connection.call(&["INFO", "replication"])?.contains("master_link_status:up") {
+            if asked.elapsed() > Duration::from_secs(20) {
+                return Err("the Redis replica did not synchronise with its primary within 20 s".to_owned());
+            }
+            // Waiting for the condition: the replica's link is up.
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(Replica { server, link, primary_held: None })
+    }
+}
+
+/// The lock key and the counter on a node, as `GET` prints them.
+fn held_keys(server: &RedisServer) -> Result<[String; 2], String> {
+    let mut connection = server.connect()?;
+    Ok([
+        connection.call(&["GET", locklab_engine::event::LOCK_KEY])?,
+        connection.call(&["GET", locklab_engine::event::TOKEN_KEY])?,
+    ])
 }
 
 struct Coordinator {
@@ -245,6 +305,10 @@ struct Coordinator {
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
     /// The Redis servers, node by node, to step their clocks and restart them.
     redis: Vec<RedisServer>,
+    /// The single node's replica, when the world has one.
+    replica: Option<Replica>,
+    /// What each promotion of the replica found, for the record.
+    promotions: Vec<record::Promotion>,
     /// How far each Redis node's clock has been stepped, in the scenario's ms.
     redis_offsets_ms: BTreeMap<u8, i64>,
     events: Sender<(Option<InstanceId>, Event)>,
@@ -285,6 +349,12 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     }
     let redis: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
     let world = &options.scenario.world;
+    let replica = match redis.first() {
+        Some(primary) if has_replica(&options.scenario, options.strategy) => {
+            Some(Replica::start(primary, world.replication_lag_ms, options.time_scale)?)
+        }
+        Some(_) | None => None,
+    };
     let postgres = PgServer::start(&[
         format!("max_connections={}", world.db_max_connections.max(4)),
         "superuser_reserved_connections=0".to_owned(),
@@ -358,13 +428,15 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         clock,
         proxies,
         redis,
+        replica,
+        promotions: Vec::new(),
         redis_offsets_ms: BTreeMap::new(),
         events,
         inbox,
         collected: Vec::new(),
         processes: BTreeMap::new(),
         runs: BTreeMap::new(),
-        truth: Truth::new(nodes),
+        truth: Truth::new(record::lock_nodes(&settings)),
         sessions: BTreeMap::new(),
         admin,
         arrived: 0,
@@ -378,7 +450,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     played?;
     stopped?;
     let recording = LiveRecording { servers, time_scale: coordinator.options.time_scale };
-    let log = record::assemble(coordinator.collected, nodes);
+    let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);
+    drop(coordinator.replica);
     drop(coordinator.redis);
     drop(postgres);
     drop(etcd);
@@ -707,21 +780,24 @@ impl Coordinator {
                 self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
                 let mut later = Vec::new();
                 for party in targets {
-                    if let Party::Redis(node) = party
-                        && let Some(server) = self.redis.get_mut(usize::from(node.0))
-                    {
-                        let keys = server
-                            .connect()
-                            .and_then(|mut connection| connection.call(&["DBSIZE"]))
-                            .ok()
-                            .and_then(|reply| reply.strip_prefix("(integer) ").and_then(|keys| keys.parse().ok()))
-                            .unwrap_or(0);
-                        server.shut_down()?;
-                        self.record(EventKind::RedisDown { node: party });
-                        if keys > 0 {
-                            self.record(EventKind::KeysLost { node: party, keys });
-                        }
-                        later.push((now + down_ms + self.restart_delay_ms(), Later::RedisUp(node.0)));
+                    later.extend(self.restart_redis(party, *down_ms, now)?);
+                }
+                return Ok(later);
+            }
+            Fault::RedisFailover { target, .. } => {
+                // The primary dies; its replica is promoted `failover_ms`
+                // later with whatever had reached it. A node with no replica
+                // (or one already promoted) is down that long and comes back empty.
+                let targets = self.parties(*target);
+                self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
+                let failover_ms = self.options.scenario.world.failover_ms;
+                let mut later = Vec::new();
+                for party in targets {
+                    let promotes = self.replica.as_ref().map(|replica| replica.primary_held.is_none());
+                    match (party == record::PRIMARY, promotes) {
+                        (true, Some(true)) => later.push(self.fail_primary(now)?),
+                        (true, Some(false)) => {}
+                        (false, _) | (true, None) => later.extend(self.restart_redis(party, failover_ms, now)?),
                     }
                 }
                 return Ok(later);
@@ -729,7 +805,6 @@ impl Coordinator {
             Fault::OomKill { .. }
             | Fault::HostLoss { .. }
             | Fault::GcPause { .. }
-            | Fault::RedisFailover { .. }
             | Fault::ConsensusLeaderLoss { .. }
             | Fault::DbSlow { .. } => {}
         }
@@ -781,6 +856,87 @@ impl Coordinator {
                 Ok(follow.map(|(after, _)| (now + after, Later::Restart(instance))).into_iter().collect())
             }
         }
+    }
+
+    /// A restart without persistence: the node goes down now, forgetting
+    /// its keys, and is back (empty) `down_ms` later, plus Redlock's delay.
+    fn restart_redis(&mut self, party: Party, down_ms: u64, now: u64) -> Result<Option<(u64, Later)>, String> {
+        let Party::Redis(node) = party else { return Ok(None) };
+        let back_ms = now + down_ms + self.restart_delay_ms();
+        let Some(server) = self.redis.get_mut(usize::from(node.0)) else { return Ok(None) };
+        let keys = server
+            .connect()
+            .and_then(|mut connection| connection.call(&["DBSIZE"]))
+            .ok()
+            .and_then(|reply| reply.strip_prefix("(integer) ").and_then(|keys| keys.parse().ok()))
+            .unwrap_or(0);
+        server.shut_down()?;
+        self.record(EventKind::RedisDown { node: party });
+        if keys > 0 {
+            self.record(EventKind::KeysLost { node: party, keys });
+        }
+        Ok(Some((back_ms, Later::RedisUp(node.0))))
+    }
+
+    /// The primary dies as a crash kills it (SIGKILL: what its replica had
+    /// not received is gone); the promotion is due `failover_ms` later.
+    fn fail_primary(&mut self, now: u64) -> Result<(u64, Later), String> {
+        let primary = self.redis.first_mut().ok_or("no Redis node to fail over")?;
+        let held = held_keys(primary)?;
+        primary.kill()?;
+        if let Some(replica) = self.replica.as_mut() {
+            replica.link.sever();
+            replica.primary_held = Some(held);
+        }
+        self.record(EventKind::RedisDown { node: record::PRIMARY });
+        Ok((now + self.options.scenario.world.failover_ms, Later::Promote))
+    }
+
+    /// The failover's end: the replica is made a primary (`REPLICAOF NO
+    /// ONE`) with whatever it had, and every instance's way to the primary
+    /// leads to it. What it lacks of the dead primary's lock key and
+    /// counter is recorded as lost.
+    fn promote(&mut self) -> Result<(), String> {
+        let Some(replica) = self.replica.as_ref() else { return Ok(()) };
+        let mut connection = replica.server.connect()?;
+        connection.call(&["REPLICAOF", "NO", "ONE"])?;
+        let kept = held_keys(&replica.server)?;
+        let ttl_ms: i64 = connection
+            .call(&["PTTL", locklab_engine::event::LOCK_KEY])?
+            .strip_prefix("(integer) ")
+            .and_then(|ttl| ttl.parse().ok())
+            .unwrap_or(-2);
+        for ((_, party), proxy) in &self.proxies {
+            if *party == record::PRIMARY {
+                proxy.repoint(replica.server.port);
+            }
+        }
+        let lost = replica
+            .primary_held
+            .as_ref()
+            .map_or(0, |held| u32::from(held[0] != "(nil)" && held[0] != kept[0]) + u32::from(held[1] != kept[1]));
+        let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        // PTTL counts the wall clock's ms; -1 is a key with no expiry.
+        let expires_ms = match u64::try_from(ttl_ms) {
+            Ok(ttl_ms) => now + ttl_ms * u64::from(self.clock.time_scale),
+            Err(_) => u64::MAX / 2,
+        };
+        let key = match crate::io::redis_reply(&kept[0]) {
+            RedisReply::Value(value) => Some((value, expires_ms)),
+            RedisReply::Ok
+            | RedisReply::Nil
+            | RedisReply::Integer(_)
+            | RedisReply::ConnectionRefused
+            | RedisReply::Timeout => None,
+        };
+        let promotion = record::Promotion { key };
+        self.promotions.push(promotion);
+        self.truth.promotions.push(promotion);
+        self.record(EventKind::RedisUp { node: Party::RedisReplica, promoted: true });
+        if lost > 0 {
+            self.record(EventKind::KeysLost { node: Party::RedisReplica, keys: lost });
+        }
+        Ok(())
     }
 
     /// SIGKILL: the process's runs end where they were; the job runner
@@ -905,6 +1061,7 @@ impl Coordinator {
                 self.record(EventKind::RedisUp { node, promoted: false });
                 Ok(())
             }
+            Later::Promote => self.promote(),
             Later::KeepaliveGaveUp(instance) => {
                 let sessions = self.sessions.remove(&instance).unwrap_or_default();
                 self.record_sessions_ended(instance, sessions, TerminateReason::KeepaliveTimeout);

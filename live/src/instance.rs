@@ -123,6 +123,7 @@ pub fn main(plan: &str) -> ExitCode {
     host.begin(&plan, strategy.as_mut());
     let mut last_wake = Instant::now();
     loop {
+        host.turn_ms = None;
         let wait = host.next_deadline_ms().map_or(LOOP_TICK, |deadline| {
             let left = u64::try_from(deadline - host.local_ms()).unwrap_or(0);
             host.clock.real(left).min(LOOP_TICK)
@@ -130,6 +131,7 @@ pub fn main(plan: &str) -> ExitCode {
         let mut received = inbox.recv_timeout(wait);
         let gap = last_wake.elapsed().saturating_sub(wait);
         last_wake = Instant::now();
+        host.turn_ms = Some(host.clock.now_ms());
         if gap > PAUSE_GAP {
             let scale = u64::from(host.clock.time_scale);
             host.resume_work(u64::try_from(gap.as_millis()).unwrap_or(0).saturating_mul(scale));
@@ -258,6 +260,8 @@ pub struct Host {
     world: World,
     reports: ReportRule,
     clock: ScaledClock,
+    /// When the event loop's current turn began, on the scenario's clock.
+    turn_ms: Option<i64>,
     /// What this instance's clock reads: the scenario's time, stepped and skewed by faults.
     local: LocalClock,
     rng: SimRng,
@@ -315,6 +319,7 @@ impl Host {
             world: scenario.world.clone(),
             reports: ReportRule::of(scenario),
             clock: ScaledClock { start_unix_us: plan.clock.0, time_scale: plan.clock.1 },
+            turn_ms: None,
             local: LocalClock::default(),
             rng,
             next_period: 0,
@@ -383,8 +388,12 @@ impl Host {
     }
 
     /// The scenario's true time now, in ms (0 before the start).
+    /// The scenario's time now: within a turn of the event loop, the
+    /// turn's start, so that what one turn does happens at one instant, as
+    /// in the simulator (a paused holder's overdue upload and the lease
+    /// check that ends its belief are one instant, not a few ms apart).
     fn true_ms(&self) -> u64 {
-        u64::try_from(self.clock.now_ms()).unwrap_or(0)
+        u64::try_from(self.turn_ms.unwrap_or_else(|| self.clock.now_ms())).unwrap_or(0)
     }
 
     /// What this instance's clock reads now: its timers, its cron and its leases go by it.
@@ -401,7 +410,7 @@ impl Host {
     }
 
     fn record(&mut self, kind: EventKind) {
-        let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        let at_ms = self.true_ms();
         self.record_at(at_ms, kind);
     }
 

@@ -76,7 +76,9 @@ impl RedisLink {
             // would time it out.
             let mut connection: Option<Connection> = Connection::open(port).ok();
             for job in inbox {
-                if connection.is_none() {
+                // A connection the server has closed since (a restart, a
+                // failover) is replaced before it is used, as a pool does.
+                if connection.as_ref().is_none_or(Connection::peer_closed) {
                     connection = Connection::open(port).ok();
                 }
                 let reply = match connection.as_mut() {
@@ -112,7 +114,7 @@ impl RedisLink {
 }
 
 /// A reply in the lab's notation, as the engine's value.
-fn redis_reply(text: &str) -> RedisReply {
+pub(crate) fn redis_reply(text: &str) -> RedisReply {
     if text == "OK" {
         return RedisReply::Ok;
     }

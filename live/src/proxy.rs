@@ -11,11 +11,16 @@
 //! - **silence**: the instance's host is gone: nothing more goes either way
 //!   and no FIN is sent to the server; the server-side connection is closed
 //!   when the server's TCP keepalive would give up on it.
+//!
+//! A proxy can also be repointed to another server: a failover, where the
+//! clients' way to "the primary" leads to the promoted replica from then on
+//! (connections already open stay where they were, as they do when a
+//! Sentinel-aware client reconnects).
 
 use crate::ScaledClock;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,6 +57,8 @@ struct State {
     silent: bool,
     /// The server-side ends of the connections, to close when keepalive gives up.
     servers: Vec<TcpStream>,
+    /// The server died: bytes it had sent that are still held are lost with it.
+    severed: bool,
 }
 
 /// One proxy: its port, and the rules it applies.
@@ -60,6 +67,8 @@ pub(crate) struct Proxy {
     pub(crate) port: u16,
     clock: ScaledClock,
     state: Arc<Mutex<State>>,
+    /// The server's port, read at each new connection.
+    upstream: Arc<AtomicU16>,
 }
 
 impl Proxy {
@@ -68,12 +77,15 @@ impl Proxy {
         let listener =
             TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open a proxy port: {error}"))?;
         let port = listener.local_addr().map_err(|error| error.to_string())?.port();
-        let proxy = Proxy { port, clock, state: Arc::new(Mutex::new(State::default())) };
+        let upstream = Arc::new(AtomicU16::new(upstream));
+        let proxy =
+            Proxy { port, clock, state: Arc::new(Mutex::new(State::default())), upstream: Arc::clone(&upstream) };
         let state = Arc::clone(&proxy.state);
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
                 let state = Arc::clone(&state);
+                let upstream = upstream.load(Ordering::SeqCst);
                 std::thread::spawn(move || connect(client, upstream, clock, &state));
             }
         });
@@ -104,6 +116,21 @@ impl Proxy {
                 let _ = server.shutdown(Shutdown::Both);
             }
         });
+    }
+
+    /// The server died: what the proxy still holds of its bytes is lost,
+    /// as the unsent part of a dead process's output buffer is. A delay on
+    /// a replica's link stands for the primary's replication lag, so what
+    /// the link holds had not left the primary yet.
+    pub(crate) fn sever(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.severed = true;
+        }
+    }
+
+    /// New connections go to the server on `upstream` from now on.
+    pub(crate) fn repoint(&self, upstream: u16) {
+        self.upstream.store(upstream, Ordering::SeqCst);
     }
 
     /// A restarted instance's host is back: its new connections pass again.
@@ -175,7 +202,7 @@ fn effect_now(state: &Mutex<State>, direction: Direction, now: u64) -> Option<u6
 
 /// Reads from `from`, applies the rules, and hands what passes to a writer
 /// thread that writes it to `to` at its due time, in order.
-fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledClock, state: &Mutex<State>) {
+fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledClock, state: &Arc<Mutex<State>>) {
     let (pieces, inbox) = channel::<Piece>();
     // Bytes due now, with nothing held back before them, are written from
     // here: the hand-off to the writer thread would add its own latency to
@@ -183,7 +210,8 @@ fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledC
     let Ok(mut direct) = to.try_clone() else { return };
     let held = Arc::new(AtomicUsize::new(0));
     let writer_held = Arc::clone(&held);
-    let writer = std::thread::spawn(move || write_in_order(to, &inbox, clock, &writer_held));
+    let writer_state = Arc::clone(state);
+    let writer = std::thread::spawn(move || write_in_order(to, &inbox, clock, &writer_held, &writer_state));
     let mut last_due_ms = 0;
     let mut buffer = [0_u8; 16 * 1024];
     loop {
@@ -222,11 +250,21 @@ fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledC
 }
 
 /// Writes each piece at its due time, in the order they came.
-fn write_in_order(mut to: TcpStream, inbox: &Receiver<Piece>, clock: ScaledClock, held: &AtomicUsize) {
+fn write_in_order(
+    mut to: TcpStream,
+    inbox: &Receiver<Piece>,
+    clock: ScaledClock,
+    held: &AtomicUsize,
+    state: &Mutex<State>,
+) {
     for piece in inbox {
         match piece {
             Piece::Bytes { due_ms, bytes } => {
                 wait_until(clock, due_ms);
+                if state.lock().map_or(true, |state| state.severed) {
+                    let _ = to.shutdown(Shutdown::Both);
+                    return;
+                }
                 let written = to.write_all(&bytes);
                 held.fetch_sub(1, Ordering::SeqCst);
                 if written.is_err() {

@@ -10,12 +10,17 @@
 //! nodes give it to the run (one node of one). A TTL runs out by the
 //! scenario's clock, as a real Redis expires a key at its deadline whether
 //! or not anybody asks.
+//!
+//! With a replica, the primary's slot is the replica's once it is promoted:
+//! the coordinator reads what the promoted replica holds ([`Promotion`]),
+//! and commands that reached it through the repointed proxy are its own.
 
 use locklab_engine::event::{
     ConnectionChange, ConsensusOp, ConsensusReply, DbClient, LockValue, Owner, RedisCommand, RedisReply, RevokeReason,
     RunPhase, Sql, SqlError, SqlOutcome,
 };
 use locklab_engine::ids::{InstanceId, LeaseId, Party, RedisNodeId, RunId, SessionId, Token};
+use locklab_engine::scenario::StrategySettings;
 use locklab_engine::{Event, EventKind};
 use std::collections::BTreeMap;
 
@@ -27,22 +32,67 @@ pub(crate) const KEY_GONE: LeaseId = LeaseId(u32::MAX);
 /// for the deletion to be the revoke's: a few round trips, scaled.
 const RELEASE_WINDOW_MS: u64 = 2_000;
 
+/// What a promoted replica held when it became the primary: the lock key's
+/// value and its expiry (scenario ms), if it had the key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Promotion {
+    pub(crate) key: Option<(LockValue, u64)>,
+}
+
 /// The log of a live run: what every process reported, in time order, its
 /// runs numbered, with the lock service's truth among it.
-pub(crate) fn assemble(mut collected: Vec<(Option<InstanceId>, Event)>, nodes: u8) -> Vec<Event> {
+pub(crate) fn assemble(
+    mut collected: Vec<(Option<InstanceId>, Event)>,
+    nodes: u8,
+    promotions: Vec<Promotion>,
+) -> Vec<Event> {
     collected.sort_by_key(|(_, event)| event.at_ms);
     let mut numbers: BTreeMap<(Option<InstanceId>, u32), RunId> = BTreeMap::new();
     let mut events = Vec::with_capacity(collected.len());
+    let mut promoted = false;
     for (source, mut event) in collected {
         each_run(&mut event.kind, &mut |run| {
             let next = RunId(u32::try_from(numbers.len()).unwrap_or(u32::MAX));
             *numbers.entry((source, run.0)).or_insert(next)
         });
+        // After the failover the clients' way to the primary leads to the replica.
+        if let EventKind::RedisUp { node: Party::RedisReplica, promoted: true } = event.kind {
+            promoted = true;
+        } else if let EventKind::Redis { node, .. } = &mut event.kind
+            && promoted
+            && *node == PRIMARY
+        {
+            *node = Party::RedisReplica;
+        }
         events.push(event);
     }
     let mut truth = Truth::new(nodes);
     truth.releases = releases(&events);
+    truth.promotions = promotions;
     truth.woven_into(events)
+}
+
+/// How many Redis nodes hold the strategy's lock: none when its lock
+/// service is the database or etcd, or when there is no lock.
+pub(crate) fn lock_nodes(settings: &StrategySettings) -> u8 {
+    match settings {
+        StrategySettings::Naive(_) | StrategySettings::Fencing(_) | StrategySettings::Redlock(_) => {
+            settings.redis_nodes()
+        }
+        StrategySettings::DbLock(_) | StrategySettings::UniqueInsert | StrategySettings::Consensus(_) => 0,
+    }
+}
+
+/// The single Redis node, whose replica a failover promotes.
+pub(crate) const PRIMARY: Party = Party::Redis(RedisNodeId(0));
+
+/// The truth's slot for a Redis node's key: a promoted replica's is its primary's.
+fn slot_of(node: Party) -> Option<usize> {
+    match node {
+        Party::Redis(RedisNodeId(node)) => Some(usize::from(node)),
+        Party::RedisReplica => Some(0),
+        Party::Instance(_) | Party::Db | Party::Storage | Party::Slack | Party::Consensus => None,
+    }
 }
 
 /// When each run's lease was revoked (its reply), with the key's value it held.
@@ -135,18 +185,29 @@ pub(crate) struct Truth {
     /// Revokes the record knows of ([`releases`]), so that the key's
     /// deletion they caused is not taken for an expiry.
     releases: Vec<(Owner, u64)>,
+    /// What each replica promotion found, in order, taken as the promotions happen.
+    pub(crate) promotions: Vec<Promotion>,
+    /// Whether the replica is the primary now: node 0's key is the replica's.
+    promoted: bool,
+    /// Which run set each value it set, so a value a replica kept names its run.
+    setters: Vec<(LockValue, RunId, InstanceId)>,
     log: Vec<Event>,
 }
 
 impl Truth {
-    pub(crate) fn new(nodes: u8) -> Truth {
+    /// The truth of a run whose lock lives on `lock_nodes` Redis nodes
+    /// (none when the lock service is the database, etcd, or nothing).
+    pub(crate) fn new(lock_nodes: u8) -> Truth {
         Truth {
-            nodes: vec![None; usize::from(nodes.max(1))],
-            offsets: vec![0; usize::from(nodes.max(1))],
+            nodes: vec![None; usize::from(lock_nodes)],
+            offsets: vec![0; usize::from(lock_nodes)],
             holder: None,
             row_lock: None,
             lease: None,
             releases: Vec::new(),
+            promotions: Vec::new(),
+            promoted: false,
+            setters: Vec::new(),
             log: Vec::new(),
         }
     }
@@ -168,10 +229,8 @@ impl Truth {
         }
         let lease_change = self.lease_change(&event);
         self.node_changed(&event);
-        let change = if let EventKind::Redis { node: Party::Redis(RedisNodeId(node)), client, run, command, reply } =
-            &event.kind
-        {
-            Some((usize::from(*node), *client, *run, *command, *reply))
+        let change = if let EventKind::Redis { node, client, run, command, reply } = &event.kind {
+            slot_of(*node).map(|slot| (slot, *client, *run, *command, *reply))
         } else {
             None
         };
@@ -258,6 +317,25 @@ impl Truth {
             }
             self.recount(event.at_ms, RevokeReason::Forgotten);
         }
+        if let EventKind::RedisUp { node: Party::RedisReplica, promoted: true } = event.kind {
+            self.promote(event.at_ms);
+        }
+    }
+
+    /// The replica became the primary with whatever it had: its key (if
+    /// any) is node 0's from now on, held by the run that set that value.
+    fn promote(&mut self, at_ms: u64) {
+        self.promoted = true;
+        let promotion = if self.promotions.is_empty() { None } else { Some(self.promotions.remove(0)) };
+        let held = promotion.and_then(|promotion| promotion.key).and_then(|(value, expires_ms)| {
+            let (_, run, instance) = self.setters.iter().rev().find(|(set, ..)| *set == value)?;
+            Some(Held { run: *run, instance: *instance, value, expires_ms })
+        });
+        if let Some(slot) = self.nodes.first_mut() {
+            *slot = held;
+        }
+        self.expire_until(at_ms);
+        self.recount(at_ms, RevokeReason::Forgotten);
     }
 
     /// Under db-lock the database is the lock service: a `FOR UPDATE` that
@@ -305,9 +383,22 @@ impl Truth {
         reply: RedisReply,
         at_ms: u64,
     ) -> RevokeReason {
-        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
         let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
         let done = reply == RedisReply::Integer(1);
+        let set = match command {
+            RedisCommand::SetNxEx { value, .. } | RedisCommand::SetNxPx { value, .. } => Some(value),
+            RedisCommand::SetNxPxIncr { value, .. } => Some(LockValue::Owner(value)),
+            RedisCommand::CompareAndExtend { .. }
+            | RedisCommand::Pexpire { .. }
+            | RedisCommand::CompareAndDelete { .. }
+            | RedisCommand::Del
+            | RedisCommand::Get
+            | RedisCommand::Incr => None,
+        };
+        if let Some(value) = set.filter(|_| took) {
+            self.setters.push((value, run, client));
+        }
+        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
         match command {
             RedisCommand::SetNxEx { value, ttl_s } if took => {
                 *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_s * 1_000 });
@@ -357,7 +448,10 @@ impl Truth {
                 .min_by_key(|(expires_ms, node, _)| (*expires_ms, *node));
             let Some((expires_ms, node, value)) = due else { return };
             self.nodes[node] = None;
-            let party = Party::Redis(RedisNodeId(u8::try_from(node).unwrap_or(u8::MAX)));
+            let party = match (node, self.promoted) {
+                (0, true) => Party::RedisReplica,
+                _ => Party::Redis(RedisNodeId(u8::try_from(node).unwrap_or(u8::MAX))),
+            };
             self.log.push(Event { at_ms: expires_ms, kind: EventKind::KeyExpired { node: party, value } });
             self.recount(expires_ms, RevokeReason::Expired);
         }
@@ -365,6 +459,9 @@ impl Truth {
 
     /// Who holds the lock now: the run a majority of nodes give it to.
     fn recount(&mut self, at_ms: u64, reason: RevokeReason) {
+        if self.nodes.is_empty() {
+            return; // Redis does not hold this strategy's lock: its keys decide nothing.
+        }
         let mut counts: BTreeMap<(RunId, InstanceId), usize> = BTreeMap::new();
         for held in self.nodes.iter().flatten() {
             *counts.entry((held.run, held.instance)).or_default() += 1;
