@@ -91,6 +91,16 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
 }
 
 #[test]
+fn a_slowed_database_gives_its_simulated_verdict_live() {
+    // No built-in slows the database, so this case is a fixture of its own.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/live/slow-database.json");
+    let scenario = Scenario::from_json(&std::fs::read_to_string(path).expect("the fixture reads"))
+        .expect("the fixture is a valid scenario");
+    let result = check(path, &scenario, StrategyId::DbLock);
+    assert!(matches!(result, Ok(None)), "{path} / db-lock: {result:?}");
+}
+
+#[test]
 fn what_live_mode_cannot_play_is_refused_by_name() {
     // A drifting Redis clock: the shim steps a node's clock, it cannot make it run fast.
     let path = std::env::temp_dir().join(format!("locklab-live-refused-{}.json", std::process::id()));

@@ -103,8 +103,9 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
                     ));
                 }
             }
-            Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => reasons.push(format!(
-                "the `{kind}` fault at t={} is not played live yet: it needs a three-member etcd cluster or a slowed database, which live mode does not start",
+            Fault::DbSlow { .. } => {}
+            Fault::ConsensusLeaderLoss { .. } => reasons.push(format!(
+                "the `{kind}` fault at t={} is not played live yet: it needs a three-member etcd cluster, which live mode does not start",
                 locklab_engine::scenario::seconds(fault.at_ms())
             )),
         }
@@ -130,7 +131,9 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
         .faults
         .iter()
         .filter_map(|fault| match fault {
-            Fault::NetworkDelay { duration_ms, .. } | Fault::Partition { duration_ms, .. } => Some(*duration_ms),
+            Fault::NetworkDelay { duration_ms, .. }
+            | Fault::Partition { duration_ms, .. }
+            | Fault::DbSlow { duration_ms, .. } => Some(*duration_ms),
             Fault::OomKill { .. }
             | Fault::HostLoss { .. }
             | Fault::GcPause { .. }
@@ -138,8 +141,7 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
             | Fault::ClockDrift { .. }
             | Fault::RedisRestart { .. }
             | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => None,
+            | Fault::ConsensusLeaderLoss { .. } => None,
         })
         // The replica's lag decides which writes a failover loses.
         .chain(
@@ -303,6 +305,8 @@ struct Coordinator {
     clock: ScaledClock,
     /// The network: a proxy per (instance, server).
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
+    /// Other services' way to the database.
+    services_link: Proxy,
     /// The Redis servers, node by node, to step their clocks and restart them.
     redis: Vec<RedisServer>,
     /// The single node's replica, when the world has one.
@@ -413,8 +417,10 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
             proxies.insert((instance, *party), Proxy::start(*port, clock)?);
         }
     }
+    // Other services reach the database through a proxy of their own, so a slowed database slows them too.
+    let services_link = Proxy::start(postgres.port, clock)?;
     let traffic = crate::background::start(
-        postgres.port,
+        services_link.port,
         world.background_queries_per_s,
         options.scenario.seed,
         clock,
@@ -427,6 +433,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let mut coordinator = Coordinator {
         clock,
         proxies,
+        services_link,
         redis,
         replica,
         promotions: Vec::new(),
@@ -456,6 +463,13 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     drop(postgres);
     drop(etcd);
     Ok(LiveRun { log, recording })
+}
+
+/// A `db_slow` factor in hundredths, as the simulator records it (validation bounds it to 1..=1000).
+fn factor_percent(factor: f64) -> u32 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let percent = (factor * 100.0) as u32;
+    percent
 }
 
 /// Whether a program of that name is on `PATH`.
@@ -802,11 +816,28 @@ impl Coordinator {
                 }
                 return Ok(later);
             }
+            Fault::DbSlow { factor, duration_ms, .. } => {
+                // The server answers `factor` times slower: each answer is
+                // held back by what the simulator adds to its statement's time.
+                self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Db] });
+                self.record(EventKind::DbSlow { factor_percent: factor_percent(*factor) });
+                let extra = |base_ms: u64| Effect::Delay {
+                    extra_ms: locklab_engine::strategy::slowed_ms(base_ms, *factor).saturating_sub(base_ms),
+                };
+                let rule =
+                    |effect| Rule { direction: Direction::Back, from_ms: now, until_ms: now + duration_ms, effect };
+                for ((_, party), proxy) in &self.proxies {
+                    if *party == Party::Db {
+                        proxy.add(rule(extra(locklab_engine::strategy::STATEMENT_MS)));
+                    }
+                }
+                self.services_link.add(rule(extra(locklab_engine::strategy::BACKGROUND_QUERY_MS)));
+                return Ok(Vec::new());
+            }
             Fault::OomKill { .. }
             | Fault::HostLoss { .. }
             | Fault::GcPause { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => {}
+            | Fault::ConsensusLeaderLoss { .. } => {}
         }
         let (target, follow) = match fault {
             Fault::OomKill { target, restart_after_ms, .. } | Fault::HostLoss { target, restart_after_ms, .. } => {

@@ -32,9 +32,9 @@ use crate::scenario::{DbWait, StrategySettings};
 use std::collections::{BTreeMap, VecDeque};
 
 /// How long one statement takes on an idle server.
-const STATEMENT_MS: u64 = 2;
+pub const STATEMENT_MS: u64 = 2;
 /// How long one background query takes once it has its lock.
-pub(crate) const BACKGROUND_QUERY_MS: u64 = 20;
+pub const BACKGROUND_QUERY_MS: u64 = 20;
 /// How long the other services wait before giving up on a query.
 const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
 /// The other services' own connection pool.
@@ -217,7 +217,7 @@ impl Sim {
 /// and threw it away unless a `db_slow` fault was in force.
 #[cold]
 #[inline(never)]
-fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
+pub fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
     // Deterministic everywhere: one IEEE multiplication, truncated;
     // validation bounds the factor to 1..=1000, so the product fits.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -67,6 +67,11 @@ pub(crate) use lease::LeaseKeeper;
 /// runtime of another kind that runs the same job.
 pub use crate::sim::runtime::{CHUNK_UPLOAD_MS, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS};
 
+/// How long the simulated database takes over a statement and over another
+/// service's query, and a statement's time at a `db_slow` factor, for a runtime
+/// that slows a real database as the simulated one is slowed.
+pub use crate::sim::db::{BACKGROUND_QUERY_MS, STATEMENT_MS, slowed_ms};
+
 /// The shortest timeout the strategy's client sets on a request, in ms:
 /// Redlock's per-node timeout is the Redis page's "few ms"; the others wait a
 /// second or more. A runtime that runs faster than the scenario's time must
