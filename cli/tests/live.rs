@@ -90,14 +90,31 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
     assert!(failures.is_empty(), "live verdicts differ from the simulated ones:\n{}", failures.join("\n"));
 }
 
+/// Faults no built-in strikes, each in a fixture under `tests/live/`, with the strategy it matters to.
+const FIXTURES: &[(&str, StrategyId)] =
+    &[("slow-database.json", StrategyId::DbLock), ("consensus-leader-loss.json", StrategyId::Consensus)];
+
 #[test]
-fn a_slowed_database_gives_its_simulated_verdict_live() {
-    // No built-in slows the database, so this case is a fixture of its own.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/live/slow-database.json");
-    let scenario = Scenario::from_json(&std::fs::read_to_string(path).expect("the fixture reads"))
-        .expect("the fixture is a valid scenario");
-    let result = check(path, &scenario, StrategyId::DbLock);
-    assert!(matches!(result, Ok(None)), "{path} / db-lock: {result:?}");
+fn the_fixtures_give_their_simulated_verdicts_live() {
+    let results: Vec<String> = std::thread::scope(|scope| {
+        let running: Vec<_> = FIXTURES
+            .iter()
+            .map(|(file, strategy)| {
+                scope.spawn(move || {
+                    let path = format!("{}/tests/live/{file}", env!("CARGO_MANIFEST_DIR"));
+                    let text = std::fs::read_to_string(&path).expect("the fixture reads");
+                    let scenario = Scenario::from_json(&text).expect("the fixture is a valid scenario");
+                    match check(&path, &scenario, *strategy) {
+                        Ok(None) => String::new(),
+                        other => format!("{path} / {strategy}: {other:?}"),
+                    }
+                })
+            })
+            .collect();
+        running.into_iter().map(|handle| handle.join().expect("a live run does not panic")).collect()
+    });
+    let failures: Vec<&String> = results.iter().filter(|result| !result.is_empty()).collect();
+    assert!(failures.is_empty(), "live verdicts differ from the simulated ones: {failures:?}");
 }
 
 #[test]

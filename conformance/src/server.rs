@@ -345,57 +345,137 @@ impl Drop for PgServer {
     }
 }
 
-/// A one-member etcd cluster in a temporary directory, on free loopback
-/// ports, with a 10 ms heartbeat and a 100 ms election timeout so that its
-/// shortest lease is a second (etcd's floor is one and a half election
-/// timeouts, rounded up to whole seconds).
+/// An etcd cluster of one or more members in a temporary directory, on free
+/// loopback ports. Its heartbeat is a tenth of its election timeout; the
+/// default 100 ms election timeout makes its shortest lease a second
+/// (etcd's floor is one and a half election timeouts, rounded up to whole
+/// seconds). A member can be killed (a lost leader) and started again; it
+/// comes back from its data directory as a follower.
 #[derive(Debug)]
 pub struct EtcdServer {
-    child: Option<Child>,
-    pub port: u16,
+    members: Vec<EtcdMember>,
     dir: PathBuf,
 }
 
+/// One member: its process (while it runs), its client port, and how to start it.
+#[derive(Debug)]
+struct EtcdMember {
+    child: Option<Child>,
+    port: u16,
+    /// Its id, as the cluster's status calls it.
+    id: String,
+    arguments: Vec<String>,
+    log_path: PathBuf,
+}
+
 impl EtcdServer {
-    /// Starts it and waits until its gateway answers.
+    /// A one-member cluster, started and answering.
     pub fn start() -> Result<EtcdServer, String> {
-        let (port, peer) = (free_port()?, free_port()?);
-        let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{port}", std::process::id()));
+        EtcdServer::start_cluster(1, 100)
+    }
+
+    /// A cluster of `size` members with an election timeout of
+    /// `election_timeout_ms` (wall ms), once every member answers.
+    pub fn start_cluster(size: u8, election_timeout_ms: u64) -> Result<EtcdServer, String> {
+        let ports: Vec<(u16, u16)> =
+            (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<Result<_, String>>()?;
+        let first = ports.first().map_or(0, |(port, _)| *port);
+        let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{first}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
-        let mut server = EtcdServer { child: None, port, dir };
-        let (client_url, peer_url) = (format!("http://127.0.0.1:{port}"), format!("http://127.0.0.1:{peer}"));
-        let log_path = server.dir.join("etcd.log");
-        let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make etcd's log: {error}"))?;
-        let child = Command::new("etcd")
-            .args(["--name", "locklab", "--data-dir"])
-            .arg(server.dir.join("data"))
-            .args(["--listen-client-urls", &client_url, "--advertise-client-urls", &client_url])
-            .args(["--listen-peer-urls", &peer_url, "--initial-advertise-peer-urls", &peer_url])
-            .args(["--initial-cluster", &format!("locklab={peer_url}")])
-            .args(["--heartbeat-interval", "10", "--election-timeout", "100", "--log-level", "error"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|error| {
-                format!("cannot start etcd ({error}); scripts/setup.sh installs it from Debian's packages")
-            })?;
-        let child = server.child.insert(child);
-        let answers = || {
-            let mut client = crate::etcd::EtcdClient::new(port);
-            let probe = serde_json::json!({"key": crate::etcd::encode("locklab")});
-            client
-                .post("/v3/kv/range", &probe, Duration::from_millis(200))
-                .is_ok_and(|reply| reply.get("header").is_some())
-        };
-        let log = || format!(": {}", std::fs::read_to_string(&log_path).unwrap_or_default().trim());
-        wait_until_answering(child, &format!("etcd on port {port}"), answers, log)?;
+        let mut server = EtcdServer { members: Vec::new(), dir };
+        let name = |index: usize| format!("locklab-{index}");
+        let cluster: Vec<String> = ports
+            .iter()
+            .enumerate()
+            .map(|(index, (_, peer))| format!("{}=http://127.0.0.1:{peer}", name(index)))
+            .collect();
+        let heartbeat_ms = (election_timeout_ms / 10).max(1);
+        for (index, (port, peer)) in ports.iter().enumerate() {
+            let (client_url, peer_url) = (format!("http://127.0.0.1:{port}"), format!("http://127.0.0.1:{peer}"));
+            let data = server.dir.join(name(index));
+            let arguments = vec![
+                "--name".to_owned(),
+                name(index),
+                "--data-dir".to_owned(),
+                data.to_string_lossy().into_owned(),
+                "--listen-client-urls".to_owned(),
+                client_url.clone(),
+                "--advertise-client-urls".to_owned(),
+                client_url,
+                "--listen-peer-urls".to_owned(),
+                peer_url.clone(),
+                "--initial-advertise-peer-urls".to_owned(),
+                peer_url,
+                "--initial-cluster".to_owned(),
+                cluster.join(","),
+                "--heartbeat-interval".to_owned(),
+                heartbeat_ms.to_string(),
+                "--election-timeout".to_owned(),
+                election_timeout_ms.to_string(),
+                "--log-level".to_owned(),
+                "error".to_owned(),
+            ];
+            let log_path = server.dir.join(format!("{}.log", name(index)));
+            let mut member = EtcdMember { child: None, port: *port, id: String::new(), arguments, log_path };
+            member.spawn()?;
+            server.members.push(member);
+        }
+        // A member answers once the cluster has a quorum, so all are started before any is waited for.
+        for member in &mut server.members {
+            member.wait_until_answering()?;
+            member.id = status(member.port)
+                .and_then(|status| Some(status["header"]["member_id"].as_str()?.to_owned()))
+                .unwrap_or_default();
+        }
         Ok(server)
+    }
+
+    /// The client port of the first member still running.
+    pub fn port(&self) -> u16 {
+        self.members.iter().find(|member| member.child.is_some()).map_or(0, |member| member.port)
+    }
+
+    /// The members still running: each one's client port and id.
+    pub fn running(&self) -> Vec<(u16, String)> {
+        self.members
+            .iter()
+            .filter(|member| member.child.is_some())
+            .map(|member| (member.port, member.id.clone()))
+            .collect()
+    }
+
+    /// The member that leads now (one still running), by their own status.
+    pub fn leader(&self) -> Option<usize> {
+        let leader = leader_among(&self.running())?;
+        self.members.iter().position(|member| member.id == leader)
+    }
+
+    /// How many members the cluster has, running or not.
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Kills a member as a crash would (SIGKILL).
+    pub fn kill(&mut self, index: usize) -> Result<(), String> {
+        if let Some(mut child) = self.members.get_mut(index).and_then(|member| member.child.take()) {
+            child.kill().map_err(|error| format!("cannot kill an etcd member: {error}"))?;
+            let _ = child.wait();
+        }
+        Ok(())
+    }
+
+    /// Starts a killed member again, from its data directory: it rejoins as a follower.
+    pub fn start_again(&mut self, index: usize) -> Result<(), String> {
+        match self.members.get_mut(index) {
+            Some(member) if member.child.is_none() => member.spawn(),
+            Some(_) | None => Ok(()),
+        }
     }
 
     /// The server's version (`GET /version`).
     pub fn version(&self) -> String {
         use std::io::{Read as _, Write as _};
-        let answer = std::net::TcpStream::connect(("127.0.0.1", self.port)).and_then(|mut stream| {
+        let answer = std::net::TcpStream::connect(("127.0.0.1", self.port())).and_then(|mut stream| {
             stream.set_read_timeout(Some(Duration::from_secs(2)))?;
             stream.write_all(b"GET /version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
             let mut text = String::new();
@@ -413,11 +493,60 @@ impl EtcdServer {
     }
 }
 
+/// The id of the member that leads `members` (client ports and ids), if one
+/// of them does: a follower keeps naming a dead leader until it has elected
+/// another, so only a leader among `members` counts.
+pub fn leader_among(members: &[(u16, String)]) -> Option<String> {
+    members.iter().find_map(|(port, _)| {
+        let leader = status(*port)?["leader"].as_str()?.to_owned();
+        members.iter().any(|(_, id)| *id == leader).then_some(leader)
+    })
+}
+
+/// A member's status (`/v3/maintenance/status`): its id and the leader's it knows.
+fn status(port: u16) -> Option<serde_json::Value> {
+    let mut client = crate::etcd::EtcdClient::new(port);
+    client.post("/v3/maintenance/status", &serde_json::json!({}), Duration::from_millis(200)).ok()
+}
+
+impl EtcdMember {
+    fn spawn(&mut self) -> Result<(), String> {
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|error| format!("cannot make etcd's log: {error}"))?;
+        let child =
+            Command::new("etcd").args(&self.arguments).stdout(Stdio::null()).stderr(log).spawn().map_err(|error| {
+                format!("cannot start etcd ({error}); scripts/setup.sh installs it from Debian's packages")
+            })?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    fn wait_until_answering(&mut self) -> Result<(), String> {
+        let port = self.port;
+        let answers = || {
+            let mut client = crate::etcd::EtcdClient::new(port);
+            let probe = serde_json::json!({"key": crate::etcd::encode("locklab")});
+            client
+                .post("/v3/kv/range", &probe, Duration::from_millis(200))
+                .is_ok_and(|reply| reply.get("header").is_some())
+        };
+        let log_path = self.log_path.clone();
+        let log = || format!(": {}", std::fs::read_to_string(&log_path).unwrap_or_default().trim());
+        let Some(child) = self.child.as_mut() else { return Err("an etcd member is not running".to_owned()) };
+        wait_until_answering(child, &format!("etcd on port {port}"), answers, log)
+    }
+}
+
 impl Drop for EtcdServer {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        for member in &mut self.members {
+            if let Some(mut child) = member.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }

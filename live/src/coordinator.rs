@@ -92,9 +92,9 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
                 let playable = match target {
                     Target::Holder | Target::Party(Party::Instance(_)) => true,
                     Target::AllRedis | Target::Party(Party::Redis(_)) => !drift,
-                    Target::Party(Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus) => {
-                        false
-                    }
+                    Target::Party(
+                        Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus,
+                    ) => false,
                 };
                 if !playable {
                     reasons.push(format!(
@@ -103,11 +103,7 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
                     ));
                 }
             }
-            Fault::DbSlow { .. } => {}
-            Fault::ConsensusLeaderLoss { .. } => reasons.push(format!(
-                "the `{kind}` fault at t={} is not played live yet: it needs a three-member etcd cluster, which live mode does not start",
-                locklab_engine::scenario::seconds(fault.at_ms())
-            )),
+            Fault::DbSlow { .. } | Fault::ConsensusLeaderLoss { .. } => {}
         }
     }
     reasons
@@ -249,6 +245,8 @@ enum Later {
     RedisUp(u8),
     /// The failover's replica is promoted.
     Promote,
+    /// A killed etcd member is started again.
+    MemberBack(u8),
 }
 
 /// The single node's replica: its server, the lagging link it replicates
@@ -307,6 +305,10 @@ struct Coordinator {
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
     /// Other services' way to the database.
     services_link: Proxy,
+    /// etcd, under consensus: one member, or three when the leader is lost.
+    etcd: Option<EtcdServer>,
+    /// The coordinator's own way to etcd, for its watch on the lease key.
+    watch_link: Option<Proxy>,
     /// The Redis servers, node by node, to step their clocks and restart them.
     redis: Vec<RedisServer>,
     /// The single node's replica, when the world has one.
@@ -368,7 +370,13 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         Err(refused) => return Err(format!("cannot connect to the live PostgreSQL: {}", refused.text())),
     };
     admin.query(SCHEMA)?;
+    // A leader to lose needs a cluster of three; its election timeout is
+    // the world's failover time on the wall clock, so the store is without a
+    // leader about that long (a follower campaigns after one to two timeouts).
+    let leader_loss = options.scenario.faults.iter().any(|fault| matches!(fault, Fault::ConsensusLeaderLoss { .. }));
+    let election_timeout_ms = (world.failover_ms / u64::from(options.time_scale.max(1))).clamp(50, 50_000);
     let etcd = match &settings {
+        StrategySettings::Consensus(_) if leader_loss => Some(EtcdServer::start_cluster(3, election_timeout_ms)?),
         StrategySettings::Consensus(_) => Some(EtcdServer::start()?),
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
@@ -409,7 +417,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     upstreams.push((Party::Storage, storage_port));
     upstreams.push((Party::Slack, slack_port));
     if let Some(etcd) = &etcd {
-        upstreams.push((Party::Consensus, etcd.port));
+        upstreams.push((Party::Consensus, etcd.port()));
     }
     let mut proxies = BTreeMap::new();
     for instance in (0..options.scenario.world.instances).map(InstanceId) {
@@ -427,13 +435,14 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         options.scenario.duration_ms(),
         events.clone(),
     );
-    if let Some(etcd) = &etcd {
-        watch_lease_key(etcd.port, clock, events.clone());
-    }
+    let watch_link = etcd.as_ref().map(|etcd| Proxy::start(etcd.port(), clock)).transpose()?;
+    let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, clock, events.clone()));
     let mut coordinator = Coordinator {
         clock,
         proxies,
         services_link,
+        etcd,
+        watch_link,
         redis,
         replica,
         promotions: Vec::new(),
@@ -461,7 +470,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     drop(coordinator.replica);
     drop(coordinator.redis);
     drop(postgres);
-    drop(etcd);
+    drop(watching);
+    drop(coordinator.etcd);
     Ok(LiveRun { log, recording })
 }
 
@@ -834,10 +844,11 @@ impl Coordinator {
                 self.services_link.add(rule(extra(locklab_engine::strategy::BACKGROUND_QUERY_MS)));
                 return Ok(Vec::new());
             }
-            Fault::OomKill { .. }
-            | Fault::HostLoss { .. }
-            | Fault::GcPause { .. }
-            | Fault::ConsensusLeaderLoss { .. } => {}
+            Fault::ConsensusLeaderLoss { .. } => {
+                self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Consensus] });
+                return self.lose_leader(now);
+            }
+            Fault::OomKill { .. } | Fault::HostLoss { .. } | Fault::GcPause { .. } => {}
         }
         let (target, follow) = match fault {
             Fault::OomKill { target, restart_after_ms, .. } | Fault::HostLoss { target, restart_after_ms, .. } => {
@@ -921,6 +932,47 @@ impl Coordinator {
         }
         self.record(EventKind::RedisDown { node: record::PRIMARY });
         Ok((now + self.options.scenario.world.failover_ms, Later::Promote))
+    }
+
+    /// etcd's leader dies (SIGKILL). Every client's way to etcd leads to a
+    /// member still running from now on, as an etcd client with the
+    /// cluster's endpoints fails over; the store is leaderless until the
+    /// others elect one, which a thread watches for and records. The dead
+    /// member is started again after twice the failover time, as a follower.
+    /// Without a cluster (etcd is not in use) only the fault is recorded.
+    fn lose_leader(&mut self, now: u64) -> Result<Vec<(u64, Later)>, String> {
+        let Some(etcd) = self.etcd.as_mut() else { return Ok(Vec::new()) };
+        if etcd.size() < 3 || etcd.running().len() < etcd.size() {
+            return Ok(Vec::new()); // a leader already lost is not lost again
+        }
+        let Some(leader) = etcd.leader() else { return Ok(Vec::new()) };
+        etcd.kill(leader)?;
+        let survivors = etcd.running();
+        let port = etcd.port();
+        for ((_, party), proxy) in &self.proxies {
+            if *party == Party::Consensus {
+                proxy.repoint(port);
+            }
+        }
+        if let Some(link) = &self.watch_link {
+            link.repoint(port);
+        }
+        self.record(EventKind::Leader { up: false });
+        let (events, clock) = (self.events.clone(), self.clock);
+        std::thread::spawn(move || {
+            let asked = std::time::Instant::now();
+            while locklab_conformance::server::leader_among(&survivors).is_none() {
+                if asked.elapsed() > Duration::from_secs(60) {
+                    return;
+                }
+                // Waiting for the condition: the survivors have elected a leader.
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
+            let _ = events.send((None, Event { at_ms, kind: EventKind::Leader { up: true } }));
+        });
+        let back_ms = now + 2 * self.options.scenario.world.failover_ms;
+        Ok(vec![(back_ms, Later::MemberBack(u8::try_from(leader).unwrap_or(u8::MAX)))])
     }
 
     /// The failover's end: the replica is made a primary (`REPLICAOF NO
@@ -1093,6 +1145,10 @@ impl Coordinator {
                 Ok(())
             }
             Later::Promote => self.promote(),
+            Later::MemberBack(member) => match self.etcd.as_mut() {
+                Some(etcd) => etcd.start_again(usize::from(member)),
+                None => Ok(()),
+            },
             Later::KeepaliveGaveUp(instance) => {
                 let sessions = self.sessions.remove(&instance).unwrap_or_default();
                 self.record_sessions_ended(instance, sessions, TerminateReason::KeepaliveTimeout);
@@ -1222,8 +1278,35 @@ fn resource_request(
 /// Watches the lease key on etcd: each deletion (a revoke or an expired
 /// lease; the record tells which) is written down as the key's value
 /// leaving, the moment etcd reports it.
-fn watch_lease_key(port: u16, clock: ScaledClock, events: Sender<(Option<InstanceId>, Event)>) {
+/// The watch is opened again whenever its stream ends (its member died)
+/// until the guard it returns is dropped.
+fn watch_lease_key(port: u16, clock: ScaledClock, events: Sender<(Option<InstanceId>, Event)>) -> Watching {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
     std::thread::spawn(move || {
+        while !stopped.load(Ordering::SeqCst) {
+            watch_once(port, clock, &events, &stopped);
+            // Waiting for the member the link leads to now to take the watch.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    Watching { stop }
+}
+
+/// The lease key's watch; dropping it stops the watch from being opened again.
+struct Watching {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One watch stream, until it ends or the run does.
+fn watch_once(port: u16, clock: ScaledClock, events: &Sender<(Option<InstanceId>, Event)>, stopped: &AtomicBool) {
+    {
         let _ = locklab_conformance::etcd::watch(port, locklab_engine::event::LEASE_KEY, |message| {
             let deleted = message["result"]["events"].as_array().into_iter().flatten().filter_map(|event| {
                 let value = event["prev_kv"]["value"].as_str()?;
@@ -1235,10 +1318,11 @@ fn watch_lease_key(port: u16, clock: ScaledClock, events: Sender<(Option<Instanc
                 let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
                 let kind = EventKind::LeaseExpired { lease: record::KEY_GONE, value };
                 if events.send((None, Event { at_ms, kind })).is_err() {
+                    stopped.store(true, Ordering::SeqCst);
                     return false;
                 }
             }
             true
         });
-    });
+    }
 }
