@@ -15,9 +15,37 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("locklab-cli-test-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).expect("temp file");
+/// A file in the temp directory for one test, removed when the test is done with it (also on failure).
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn named(name: &str) -> TempFile {
+        TempFile(std::env::temp_dir().join(format!("locklab-cli-test-{}-{name}", std::process::id())))
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> TempFile {
+    let path = TempFile::named(name);
+    std::fs::write(&*path, text).expect("temp file");
     path
 }
 
@@ -211,8 +239,8 @@ fn explore_searches_the_world_of_a_given_scenario() {
 
 #[test]
 fn render_writes_the_timeline_svg_and_the_log_with_one_mark_per_write() {
-    let out = std::env::temp_dir().join(format!("locklab-cli-test-{}-figure.svg", std::process::id()));
-    let log_out = std::env::temp_dir().join(format!("locklab-cli-test-{}-log.json", std::process::id()));
+    let out = TempFile::named("figure.svg");
+    let log_out = TempFile::named("log.json");
     let output = locklab(&[
         "render",
         "delayed-packet",
