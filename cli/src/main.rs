@@ -102,9 +102,10 @@ enum Command {
         format: Format,
     },
     /// Play a scenario for real on this machine: throwaway redis-server(s) and PostgreSQL on
-    /// loopback ports (and etcd for consensus), one process per instance running the strategy's own
-    /// code, the faults as signals (oom_kill: SIGKILL; gc_pause: SIGSTOP/SIGCONT). Prints the live
-    /// timeline and verdict.
+    /// loopback ports (and etcd for consensus), or yours by URL; one process per instance running
+    /// the strategy's own code; the faults as signals (oom_kill: SIGKILL; gc_pause:
+    /// SIGSTOP/SIGCONT), a proxy, a failover or a lost etcd leader. Prints the live timeline and
+    /// verdict.
     Live {
         /// A scenario file, or a built-in's name.
         #[arg(value_name = "FILE|NAME")]
@@ -114,9 +115,21 @@ enum Command {
         strategy: StrategyId,
         /// Scenario milliseconds per real millisecond: 60 plays a 20-minute night in 20 s.
         /// TTLs, timeouts and the cron are scaled; the loopback network is not.
-        /// [default: 60, or under consensus the fastest that keeps etcd's whole-second lease TTL]
+        /// [default: 60, or slower where live mode must be to stay faithful (docs/live.md)]
         #[arg(long, value_name = "N")]
         time_scale: Option<u32>,
+        /// A Redis you run, instead of a throwaway one: redis://HOST[:PORT], once per node the
+        /// strategy locks. Live mode creates and deletes only its own two keys there.
+        #[arg(long, value_name = "URL")]
+        redis: Vec<String>,
+        /// A PostgreSQL you run: postgres://USER@HOST[:PORT]/DATABASE, where that user gets in
+        /// without a password. Live mode works in a schema of its own and drops it at the end.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+        /// An etcd you run, for consensus: http://HOST[:PORT]. Live mode creates and deletes only
+        /// its own lease key.
+        #[arg(long, value_name = "URL")]
+        etcd: Option<String>,
         /// Also run the simulated twin and print both verdicts side by side.
         #[arg(long)]
         compare: bool,
@@ -247,8 +260,9 @@ fn run(command: Command) -> Result<String, String> {
             let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
             Ok(format!("{}\n", scenario.to_json()))
         }
-        Command::Live { scenario: name, strategy, time_scale, compare, log } => {
-            live(&name, &load(&name)?, strategy, time_scale, compare, log.as_deref())
+        Command::Live { scenario: name, strategy, time_scale, compare, log, redis, postgres, etcd } => {
+            let servers = locklab_live::ServerUrls { redis, postgres, etcd };
+            live(&name, &load(&name)?, strategy, time_scale, servers, compare, log.as_deref())
         }
         Command::LiveInstance { .. } => Err("live-instance is started by `locklab live`".to_owned()),
         Command::Completions { shell } => {
@@ -412,13 +426,14 @@ fn live(
     scenario: &Scenario,
     strategy: StrategyId,
     time_scale: Option<u32>,
+    servers: locklab_live::ServerUrls,
     compare: bool,
     out: Option<&str>,
 ) -> Result<String, String> {
     let time_scale =
         time_scale.unwrap_or_else(|| locklab_live::coordinator::fastest_time_scale(scenario, strategy, 60));
     let program = std::env::current_exe().map_err(|error| format!("cannot find the locklab program: {error}"))?;
-    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program };
+    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program, servers };
     let live = locklab_live::run(options)?;
     let report = locklab_engine::report::analyze(scenario, strategy, &live.log);
     let mut text = format!(

@@ -32,7 +32,13 @@ fn verdict(report: &StrategyReport) -> (String, String, Vec<&'static str>) {
 /// verdict, or the same up to a named race (its reason returned).
 fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Option<&'static str>, String> {
     let time_scale = locklab_live::coordinator::fastest_time_scale(scenario, strategy, TIME_SCALE);
-    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program: program() };
+    let options = locklab_live::LiveOptions {
+        scenario: scenario.clone(),
+        strategy,
+        time_scale,
+        program: program(),
+        servers: locklab_live::ServerUrls::default(),
+    };
     let live = locklab_live::run(options)?;
     // The recorded document reads back as the log it was written from, marked live.
     let text = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
@@ -201,4 +207,79 @@ fn ctrl_c_mid_run_stops_everything_it_started() {
         .filter(|entry| entry.file_name().to_string_lossy().contains(&mark))
         .collect();
     assert!(dirs.is_empty(), "server directories left: {dirs:?}");
+}
+
+/// Runs `locklab live` with `args`; its exit code and everything it wrote.
+fn live_command(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(program()).arg("live").args(args).output().expect("the binary runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), text)
+}
+
+#[test]
+fn on_servers_you_run_it_touches_only_what_it_creates() {
+    use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
+    // "Your" servers, each holding something of yours the run must leave alone.
+    let redis = RedisServer::start().expect("redis-server starts");
+    let postgres = PgServer::start(&[]).expect("PostgreSQL starts");
+    let etcd = EtcdServer::start().expect("etcd starts");
+    let mut redis_client = redis.connect().expect("Redis answers");
+    redis_client.call(&["SET", "yours", "1"]).expect("SET");
+    let mut admin = locklab_conformance::pg::PgConnection::open(postgres.port, "postgres")
+        .expect("PostgreSQL answers")
+        .expect("trusted");
+    admin.query("CREATE TABLE mine (id int)").expect("CREATE TABLE");
+    let (redis_url, postgres_url, etcd_url) = (
+        format!("redis://127.0.0.1:{}", redis.port),
+        format!("postgres://postgres@127.0.0.1:{}/postgres", postgres.port),
+        format!("http://127.0.0.1:{}", etcd.port()),
+    );
+    let night = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/live/short-night.json");
+    for (strategy, extra) in
+        [("fencing", ["--redis", redis_url.as_str()]), ("consensus", ["--etcd", etcd_url.as_str()])]
+    {
+        let mut args = vec![night, "--strategy", strategy, "--postgres", &postgres_url, "--compare"];
+        args.extend(extra);
+        let (code, text) = live_command(&args);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("(yours)") && text.contains("the same verdict"), "{text}");
+    }
+    // What the runs created is gone; what was there stays.
+    let keys = redis_client.call(&["KEYS", "*"]).expect("KEYS");
+    assert_eq!(keys, "[\"yours\"]", "Redis keeps only the user's key");
+    let schemas = admin.query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'locklab_live_%'").expect("query");
+    assert_eq!(schemas.first_value(), Some("0"), "the run's schema is dropped");
+    let mine = admin.query("SELECT count(*) FROM pg_tables WHERE tablename = 'mine'").expect("query");
+    assert_eq!(mine.first_value(), Some("1"), "the user's table stays");
+    let mut etcd_client = locklab_conformance::etcd::EtcdClient::new(etcd.port());
+    let range = serde_json::json!({"key": locklab_conformance::etcd::encode(locklab_engine::event::LEASE_KEY)});
+    let left = etcd_client.post("/v3/kv/range", &range, std::time::Duration::from_secs(2)).expect("etcd answers");
+    assert!(left.get("kvs").is_none(), "the lease key is gone: {left}");
+
+    // A key the run would use is the user's: refused, and left as it was.
+    redis_client.call(&["SET", locklab_engine::event::LOCK_KEY, "theirs"]).expect("SET");
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--redis", &redis_url]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("already has `job:daily-report`"), "{text}");
+    let kept = redis_client.call(&["GET", locklab_engine::event::LOCK_KEY]).expect("GET");
+    assert_eq!(kept, "\"theirs\"");
+    // A URL nothing answers at, and a port in use by another server, are named.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let closed = format!("redis://127.0.0.1:{}", free.local_addr().expect("an address").port());
+    drop(free);
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--redis", &closed]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(&format!("nothing answers at {closed}")), "{text}");
+    let not_redis = format!("redis://127.0.0.1:{}", postgres.port);
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--redis", &not_redis]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains(&format!("the port of {not_redis} is in use by something that is not Redis")), "{text}");
+    // A fault that needs a server of live mode's own is refused on the user's.
+    let (code, text) = live_command(&["redis-failover", "--strategy", "fencing", "--redis", &redis_url]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("the `redis_failover` fault at t=500 ms")
+            && text.contains("needs a server live mode starts itself"),
+        "{text}"
+    );
 }

@@ -6,7 +6,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// A key or value as the gateway carries it.
@@ -22,13 +22,19 @@ pub fn decode(text: &str) -> Option<String> {
 /// One connection to the gateway, kept open between calls.
 #[derive(Debug)]
 pub struct EtcdClient {
-    port: u16,
+    address: SocketAddr,
     stream: Option<BufReader<TcpStream>>,
 }
 
 impl EtcdClient {
+    /// A client of the member on the loopback port `port`.
     pub fn new(port: u16) -> EtcdClient {
-        EtcdClient { port, stream: None }
+        EtcdClient::at(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+    }
+
+    /// A client of the member at `address`.
+    pub fn at(address: SocketAddr) -> EtcdClient {
+        EtcdClient { address, stream: None }
     }
 
     /// Posts `body` to `path` and reads the JSON answer, waiting at most `limit`.
@@ -61,7 +67,7 @@ impl EtcdClient {
         limit: Duration,
     ) -> std::io::Result<serde_json::Value> {
         if self.stream.is_none() {
-            let stream = TcpStream::connect(("127.0.0.1", self.port))?;
+            let stream = TcpStream::connect_timeout(&self.address, limit.max(Duration::from_millis(1)))?;
             stream.set_nodelay(true)?;
             self.stream = Some(BufReader::new(stream));
         }
@@ -121,6 +127,18 @@ fn next_chunk(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Vec<u
     reader.read_exact(&mut chunk)?;
     chunk.truncate(size);
     Ok((size > 0).then_some(chunk))
+}
+
+/// The version a member at `address` says it runs (`GET /version`), if it answers as etcd.
+pub fn version(address: SocketAddr) -> Option<String> {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream.write_all(b"GET /version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let body = text.split("\r\n\r\n").nth(1)?;
+    let json: serde_json::Value = serde_json::from_str(body).ok()?;
+    json.get("etcdserver")?.as_str().map(str::to_owned)
 }
 
 /// Watches `key` from now on: calls `seen` with every event the gateway

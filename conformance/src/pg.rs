@@ -6,7 +6,7 @@
 //! canceling statement due to lock timeout`), so the two compare as text.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// The tables the lab's statements name. The reports table has no foreign
@@ -73,11 +73,44 @@ pub struct PgConnection {
     pub backend_pid: i32,
 }
 
+/// Who a session logs in as, where, and how it is set up: the startup
+/// packet's parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgLogin {
+    pub user: String,
+    pub database: String,
+    /// The schema the session's unqualified names resolve in, if not `public`.
+    pub schema: Option<String>,
+    pub application_name: String,
+}
+
+impl PgLogin {
+    /// `user` on database `postgres`, as the suite's cluster has it.
+    pub fn local(user: &str) -> PgLogin {
+        PgLogin {
+            user: user.to_owned(),
+            database: "postgres".to_owned(),
+            schema: None,
+            application_name: "locklab-conformance".to_owned(),
+        }
+    }
+}
+
 impl PgConnection {
     /// Connects as `user` to database `postgres` on the loopback interface.
     /// A refusal the server explains (a FATAL error) comes back as `Ok(Err(reply))`.
     pub fn open(port: u16, user: &str) -> Result<Result<PgConnection, PgReply>, String> {
-        let stream = TcpStream::connect(("127.0.0.1", port))
+        PgConnection::open_as(port, &PgLogin::local(user))
+    }
+
+    /// Connects on the loopback port `port` as `login` says.
+    pub fn open_as(port: u16, login: &PgLogin) -> Result<Result<PgConnection, PgReply>, String> {
+        PgConnection::open_at(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), login)
+    }
+
+    /// Connects to the server at `address` as `login` says.
+    pub fn open_at(address: SocketAddr, login: &PgLogin) -> Result<Result<PgConnection, PgReply>, String> {
+        let stream = TcpStream::connect_timeout(&address, Duration::from_secs(5))
             .map_err(|error| format!("cannot connect to PostgreSQL: {error}"))?;
         stream.set_nodelay(true).map_err(|error| error.to_string())?;
         let mut connection = PgConnection {
@@ -89,7 +122,16 @@ impl PgConnection {
             backend_pid: 0,
         };
         let mut body = PROTOCOL_3_0.to_be_bytes().to_vec();
-        for (key, value) in [("user", user), ("database", "postgres"), ("application_name", "locklab-conformance")] {
+        let options = login.schema.as_ref().map(|schema| format!("-c search_path={schema}"));
+        let mut parameters = vec![
+            ("user", login.user.as_str()),
+            ("database", &login.database),
+            ("application_name", &login.application_name),
+        ];
+        if let Some(options) = &options {
+            parameters.push(("options", options));
+        }
+        for (key, value) in parameters {
             body.extend_from_slice(key.as_bytes());
             body.push(0);
             body.extend_from_slice(value.as_bytes());
@@ -183,7 +225,7 @@ impl PgConnection {
                 // Authentication: 0 is "ok"; anything else asks for a password.
                 b'R' if body.get(..4) != Some(&[0, 0, 0, 0]) => {
                     return Err(
-                        "PostgreSQL asks for a password; the suite's cluster trusts loopback connections".into()
+                        "PostgreSQL asks for a password, and this client sends none: it logs in where the server trusts it (the clusters locklab starts trust loopback connections)".into()
                     );
                 }
                 b'K' => {

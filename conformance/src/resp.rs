@@ -4,7 +4,7 @@
 
 use locklab_engine::event::RedisCommand;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// One connection to a server.
@@ -18,7 +18,12 @@ impl Connection {
     /// Connects to a server on the loopback interface. A reply that takes
     /// more than five seconds is an error, never a hang.
     pub fn open(port: u16) -> std::io::Result<Connection> {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        Connection::open_at(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+    }
+
+    /// Connects to a server at `address`, giving up after five seconds.
+    pub fn open_at(address: SocketAddr) -> std::io::Result<Connection> {
+        let stream = TcpStream::connect_timeout(&address, Duration::from_secs(5))?;
         stream.set_read_timeout(Some(Duration::from_secs(5)))?;
         stream.set_nodelay(true)?;
         Ok(Connection { reader: BufReader::new(stream.try_clone()?), writer: stream })

@@ -474,21 +474,7 @@ impl EtcdServer {
 
     /// The server's version (`GET /version`).
     pub fn version(&self) -> String {
-        use std::io::{Read as _, Write as _};
-        let answer = std::net::TcpStream::connect(("127.0.0.1", self.port())).and_then(|mut stream| {
-            stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-            stream.write_all(b"GET /version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
-            let mut text = String::new();
-            stream.read_to_string(&mut text)?;
-            Ok(text)
-        });
-        answer
-            .ok()
-            .and_then(|text| {
-                let body = text.split("\r\n\r\n").nth(1)?.to_owned();
-                let json: serde_json::Value = serde_json::from_str(&body).ok()?;
-                json.get("etcdserver")?.as_str().map(str::to_owned)
-            })
+        crate::etcd::version(std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, self.port())))
             .unwrap_or_else(|| "unknown".to_owned())
     }
 }

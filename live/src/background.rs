@@ -11,7 +11,7 @@
 //! refused. Every query's end is recorded (`Background`).
 
 use crate::ScaledClock;
-use locklab_conformance::pg::{PgConnection, PgReply};
+use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
 use locklab_engine::event::BackgroundOutcome;
 use locklab_engine::ids::InstanceId;
 use locklab_engine::rng::SimRng;
@@ -49,6 +49,7 @@ impl Drop for Background {
 /// Starts other services' traffic against the server on `port`, recording to `events`.
 pub(crate) fn start(
     port: u16,
+    login: PgLogin,
     queries_per_s: u32,
     seed: u64,
     clock: ScaledClock,
@@ -62,8 +63,8 @@ pub(crate) fn start(
     let (work, queue) = channel::<Arrival>();
     let queue = Arc::new(Mutex::new(queue));
     for _ in 0..BACKGROUND_POOL_SIZE {
-        let (queue, events, stop) = (Arc::clone(&queue), events.clone(), Arc::clone(&stop));
-        std::thread::spawn(move || serve(port, clock, &queue, &events, &stop));
+        let (queue, events, stop, login) = (Arc::clone(&queue), events.clone(), Arc::clone(&stop), login.clone());
+        std::thread::spawn(move || serve(port, &login, clock, &queue, &events, &stop));
     }
     let arrivals_stop = Arc::clone(&stop);
     std::thread::spawn(move || {
@@ -90,6 +91,7 @@ pub(crate) fn start(
 /// One of the services' connections: takes arrivals in order, runs each.
 fn serve(
     port: u16,
+    login: &PgLogin,
     clock: ScaledClock,
     queue: &Mutex<Receiver<Arrival>>,
     events: &Sender<(Option<InstanceId>, Event)>,
@@ -111,7 +113,7 @@ fn serve(
             BackgroundOutcome::Timeout
         } else {
             if connection.is_none() {
-                connection = match PgConnection::open(port, "postgres") {
+                connection = match PgConnection::open_as(port, login) {
                     Ok(Ok(open)) => Some(open),
                     Ok(Err(_)) | Err(_) => None,
                 };

@@ -10,18 +10,19 @@
 //! panic on the way stops them too.
 
 use crate::instance::{InstancePlan, Redelivery};
-use crate::proxy::{Direction, Effect, Proxy, Rule};
+use crate::proxy::{Direction, Effect, Proxy, Rule, loopback};
 use crate::record::Truth;
+use crate::servers::{ServerUrls, Servers};
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
-use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
+use locklab_conformance::server::RedisServer;
 use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RedisReply, RunPhase, TerminateReason};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -56,6 +57,8 @@ pub struct LiveOptions {
     pub time_scale: u32,
     /// The program that runs an instance (`locklab`, run as `locklab live-instance PLAN`).
     pub program: PathBuf,
+    /// Servers the user runs, to play on instead of live mode's own.
+    pub servers: ServerUrls,
 }
 
 /// A finished live run: its log, in the engine's terms, and what it ran on.
@@ -111,7 +114,7 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
 
 /// Whether the run has a replica: the world has one and the lock lives on one
 /// node (Redlock's nodes are independent, as in the simulator).
-fn has_replica(scenario: &Scenario, strategy: StrategyId) -> bool {
+pub(crate) fn has_replica(scenario: &Scenario, strategy: StrategyId) -> bool {
     scenario.world.redis_replica && scenario.settings_for(strategy).redis_nodes() == 1
 }
 
@@ -268,7 +271,7 @@ impl Replica {
         // A primary waits five seconds for more replicas before a full sync by default.
         primary.connect()?.call(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
         let clock = ScaledClock { start_unix_us: unix_us(), time_scale };
-        let link = Proxy::start(primary.port, clock)?;
+        let link = Proxy::start(loopback(primary.port), clock)?;
         link.add(Rule {
             direction: Direction::Back,
             from_ms: 0,
@@ -305,12 +308,11 @@ struct Coordinator {
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
     /// Other services' way to the database.
     services_link: Proxy,
-    /// etcd, under consensus: one member, or three when the leader is lost.
-    etcd: Option<EtcdServer>,
     /// The coordinator's own way to etcd, for its watch on the lease key.
     watch_link: Option<Proxy>,
-    /// The Redis servers, node by node, to step their clocks and restart them.
-    redis: Vec<RedisServer>,
+    /// The servers: live mode's own (node by node, to step their clocks and
+    /// restart them), or where the user's are.
+    servers: Servers,
     /// The single node's replica, when the world has one.
     replica: Option<Replica>,
     /// What each promotion of the replica found, for the record.
@@ -336,7 +338,8 @@ struct Coordinator {
 /// Runs the scenario live and returns its log; an error says what could not
 /// be started or played. Nothing it started is left running either way.
 pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
-    let reasons = unsupported(&options.scenario, options.strategy);
+    let mut reasons = unsupported(&options.scenario, options.strategy);
+    reasons.extend(crate::servers::refused_on_theirs(&options.scenario, options.strategy, &options.servers));
     if !reasons.is_empty() {
         return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
     }
@@ -345,50 +348,28 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     INTERRUPTED.store(false, Ordering::SeqCst);
     let settings = options.scenario.settings_for(options.strategy);
-    let nodes = settings.redis_nodes();
-    for program in ["redis-server", "cc"] {
-        if !on_path(program) {
-            return Err(format!(
-                "`{program}` is not installed (not on PATH); scripts/setup.sh installs it from Debian's packages"
-            ));
+    if options.servers.redis.is_empty() {
+        for program in ["redis-server", "cc"] {
+            if !on_path(program) {
+                return Err(format!(
+                    "`{program}` is not installed (not on PATH); scripts/setup.sh installs it from Debian's packages"
+                ));
+            }
         }
     }
-    let redis: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
+    let servers = Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers)?;
     let world = &options.scenario.world;
-    let replica = match redis.first() {
+    let replica = match servers.redis.first() {
         Some(primary) if has_replica(&options.scenario, options.strategy) => {
             Some(Replica::start(primary, world.replication_lag_ms, options.time_scale)?)
         }
         Some(_) | None => None,
     };
-    let postgres = PgServer::start(&[
-        format!("max_connections={}", world.db_max_connections.max(4)),
-        "superuser_reserved_connections=0".to_owned(),
-    ])?;
-    let mut admin = match PgConnection::open(postgres.port, "postgres")? {
+    let mut admin = match PgConnection::open_at(servers.postgres_address, &servers.login)? {
         Ok(connection) => connection,
         Err(refused) => return Err(format!("cannot connect to the live PostgreSQL: {}", refused.text())),
     };
     admin.query(SCHEMA)?;
-    // A leader to lose needs a cluster of three; its election timeout is
-    // the world's failover time on the wall clock, so the store is without a
-    // leader about that long (a follower campaigns after one to two timeouts).
-    let leader_loss = options.scenario.faults.iter().any(|fault| matches!(fault, Fault::ConsensusLeaderLoss { .. }));
-    let election_timeout_ms = (world.failover_ms / u64::from(options.time_scale.max(1))).clamp(50, 50_000);
-    let etcd = match &settings {
-        StrategySettings::Consensus(_) if leader_loss => Some(EtcdServer::start_cluster(3, election_timeout_ms)?),
-        StrategySettings::Consensus(_) => Some(EtcdServer::start()?),
-        StrategySettings::Naive(_)
-        | StrategySettings::Fencing(_)
-        | StrategySettings::Redlock(_)
-        | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert => None,
-    };
-    let mut servers = vec![format!("PostgreSQL {}", postgres.version())];
-    if let Some(etcd) = &etcd {
-        servers.push(format!("etcd {}", etcd.version()));
-    }
-    servers.insert(0, format!("Redis {}", redis.first().map(RedisServer::version).unwrap_or_default()));
     // Storage and Slack are one service on two ports, so that the network
     // can treat the way to each on its own.
     let open = || -> Result<(TcpListener, u16), String> {
@@ -408,42 +389,43 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     serve_resources(storage, clock, checks, Arc::clone(&highest), events.clone());
     serve_resources(slack, clock, checks, highest, events.clone());
     // Every instance reaches every server through a proxy of its own: the network.
-    let mut upstreams: Vec<(Party, u16)> = redis
+    let mut upstreams: Vec<(Party, SocketAddr)> = servers
+        .redis_addresses
         .iter()
         .zip(0_u8..)
-        .map(|(server, node)| (Party::Redis(locklab_engine::ids::RedisNodeId(node)), server.port))
+        .map(|(address, node)| (Party::Redis(locklab_engine::ids::RedisNodeId(node)), *address))
         .collect();
-    upstreams.push((Party::Db, postgres.port));
-    upstreams.push((Party::Storage, storage_port));
-    upstreams.push((Party::Slack, slack_port));
-    if let Some(etcd) = &etcd {
-        upstreams.push((Party::Consensus, etcd.port()));
+    upstreams.push((Party::Db, servers.postgres_address));
+    upstreams.push((Party::Storage, loopback(storage_port)));
+    upstreams.push((Party::Slack, loopback(slack_port)));
+    if let Some(address) = servers.etcd_address {
+        upstreams.push((Party::Consensus, address));
     }
     let mut proxies = BTreeMap::new();
     for instance in (0..options.scenario.world.instances).map(InstanceId) {
-        for (party, port) in &upstreams {
-            proxies.insert((instance, *party), Proxy::start(*port, clock)?);
+        for (party, address) in &upstreams {
+            proxies.insert((instance, *party), Proxy::start(*address, clock)?);
         }
     }
     // Other services reach the database through a proxy of their own, so a slowed database slows them too.
-    let services_link = Proxy::start(postgres.port, clock)?;
+    let services_link = Proxy::start(servers.postgres_address, clock)?;
     let traffic = crate::background::start(
         services_link.port,
+        servers.login.clone(),
         world.background_queries_per_s,
         options.scenario.seed,
         clock,
         options.scenario.duration_ms(),
         events.clone(),
     );
-    let watch_link = etcd.as_ref().map(|etcd| Proxy::start(etcd.port(), clock)).transpose()?;
+    let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
     let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, clock, events.clone()));
     let mut coordinator = Coordinator {
         clock,
         proxies,
         services_link,
-        etcd,
         watch_link,
-        redis,
+        servers,
         replica,
         promotions: Vec::new(),
         redis_offsets_ms: BTreeMap::new(),
@@ -465,13 +447,12 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let stopped = coordinator.stop();
     played?;
     stopped?;
-    let recording = LiveRecording { servers, time_scale: coordinator.options.time_scale };
+    let recording =
+        LiveRecording { servers: coordinator.servers.names.clone(), time_scale: coordinator.options.time_scale };
     let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);
     drop(coordinator.replica);
-    drop(coordinator.redis);
-    drop(postgres);
     drop(watching);
-    drop(coordinator.etcd);
+    drop(coordinator.servers);
     Ok(LiveRun { log, recording })
 }
 
@@ -593,6 +574,9 @@ impl Coordinator {
                 .map(|(_, proxy)| proxy.port)
                 .collect(),
             postgres_port: self.port_of(instance, Party::Db).unwrap_or(0),
+            postgres_user: self.servers.login.user.clone(),
+            postgres_database: self.servers.login.database.clone(),
+            postgres_schema: self.servers.login.schema.clone(),
             etcd_port: self.port_of(instance, Party::Consensus),
             storage_port: self.port_of(instance, Party::Storage).unwrap_or(0),
             slack_port: self.port_of(instance, Party::Slack).unwrap_or(0),
@@ -673,7 +657,7 @@ impl Coordinator {
             Party::Redis(node) => {
                 let Fault::ClockJump { by_ms, .. } = fault else { return Ok(()) };
                 let scale = i64::from(self.clock.time_scale);
-                if let Some(server) = self.redis.get_mut(usize::from(node.0)) {
+                if let Some(server) = self.servers.redis.get_mut(usize::from(node.0)) {
                     server.step_clock(by_ms / scale)?;
                 }
                 let offset = self.redis_offsets_ms.entry(node.0).or_default();
@@ -905,7 +889,7 @@ impl Coordinator {
     fn restart_redis(&mut self, party: Party, down_ms: u64, now: u64) -> Result<Option<(u64, Later)>, String> {
         let Party::Redis(node) = party else { return Ok(None) };
         let back_ms = now + down_ms + self.restart_delay_ms();
-        let Some(server) = self.redis.get_mut(usize::from(node.0)) else { return Ok(None) };
+        let Some(server) = self.servers.redis.get_mut(usize::from(node.0)) else { return Ok(None) };
         let keys = server
             .connect()
             .and_then(|mut connection| connection.call(&["DBSIZE"]))
@@ -923,7 +907,7 @@ impl Coordinator {
     /// The primary dies as a crash kills it (SIGKILL: what its replica had
     /// not received is gone); the promotion is due `failover_ms` later.
     fn fail_primary(&mut self, now: u64) -> Result<(u64, Later), String> {
-        let primary = self.redis.first_mut().ok_or("no Redis node to fail over")?;
+        let primary = self.servers.redis.first_mut().ok_or("no Redis node to fail over")?;
         let held = held_keys(primary)?;
         primary.kill()?;
         if let Some(replica) = self.replica.as_mut() {
@@ -941,21 +925,21 @@ impl Coordinator {
     /// member is started again after twice the failover time, as a follower.
     /// Without a cluster (etcd is not in use) only the fault is recorded.
     fn lose_leader(&mut self, now: u64) -> Result<Vec<(u64, Later)>, String> {
-        let Some(etcd) = self.etcd.as_mut() else { return Ok(Vec::new()) };
+        let Some(etcd) = self.servers.etcd.as_mut() else { return Ok(Vec::new()) };
         if etcd.size() < 3 || etcd.running().len() < etcd.size() {
             return Ok(Vec::new()); // a leader already lost is not lost again
         }
         let Some(leader) = etcd.leader() else { return Ok(Vec::new()) };
         etcd.kill(leader)?;
         let survivors = etcd.running();
-        let port = etcd.port();
+        let survivor = loopback(etcd.port());
         for ((_, party), proxy) in &self.proxies {
             if *party == Party::Consensus {
-                proxy.repoint(port);
+                proxy.repoint(survivor);
             }
         }
         if let Some(link) = &self.watch_link {
-            link.repoint(port);
+            link.repoint(survivor);
         }
         self.record(EventKind::Leader { up: false });
         let (events, clock) = (self.events.clone(), self.clock);
@@ -991,7 +975,7 @@ impl Coordinator {
             .unwrap_or(-2);
         for ((_, party), proxy) in &self.proxies {
             if *party == record::PRIMARY {
-                proxy.repoint(replica.server.port);
+                proxy.repoint(loopback(replica.server.port));
             }
         }
         let lost = replica
@@ -1074,7 +1058,7 @@ impl Coordinator {
     /// How many client sessions the server has open now (the coordinator's own aside).
     fn client_sessions(&mut self) -> Option<u64> {
         let sql =
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locklab-live' AND pid <> pg_backend_pid()";
         self.admin.query(sql).ok()?.first_value()?.parse().ok()
     }
 
@@ -1137,7 +1121,7 @@ impl Coordinator {
                 self.spawn(instance, true)
             }
             Later::RedisUp(node) => {
-                if let Some(server) = self.redis.get_mut(usize::from(node)) {
+                if let Some(server) = self.servers.redis.get_mut(usize::from(node)) {
                     server.start_again()?;
                 }
                 let node = Party::Redis(locklab_engine::ids::RedisNodeId(node));
@@ -1145,7 +1129,7 @@ impl Coordinator {
                 Ok(())
             }
             Later::Promote => self.promote(),
-            Later::MemberBack(member) => match self.etcd.as_mut() {
+            Later::MemberBack(member) => match self.servers.etcd.as_mut() {
                 Some(etcd) => etcd.start_again(usize::from(member)),
                 None => Ok(()),
             },

@@ -23,6 +23,7 @@
 
 use crate::ScaledClock;
 use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
+use locklab_conformance::pg::PgLogin;
 use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
     AbortReason, ConnectionChange, DbClient, Owner, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode,
@@ -69,6 +70,10 @@ pub struct InstancePlan {
     pub clock: (u64, u32),
     pub redis_ports: Vec<u16>,
     pub postgres_port: u16,
+    /// Who the instance logs in to PostgreSQL as, and the schema its names resolve in.
+    pub postgres_user: String,
+    pub postgres_database: String,
+    pub postgres_schema: Option<String>,
     /// The etcd server's client port, for the consensus lease.
     pub etcd_port: Option<u16>,
     /// Storage's and Slack's ports (the coordinator plays both).
@@ -280,6 +285,7 @@ pub struct Host {
     storage: ResourceLink,
     slack: ResourceLink,
     postgres_port: u16,
+    postgres_login: PgLogin,
     replies: Sender<Incoming>,
     sessions: BTreeMap<SessionId, Session>,
     pool_free: Vec<SessionId>,
@@ -340,6 +346,12 @@ impl Host {
             storage: ResourceLink::start(plan.storage_port, replies.clone()),
             slack: ResourceLink::start(plan.slack_port, replies.clone()),
             postgres_port: plan.postgres_port,
+            postgres_login: PgLogin {
+                user: plan.postgres_user.clone(),
+                database: plan.postgres_database.clone(),
+                schema: plan.postgres_schema.clone(),
+                application_name: crate::servers::APPLICATION_NAME.to_owned(),
+            },
             replies,
             sessions: BTreeMap::new(),
             pool_free: Vec::new(),
@@ -1067,7 +1079,8 @@ impl Host {
         let id = self.track(run, Purpose::PoolConnect, request, Party::Db, Some(SQL_TIMEOUT_MS));
         self.next_session += 1;
         let init = self.session_init.clone();
-        Session::open(id, SessionId(self.next_session), self.postgres_port, init, self.replies.clone());
+        let (port, login) = (self.postgres_port, self.postgres_login.clone());
+        Session::open(id, SessionId(self.next_session), port, login, init, self.replies.clone());
     }
 
     /// The server ended `session` on its own: recorded now, with the row lock it held.

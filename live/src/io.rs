@@ -5,7 +5,7 @@
 //! what a client library makes of silence, a timeout.
 
 use locklab_conformance::etcd::{self, EtcdClient};
-use locklab_conformance::pg::{PgConnection, PgReply};
+use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
 use locklab_conformance::resp::Connection;
 use locklab_engine::event::{
     ConsensusOp, ConsensusReply, LEASE_KEY, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql,
@@ -142,9 +142,16 @@ pub(crate) struct Session {
 
 impl Session {
     /// Opens a session on its own thread; the outcome comes back as [`Incoming::Opened`].
-    pub(crate) fn open(request: u32, id: SessionId, port: u16, init: Option<String>, replies: Sender<Incoming>) {
+    pub(crate) fn open(
+        request: u32,
+        id: SessionId,
+        port: u16,
+        login: PgLogin,
+        init: Option<String>,
+        replies: Sender<Incoming>,
+    ) {
         std::thread::spawn(move || {
-            let connection = match PgConnection::open(port, "postgres") {
+            let connection = match PgConnection::open_as(port, &login) {
                 Ok(Ok(mut connection)) => {
                     if let Some(init) = init.as_deref()
                         && !matches!(connection.query(init), Ok(PgReply::Done { .. }))

@@ -22,8 +22,10 @@ pub mod instance;
 mod io;
 mod proxy;
 mod record;
+pub mod servers;
 
 pub use coordinator::{LiveOptions, LiveRun, run};
+pub use servers::ServerUrls;
 
 use locklab_engine::scenario::StrategyId;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -19,8 +19,8 @@
 
 use crate::ScaledClock;
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -68,16 +68,16 @@ pub(crate) struct Proxy {
     clock: ScaledClock,
     state: Arc<Mutex<State>>,
     /// The server's port, read at each new connection.
-    upstream: Arc<AtomicU16>,
+    upstream: Arc<Mutex<SocketAddr>>,
 }
 
 impl Proxy {
     /// A proxy to the server on `upstream`, listening on a free loopback port.
-    pub(crate) fn start(upstream: u16, clock: ScaledClock) -> Result<Proxy, String> {
+    pub(crate) fn start(upstream: SocketAddr, clock: ScaledClock) -> Result<Proxy, String> {
         let listener =
             TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open a proxy port: {error}"))?;
         let port = listener.local_addr().map_err(|error| error.to_string())?.port();
-        let upstream = Arc::new(AtomicU16::new(upstream));
+        let upstream = Arc::new(Mutex::new(upstream));
         let proxy =
             Proxy { port, clock, state: Arc::new(Mutex::new(State::default())), upstream: Arc::clone(&upstream) };
         let state = Arc::clone(&proxy.state);
@@ -85,7 +85,7 @@ impl Proxy {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
                 let state = Arc::clone(&state);
-                let upstream = upstream.load(Ordering::SeqCst);
+                let Ok(upstream) = upstream.lock().map(|upstream| *upstream) else { continue };
                 std::thread::spawn(move || connect(client, upstream, clock, &state));
             }
         });
@@ -129,8 +129,10 @@ impl Proxy {
     }
 
     /// New connections go to the server on `upstream` from now on.
-    pub(crate) fn repoint(&self, upstream: u16) {
-        self.upstream.store(upstream, Ordering::SeqCst);
+    pub(crate) fn repoint(&self, upstream: SocketAddr) {
+        if let Ok(mut current) = self.upstream.lock() {
+            *current = upstream;
+        }
     }
 
     /// A restarted instance's host is back: its new connections pass again.
@@ -139,6 +141,11 @@ impl Proxy {
             state.silent = false;
         }
     }
+}
+
+/// A server's address on this machine's loopback interface.
+pub(crate) fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, port))
 }
 
 /// Sleeps until the scenario's clock reads `due_ms`.
@@ -154,8 +161,8 @@ fn wait_until(clock: ScaledClock, due_ms: u64) {
 }
 
 /// Joins an accepted connection to a new one to the server, a pump each way.
-fn connect(client: TcpStream, upstream: u16, clock: ScaledClock, state: &Arc<Mutex<State>>) {
-    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { return };
+fn connect(client: TcpStream, upstream: SocketAddr, clock: ScaledClock, state: &Arc<Mutex<State>>) {
+    let Ok(server) = TcpStream::connect(upstream) else { return };
     let _ = (client.set_nodelay(true), server.set_nodelay(true));
     let (Ok(client_reader), Ok(server_reader), Ok(kept)) = (client.try_clone(), server.try_clone(), server.try_clone())
     else {
