@@ -1,10 +1,12 @@
 /*
- * Steps the wall clock of the process it is preloaded into (LD_PRELOAD), so
- * the conformance suite can step a real redis-server's clock: every reading
- * of CLOCK_REALTIME, gettimeofday() and time() is moved by the milliseconds
- * written in the file LOCKLAB_CLOCK_OFFSET_FILE names (read at each call; no
- * file or no number is no offset). The monotonic clock is left alone, as a
- * stepped wall clock leaves it.
+ * Steps and skews the wall clock of the process it is preloaded into
+ * (LD_PRELOAD), so that the conformance suite and live mode can move a real
+ * redis-server's clock: every reading of CLOCK_REALTIME, gettimeofday() and
+ * time() is moved as the file LOCKLAB_CLOCK_OFFSET_FILE says (read at each
+ * call). The file holds "OFFSET_MS [DRIFT_PPM ANCHOR_UNIX_MS]": the clock
+ * reads OFFSET_MS ahead, plus DRIFT_PPM parts per million of the real time
+ * elapsed since ANCHOR_UNIX_MS. No file, or no number, is no change. The
+ * monotonic clock is left alone, as a stepped wall clock leaves it.
  *
  * Debian's libfaketime does the same job but does not start Debian's
  * redis-server: jemalloc reads the clock while it starts, libfaketime
@@ -20,22 +22,34 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long offset_ms(void) {
+/* The file's numbers: the offset in ms, the drift in ppm, the drift's anchor in unix ms. */
+static void read_change(long long *offset_ms, long long *drift_ppm, long long *anchor_ms) {
+    *offset_ms = 0;
+    *drift_ppm = 0;
+    *anchor_ms = 0;
     const char *path = getenv("LOCKLAB_CLOCK_OFFSET_FILE");
-    if (path == NULL) return 0;
+    if (path == NULL) return;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char text[32];
+    if (fd < 0) return;
+    char text[96];
     ssize_t length = read(fd, text, sizeof text - 1);
     close(fd);
-    if (length <= 0) return 0;
+    if (length <= 0) return;
     text[length] = '\0';
-    return strtoll(text, NULL, 10);
+    char *rest = text;
+    *offset_ms = strtoll(rest, &rest, 10);
+    *drift_ppm = strtoll(rest, &rest, 10);
+    *anchor_ms = strtoll(rest, &rest, 10);
 }
 
 static void shift(struct timespec *time) {
-    long long nanoseconds = (long long)time->tv_nsec + offset_ms() % 1000 * 1000000LL;
-    time->tv_sec += offset_ms() / 1000 + nanoseconds / 1000000000LL;
+    long long offset_ms, drift_ppm, anchor_ms;
+    read_change(&offset_ms, &drift_ppm, &anchor_ms);
+    long long real_us = (long long)time->tv_sec * 1000000LL + time->tv_nsec / 1000;
+    /* Microseconds keep the product in range: hours of elapsed time times 500,000 ppm. */
+    long long drift_us = drift_ppm == 0 ? 0 : (real_us - anchor_ms * 1000LL) * drift_ppm / 1000000LL;
+    long long nanoseconds = (long long)time->tv_nsec + (offset_ms % 1000) * 1000000LL + (drift_us % 1000000LL) * 1000LL;
+    time->tv_sec += offset_ms / 1000 + drift_us / 1000000LL + nanoseconds / 1000000000LL;
     nanoseconds %= 1000000000LL;
     if (nanoseconds < 0) {
         nanoseconds += 1000000000LL;

@@ -97,8 +97,11 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
 }
 
 /// Faults no built-in strikes, each in a fixture under `tests/live/`, with the strategy it matters to.
-const FIXTURES: &[(&str, StrategyId)] =
-    &[("slow-database.json", StrategyId::DbLock), ("consensus-leader-loss.json", StrategyId::Consensus)];
+const FIXTURES: &[(&str, StrategyId)] = &[
+    ("slow-database.json", StrategyId::DbLock),
+    ("consensus-leader-loss.json", StrategyId::Consensus),
+    ("redis-clock-drift.json", StrategyId::Naive),
+];
 
 #[test]
 fn the_fixtures_give_their_simulated_verdicts_live() {
@@ -125,10 +128,10 @@ fn the_fixtures_give_their_simulated_verdicts_live() {
 
 #[test]
 fn what_live_mode_cannot_play_is_refused_by_name() {
-    // A drifting Redis clock: the shim steps a node's clock, it cannot make it run fast.
+    // The database's clock: live mode reaches an instance's and a Redis node's, no other.
     let path = std::env::temp_dir().join(format!("locklab-live-refused-{}.json", std::process::id()));
     let document = r#"{"format": "locklab/2", "seed": 1, "duration_ms": 60000,
-        "faults": [{"at_ms": 5000, "kind": "clock_drift", "target": "redis-1", "ppm": 200000}]}"#;
+        "faults": [{"at_ms": 5000, "kind": "clock_jump", "target": "db", "by_ms": 60000}]}"#;
     std::fs::write(&path, document).expect("the temp dir is writable");
     let output = Command::new(program())
         .args(["live", &path.to_string_lossy(), "--strategy", "fencing"])
@@ -137,8 +140,8 @@ fn what_live_mode_cannot_play_is_refused_by_name() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(output.status.code(), Some(2));
     let text = String::from_utf8_lossy(&output.stderr);
-    assert!(text.contains("the `clock_drift` fault on redis-1 at t=5"), "{text}");
-    assert!(text.contains("which steps, it does not drift"), "{text}");
+    assert!(text.contains("the `clock_jump` fault on db at t=5"), "{text}");
+    assert!(text.contains("no other server's clock is reachable"), "{text}");
 }
 
 #[test]

@@ -52,6 +52,9 @@ pub struct RedisServer {
     dir: PathBuf,
     /// The clock's offset in ms, kept in a file the shim reads.
     offset_ms: i64,
+    /// Its drift in ppm, and since when it counts (unix ms).
+    drift_ppm: i64,
+    drift_anchor_unix_ms: i64,
 }
 
 impl RedisServer {
@@ -60,7 +63,7 @@ impl RedisServer {
         let port = free_port()?;
         let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
-        let mut server = RedisServer { child: None, port, dir, offset_ms: 0 };
+        let mut server = RedisServer { child: None, port, dir, offset_ms: 0, drift_ppm: 0, drift_anchor_unix_ms: 0 };
         server.build_shim()?;
         server.set_offset(0)?;
         server.spawn()?;
@@ -81,8 +84,30 @@ impl RedisServer {
 
     fn set_offset(&mut self, offset_ms: i64) -> Result<(), String> {
         self.offset_ms = offset_ms;
-        std::fs::write(self.dir.join("clock-offset"), offset_ms.to_string())
-            .map_err(|error| format!("cannot step the server's clock: {error}"))
+        self.write_clock()
+    }
+
+    /// Writes the clock's change where the shim reads it.
+    fn write_clock(&self) -> Result<(), String> {
+        let text = format!("{} {} {}", self.offset_ms, self.drift_ppm, self.drift_anchor_unix_ms);
+        std::fs::write(self.dir.join("clock-offset"), text)
+            .map_err(|error| format!("cannot change the server's clock: {error}"))
+    }
+
+    /// From now on the server's wall clock runs `ppm` parts per million
+    /// fast (or slow), as a `clock_drift` fault makes a node's; the drift
+    /// so far is kept as an offset.
+    pub fn set_drift(&mut self, ppm: i64) -> Result<(), String> {
+        let now_ms = i64::try_from(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis()),
+        )
+        .unwrap_or(i64::MAX / 2);
+        if self.drift_ppm != 0 {
+            self.offset_ms += (now_ms - self.drift_anchor_unix_ms) * self.drift_ppm / 1_000_000;
+        }
+        self.drift_ppm = ppm;
+        self.drift_anchor_unix_ms = now_ms;
+        self.write_clock()
     }
 
     /// Steps the server's wall clock by `by_ms` (forward if positive), as a
@@ -93,6 +118,7 @@ impl RedisServer {
 
     /// Puts the server's clock back to the machine's.
     pub fn reset_clock(&mut self) -> Result<(), String> {
+        self.drift_ppm = 0;
         self.set_offset(0)
     }
 

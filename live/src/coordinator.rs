@@ -16,6 +16,7 @@ use crate::servers::{ServerUrls, Servers};
 use crate::{ScaledClock, record, unix_us};
 use locklab_conformance::pg::PgConnection;
 use locklab_conformance::server::RedisServer;
+use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RedisReply, RunPhase, TerminateReason};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
@@ -91,17 +92,18 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
             | Fault::RedisRestart { .. }
             | Fault::RedisFailover { .. } => {}
             Fault::ClockJump { target, .. } | Fault::ClockDrift { target, .. } => {
-                let drift = matches!(fault, Fault::ClockDrift { .. });
                 let playable = match target {
-                    Target::Holder | Target::Party(Party::Instance(_)) => true,
-                    Target::AllRedis | Target::Party(Party::Redis(_)) => !drift,
+                    Target::Holder
+                    | Target::Party(Party::Instance(_))
+                    | Target::AllRedis
+                    | Target::Party(Party::Redis(_)) => true,
                     Target::Party(
                         Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus,
                     ) => false,
                 };
                 if !playable {
                     reasons.push(format!(
-                        "the `{kind}` fault on {target} at t={} is not played live: an instance's clock is its own process's, a Redis node's is stepped by a preloaded shim (which steps, it does not drift), and no other server's clock is reachable",
+                        "the `{kind}` fault on {target} at t={} is not played live: an instance's clock is its own process's and a Redis node's is moved by a preloaded shim, but no other server's clock is reachable",
                         locklab_engine::scenario::seconds(fault.at_ms())
                     ));
                 }
@@ -317,8 +319,8 @@ struct Coordinator {
     replica: Option<Replica>,
     /// What each promotion of the replica found, for the record.
     promotions: Vec<record::Promotion>,
-    /// How far each Redis node's clock has been stepped, in the scenario's ms.
-    redis_offsets_ms: BTreeMap<u8, i64>,
+    /// Each Redis node's clock as its faults have moved it, on the scenario's time.
+    redis_clocks: BTreeMap<u8, LocalClock>,
     events: Sender<(Option<InstanceId>, Event)>,
     inbox: Receiver<(Option<InstanceId>, Event)>,
     collected: Vec<(Option<InstanceId>, Event)>,
@@ -428,7 +430,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         servers,
         replica,
         promotions: Vec::new(),
-        redis_offsets_ms: BTreeMap::new(),
+        redis_clocks: BTreeMap::new(),
         events,
         inbox,
         collected: Vec::new(),
@@ -655,15 +657,21 @@ impl Coordinator {
                 Ok(())
             }
             Party::Redis(node) => {
-                let Fault::ClockJump { by_ms, .. } = fault else { return Ok(()) };
+                // The shim moves the wall clock: a step is scaled to it, a
+                // drift's rate is the same on either clock.
+                let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
                 let scale = i64::from(self.clock.time_scale);
-                if let Some(server) = self.servers.redis.get_mut(usize::from(node.0)) {
-                    server.step_clock(by_ms / scale)?;
+                let clock = self.redis_clocks.entry(node.0).or_default();
+                let server = self.servers.redis.get_mut(usize::from(node.0));
+                if let Fault::ClockJump { by_ms, .. } = fault {
+                    clock.jump(now, *by_ms);
+                    server.map(|server| server.step_clock(by_ms / scale)).transpose()?;
+                } else if let Fault::ClockDrift { ppm, .. } = fault {
+                    clock.set_drift(now, *ppm);
+                    server.map(|server| server.set_drift(*ppm)).transpose()?;
                 }
-                let offset = self.redis_offsets_ms.entry(node.0).or_default();
-                *offset += by_ms;
-                let local_ms = self.clock.now_ms() + *offset;
-                self.record(EventKind::Clock { party, local_ms, drift_ppm: 0 });
+                let (local_ms, drift_ppm) = (clock.local_at(now), clock.drift_ppm());
+                self.record(EventKind::Clock { party, local_ms, drift_ppm });
                 Ok(())
             }
             Party::RedisReplica | Party::Db | Party::Storage | Party::Slack | Party::Consensus => Ok(()),

@@ -15,6 +15,7 @@
 //! the coordinator reads what the promoted replica holds ([`Promotion`]),
 //! and commands that reached it through the repointed proxy are its own.
 
+use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
     ConnectionChange, ConsensusOp, ConsensusReply, DbClient, LockValue, Owner, RedisCommand, RedisReply, RevokeReason,
     RunPhase, Sql, SqlError, SqlOutcome,
@@ -166,6 +167,8 @@ struct Held {
     run: RunId,
     instance: InstanceId,
     value: LockValue,
+    /// The key's expiry by its node's clock, and when that clock reaches it.
+    deadline_local_ms: i64,
     expires_ms: u64,
 }
 
@@ -174,8 +177,8 @@ struct Held {
 #[derive(Debug)]
 pub(crate) struct Truth {
     nodes: Vec<Option<Held>>,
-    /// How far each node's clock is from the scenario's, in ms.
-    offsets: Vec<i64>,
+    /// Each node's clock, as its faults moved it.
+    clocks: Vec<LocalClock>,
     /// The run the service counts as holder now, and its instance.
     pub(crate) holder: Option<(RunId, InstanceId)>,
     /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
@@ -200,7 +203,7 @@ impl Truth {
     pub(crate) fn new(lock_nodes: u8) -> Truth {
         Truth {
             nodes: vec![None; usize::from(lock_nodes)],
-            offsets: vec![0; usize::from(lock_nodes)],
+            clocks: vec![LocalClock::default(); usize::from(lock_nodes)],
             holder: None,
             row_lock: None,
             lease: None,
@@ -295,21 +298,21 @@ impl Truth {
         self.lease_moved(at_ms, None, RevokeReason::Expired);
     }
 
-    /// A Redis node's clock stepped (its keys expire by it, so as much
-    /// sooner), or the node went down and forgot its keys.
+    /// A Redis node's clock stepped or began to drift (its keys expire by
+    /// it), or the node went down and forgot its keys.
     fn node_changed(&mut self, event: &Event) {
-        if let EventKind::Clock { party: Party::Redis(RedisNodeId(node)), local_ms, .. } = event.kind {
-            let node = usize::from(node);
-            let offset = local_ms - i64::try_from(event.at_ms).unwrap_or(i64::MAX);
-            let step = offset - self.offsets.get(node).copied().unwrap_or(0);
-            if let Some(slot) = self.offsets.get_mut(node) {
-                *slot = offset;
+        if let EventKind::Clock { party: Party::Redis(RedisNodeId(node)), local_ms, drift_ppm } = event.kind {
+            let (node, at_ms) = (usize::from(node), event.at_ms);
+            if let Some(clock) = self.clocks.get_mut(node) {
+                clock.jump(at_ms, local_ms - clock.local_at(at_ms));
+                clock.set_drift(at_ms, drift_ppm);
+                let clock = *clock;
+                if let Some(Some(held)) = self.nodes.get_mut(node) {
+                    // A key whose deadline the step passed expires now.
+                    held.expires_ms = clock.true_when(held.deadline_local_ms, at_ms);
+                }
             }
-            if let Some(Some(held)) = self.nodes.get_mut(node) {
-                // A key whose deadline the step passed expires now.
-                held.expires_ms = held.expires_ms.saturating_add_signed(-step).max(event.at_ms);
-            }
-            self.expire_until(event.at_ms);
+            self.expire_until(at_ms);
         }
         if let EventKind::RedisDown { node: Party::Redis(RedisNodeId(node)) } = event.kind {
             if let Some(slot) = self.nodes.get_mut(usize::from(node)) {
@@ -329,7 +332,8 @@ impl Truth {
         let promotion = if self.promotions.is_empty() { None } else { Some(self.promotions.remove(0)) };
         let held = promotion.and_then(|promotion| promotion.key).and_then(|(value, expires_ms)| {
             let (_, run, instance) = self.setters.iter().rev().find(|(set, ..)| *set == value)?;
-            Some(Held { run: *run, instance: *instance, value, expires_ms })
+            let deadline_local_ms = i64::try_from(expires_ms).unwrap_or(i64::MAX / 2);
+            Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms })
         });
         if let Some(slot) = self.nodes.first_mut() {
             *slot = held;
@@ -398,21 +402,24 @@ impl Truth {
         if let Some(value) = set.filter(|_| took) {
             self.setters.push((value, run, client));
         }
+        // A TTL counts on the node's own clock from the command's moment.
+        let clock = self.clocks.get(node).copied().unwrap_or_default();
+        let expiry = |ttl_ms: u64| {
+            let deadline_local_ms = clock.local_at(at_ms).saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
+            (deadline_local_ms, clock.true_when(deadline_local_ms, at_ms))
+        };
+        let held = |value: LockValue, ttl_ms: u64| {
+            let (deadline_local_ms, expires_ms) = expiry(ttl_ms);
+            Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
+        };
         let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
         match command {
-            RedisCommand::SetNxEx { value, ttl_s } if took => {
-                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_s * 1_000 });
-            }
-            RedisCommand::SetNxPx { value, ttl_ms } if took => {
-                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_ms });
-            }
-            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => {
-                let value = LockValue::Owner(value);
-                *slot = Some(Held { run, instance: client, value, expires_ms: at_ms + ttl_ms });
-            }
+            RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000),
+            RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms),
+            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => *slot = held(LockValue::Owner(value), ttl_ms),
             RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } if done => {
                 if let Some(held) = slot.as_mut() {
-                    held.expires_ms = at_ms + ttl_ms;
+                    (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
                 }
             }
             RedisCommand::CompareAndDelete { .. } if done => *slot = None,
