@@ -262,7 +262,7 @@ fn run(command: Command) -> Result<String, String> {
         }
         Command::Live { scenario: name, strategy, time_scale, compare, log, redis, postgres, etcd } => {
             let servers = locklab_live::ServerUrls { redis, postgres, etcd };
-            live(&name, &load(&name)?, strategy, time_scale, servers, compare, log.as_deref())
+            live(&load(&name)?, strategy, time_scale, servers, compare, log.as_deref())
         }
         Command::LiveInstance { .. } => Err("live-instance is started by `locklab live`".to_owned()),
         Command::Completions { shell } => {
@@ -422,7 +422,6 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
 /// Plays the scenario live, and prints its timeline and verdict as `run` does,
 /// under a header that says what it ran on.
 fn live(
-    scenario_name: &str,
     scenario: &Scenario,
     strategy: StrategyId,
     time_scale: Option<u32>,
@@ -450,7 +449,7 @@ fn live(
     if compare {
         let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
         let twin = locklab_engine::report::analyze(scenario, strategy, &simulated);
-        text.push_str(&live_comparison(scenario_name, strategy, &report, &twin));
+        text.push_str(&live_comparison(scenario, strategy, &report, &twin));
     }
     if let Some(out) = out {
         let document = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
@@ -461,7 +460,12 @@ fn live(
 }
 
 /// The live verdict beside the simulated twin's: safety, liveness and the kinds of findings.
-fn live_comparison(scenario: &str, strategy: StrategyId, live: &StrategyReport, simulated: &StrategyReport) -> String {
+fn live_comparison(
+    scenario: &Scenario,
+    strategy: StrategyId,
+    live: &StrategyReport,
+    simulated: &StrategyReport,
+) -> String {
     let kinds = |report: &StrategyReport| {
         let mut kinds: Vec<&str> = report.findings.iter().map(|finding| finding.kind).collect();
         kinds.sort_unstable();

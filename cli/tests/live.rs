@@ -49,7 +49,7 @@ fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Option
     let live_report = report::analyze(scenario, strategy, &document.events);
     let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
     let twin = report::analyze(scenario, strategy, &simulated);
-    match locklab_live::agreement(name, strategy, &live_report, &twin) {
+    match locklab_live::agreement(scenario, strategy, &live_report, &twin) {
         locklab_live::Agreement::Same => Ok(None),
         // A race the machine may order either way, named with its reason in `locklab_live::RACES`.
         locklab_live::Agreement::SameUpToRace(race) => Ok(Some(race)),

@@ -21,6 +21,7 @@ pub mod ids;
 mod json_path;
 pub mod link;
 pub mod quiz;
+pub mod races;
 pub mod report;
 pub mod rng;
 pub mod scenario;

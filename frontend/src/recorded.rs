@@ -17,6 +17,9 @@ use crate::components::verdicts::{headline, liveness_badge, safety_badge};
 use crate::format;
 use crate::lab::{LabRun, RunRef};
 use crate::state::{Action, QUIET_KINDS, toggled};
+use locklab_engine::races::Agreement;
+use locklab_engine::report::StrategyReport;
+use locklab_engine::scenario::StrategyId;
 use locklab_engine::{LiveRecording, LogDocument, Scenario};
 use std::rc::Rc;
 use yew::prelude::*;
@@ -44,6 +47,28 @@ pub fn origin(live: Option<&LiveRecording>, seed: u64) -> String {
             live.time_scale
         ),
         None => format!("Simulated by locklab's engine (seed {seed})."),
+    }
+}
+
+/// How the recorded verdict compares with its simulated twin's, in a
+/// sentence: the same, the same but for a race named with its reason
+/// (`locklab_engine::races`), or different.
+pub fn twin_agreement(
+    scenario: &Scenario,
+    strategy: StrategyId,
+    recorded: &StrategyReport,
+    twin: &StrategyReport,
+) -> String {
+    match locklab_engine::races::agreement(scenario, strategy, recorded, twin) {
+        Agreement::Same => {
+            "Its verdict is the recorded run's: the same safety, liveness and kinds of findings.".to_owned()
+        }
+        Agreement::SameUpToRace(reason) => {
+            format!("Its verdict is the recorded run's but for a race the machine orders its own way: {reason}.")
+        }
+        Agreement::Different => {
+            "Its verdict differs from the recorded run's: safety, liveness or the kinds of findings.".to_owned()
+        }
     }
 }
 
@@ -332,7 +357,8 @@ fn shown_run(props: &ShownRunProps) -> Html {
             </section>
             <section class="recorded-twin" aria-labelledby="twin-title">
                 <h2 id="twin-title">{"Its simulated twin"}</h2>
-                <p>{ format!("The same scenario and strategy in locklab's engine (seed {}): where the two differ, the machine ordered a race the simulator orders its own way.", scenario.seed) }</p>
+                <p>{ format!("The same scenario and strategy in locklab's engine (seed {}). ", scenario.seed) }
+                    { twin_agreement(scenario, run.strategy, &run.report, &shown.twin.report) }</p>
                 <Verdict run={shown.twin.clone()} label="The simulated twin" findings_label="Findings of the simulated twin" />
                 <Timeline run={shown.twin.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_seek.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the simulated twin")} />

@@ -25,9 +25,9 @@ mod record;
 pub mod servers;
 
 pub use coordinator::{LiveOptions, LiveRun, run};
+pub use locklab_engine::races::{Agreement, RACES, Race, agreement};
 pub use servers::ServerUrls;
 
-use locklab_engine::scenario::StrategyId;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The scenario's time on the wall clock: `time_scale` scenario ms pass per
@@ -56,83 +56,4 @@ impl ScaledClock {
 /// Microseconds since the Unix epoch, by the system's wall clock.
 pub fn unix_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| u64::try_from(since.as_micros()).unwrap_or(0))
-}
-
-/// How a live verdict compares with its simulated twin's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Agreement {
-    /// The same safety, liveness and kinds of findings.
-    Same,
-    /// The same but for a race the machine may order either way; the text says which.
-    SameUpToRace(&'static str),
-    Different,
-}
-
-/// A race live mode is known to order differently from the simulator: the
-/// kinds of finding it may add or take away, where (a built-in and a
-/// strategy, or anywhere), and why.
-#[derive(Clone, Copy, Debug)]
-pub struct Race {
-    pub scenario: Option<&'static str>,
-    pub strategy: Option<StrategyId>,
-    /// Finding kinds that may stand in for one another, or be missing from either side.
-    pub kinds: &'static [&'static str],
-    pub reason: &'static str,
-}
-
-/// The races a real machine orders either way, each with its reason.
-pub const RACES: &[Race] = &[
-    Race {
-        scenario: None,
-        strategy: None,
-        kinds: &["corrupted_report", "report_went_back"],
-        reason: "when a paused holder wakes while the new holder is finishing, which lands last, its stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time",
-    },
-    Race {
-        scenario: Some("idle-timeout-unfences-the-row-lock"),
-        strategy: Some(StrategyId::DbLock),
-        kinds: &["long_lock_wait"],
-        reason: "the third instance waits two idle timeouts, 60 s less the few ms the first took to lock the row, against the report's 60 s threshold for a long wait: a round trip on the real machine decides which side of it the wait falls",
-    },
-    Race {
-        scenario: Some("redis-failover"),
-        strategy: Some(StrategyId::Consensus),
-        kinds: &["stale_write_rejected"],
-        reason: "etcd revokes expired leases on a 500 ms loop of the wall clock, so a lease outlives its TTL by up to 500 ms (the simulator ends it at the TTL); scaled, that is seconds of the night, and the retries that fall in that gap miss the lock for a retry period: the paused holder's chunk then lands before the new holder's and passes, instead of being refused after it. Safe either way",
-    },
-];
-
-/// Compares a live verdict with the simulated twin's for `scenario` (its
-/// built-in name, or its `name`) under `strategy`.
-pub fn agreement(
-    scenario: &str,
-    strategy: StrategyId,
-    live: &locklab_engine::StrategyReport,
-    simulated: &locklab_engine::StrategyReport,
-) -> Agreement {
-    let kinds = |report: &locklab_engine::StrategyReport, race: Option<&Race>| {
-        let mut kinds: Vec<&str> = report
-            .findings
-            .iter()
-            .map(|finding| finding.kind)
-            .filter(|kind| race.is_none_or(|race| !race.kinds.contains(kind)))
-            .collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        kinds
-    };
-    if live.safety != simulated.safety || live.liveness != simulated.liveness {
-        return Agreement::Different;
-    }
-    if kinds(live, None) == kinds(simulated, None) {
-        return Agreement::Same;
-    }
-    let applies = |race: &&Race| {
-        race.scenario.is_none_or(|name| name == scenario) && race.strategy.is_none_or(|id| id == strategy)
-    };
-    RACES
-        .iter()
-        .filter(applies)
-        .find(|race| kinds(live, Some(race)) == kinds(simulated, Some(race)))
-        .map_or(Agreement::Different, |race| Agreement::SameUpToRace(race.reason))
 }

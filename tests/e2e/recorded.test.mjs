@@ -37,6 +37,9 @@ test('the shipped live run says where it was recorded, and its verdict stands be
   assert.deepEqual(verdicts, ['safe', 'safe']);
   const kinds = await page.$$eval('.recorded-run .findings li', (all) => all.map((one) => one.dataset.kind));
   assert.ok(kinds.includes('stale_write_rejected'), `storage refused the stale token: ${kinds}`);
+  // The page says how the two verdicts compare (locklab_engine::races): here, the same.
+  const twin = await page.textContent('.recorded-twin p');
+  assert.ok(twin.includes("Its verdict is the recorded run's: the same safety, liveness and kinds of findings."), twin);
   // Both timelines follow one cursor: a click a quarter into the recorded
   // run's timeline moves the twin's too, and the events shown with it.
   const sliders = await page.$$('.timeline');

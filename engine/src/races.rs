@@ -1,0 +1,122 @@
+//! Where a live run (`locklab live`) and its simulated twin may
+//! legitimately differ: races a real machine orders either way, each named
+//! with its reason. The live matrix holds a live verdict to its twin's up to
+//! these, the CLI's `--compare` prints the reason, and the recorded-run page
+//! says it beside the two verdicts. Pure data and a comparison, so the
+//! pages share it with the native runtime.
+
+use crate::report::StrategyReport;
+use crate::scenario::{Scenario, StrategyId};
+
+/// How a live verdict compares with its simulated twin's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The same safety, liveness and kinds of findings.
+    Same,
+    /// The same but for a race the machine may order either way; the text says which.
+    SameUpToRace(&'static str),
+    Different,
+}
+
+/// A race live mode is known to order differently from the simulator: the
+/// kinds of finding it may add or take away, where (a scenario, by the name
+/// its document gives it, and a strategy; or anywhere), and why.
+#[derive(Clone, Copy, Debug)]
+pub struct Race {
+    pub scenario: Option<&'static str>,
+    pub strategy: Option<StrategyId>,
+    /// Finding kinds that may stand in for one another, or be missing from either side.
+    pub kinds: &'static [&'static str],
+    pub reason: &'static str,
+}
+
+/// The races a real machine orders either way, each with its reason.
+pub const RACES: &[Race] = &[
+    Race {
+        scenario: None,
+        strategy: None,
+        kinds: &["corrupted_report", "report_went_back"],
+        reason: "when a paused holder wakes while the new holder is finishing, which lands last, its stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time",
+    },
+    Race {
+        scenario: Some("An idle timeout unfences the row lock"),
+        strategy: Some(StrategyId::DbLock),
+        kinds: &["long_lock_wait"],
+        reason: "the third instance waits two idle timeouts, 60 s less the few ms the first took to lock the row, against the report's 60 s threshold for a long wait: a round trip on the real machine decides which side of it the wait falls",
+    },
+    Race {
+        scenario: Some("Redis failover hands out a token twice"),
+        strategy: Some(StrategyId::Consensus),
+        kinds: &["stale_write_rejected"],
+        reason: "etcd revokes expired leases on a 500 ms loop of the wall clock, so a lease outlives its TTL by up to 500 ms (the simulator ends it at the TTL); scaled, that is seconds of the night, and the retries that fall in that gap miss the lock for a retry period: the paused holder's chunk then lands before the new holder's and passes, instead of being refused after it. Safe either way",
+    },
+];
+
+/// Compares a live verdict with the simulated twin's for `scenario` under `strategy`.
+pub fn agreement(
+    scenario: &Scenario,
+    strategy: StrategyId,
+    live: &StrategyReport,
+    simulated: &StrategyReport,
+) -> Agreement {
+    let kinds = |report: &StrategyReport, race: Option<&Race>| {
+        let mut kinds: Vec<&str> = report
+            .findings
+            .iter()
+            .map(|finding| finding.kind)
+            .filter(|kind| race.is_none_or(|race| !race.kinds.contains(kind)))
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    };
+    if live.safety != simulated.safety || live.liveness != simulated.liveness {
+        return Agreement::Different;
+    }
+    if kinds(live, None) == kinds(simulated, None) {
+        return Agreement::Same;
+    }
+    let applies = |race: &&Race| {
+        race.scenario.is_none_or(|name| name == scenario.name) && race.strategy.is_none_or(|id| id == strategy)
+    };
+    RACES
+        .iter()
+        .filter(applies)
+        .find(|race| kinds(live, Some(race)) == kinds(simulated, Some(race)))
+        .map_or(Agreement::Different, |race| Agreement::SameUpToRace(race.reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_race_excuses_only_its_kinds_where_it_applies() {
+        let text = crate::builtin::find("redis-failover").expect("a built-in").text;
+        let scenario = Scenario::from_json(text).expect("built-ins are valid");
+        let twin_of = |strategy| {
+            let log = crate::simulate_whole(&scenario, strategy).expect("the built-in runs");
+            crate::report::analyze(&scenario, strategy, &log)
+        };
+        let twin = twin_of(StrategyId::Consensus);
+        assert_eq!(agreement(&scenario, StrategyId::Consensus, &twin, &twin), Agreement::Same);
+        let without = |report: &StrategyReport, kind: &str| {
+            let mut report = report.clone();
+            report.findings.retain(|finding| finding.kind != kind);
+            report
+        };
+        // etcd's lease-expiry loop may take the refused stale write away, under consensus in this scenario.
+        let live = without(&twin, "stale_write_rejected");
+        assert!(matches!(agreement(&scenario, StrategyId::Consensus, &live, &twin), Agreement::SameUpToRace(_)));
+        let mut elsewhere = scenario.clone();
+        elsewhere.name = "another night".to_owned();
+        assert_eq!(agreement(&elsewhere, StrategyId::Consensus, &live, &twin), Agreement::Different);
+        // A kind no race names is a difference; so is another safety.
+        assert_eq!(
+            agreement(&scenario, StrategyId::Consensus, &without(&twin, "overlap"), &twin),
+            Agreement::Different
+        );
+        let fencing = twin_of(StrategyId::Fencing);
+        assert_eq!(agreement(&scenario, StrategyId::Fencing, &twin, &fencing), Agreement::Different);
+    }
+}
