@@ -145,11 +145,6 @@ fn heaviest(scenario: &Scenario) -> Option<(u64, StrategySettings, Vec<Part>)> {
         .max_by_key(|(total, ..)| *total)
 }
 
-/// The events the scenario's heaviest strategy is expected to log.
-pub fn estimate_events(scenario: &Scenario) -> u64 {
-    heaviest(scenario).map_or(0, |(total, ..)| total)
-}
-
 /// Refuses a scenario whose heaviest strategy would log more than
 /// [`MAX_EVENTS`], naming the setting that makes most of the work and what
 /// would fit.
@@ -199,6 +194,11 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
 mod tests {
     use super::*;
     use crate::builtin;
+
+    /// The events the scenario's heaviest strategy is expected to log.
+    fn estimate_events(scenario: &Scenario) -> u64 {
+        heaviest(scenario).map_or(0, |(total, ..)| total)
+    }
 
     #[test]
     fn every_builtin_and_quiz_card_fits_with_room_to_spare() {

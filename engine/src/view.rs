@@ -438,11 +438,6 @@ pub struct DbView {
 }
 
 impl DbView {
-    /// Sessions open for `client`.
-    pub fn sessions_of(&self, client: DbClient) -> u32 {
-        let count = self.sessions.values().filter(|held| **held == client).count();
-        u32::try_from(count).unwrap_or(u32::MAX)
-    }
     pub fn session_count(&self) -> u32 {
         u32::try_from(self.sessions.len()).unwrap_or(u32::MAX)
     }
@@ -593,11 +588,6 @@ impl WorldAt {
         }
     }
 
-    /// The index of the last event applied, if any.
-    pub fn last_event(&self) -> Option<u32> {
-        self.applied.checked_sub(1)
-    }
-
     pub fn instance(&self, id: InstanceId) -> Option<&InstanceView> {
         self.instances.get(id.index())
     }
@@ -612,17 +602,6 @@ impl WorldAt {
 
     fn redis_mut(&mut self, party: Party) -> Option<&mut RedisNodeView> {
         self.redis.iter_mut().find(|node| node.party == party)
-    }
-
-    /// The clock of any party that has one the lab models.
-    pub fn clock_of(&self, party: Party) -> Option<ClockView> {
-        match party {
-            Party::Instance(id) => self.instance(id).map(|view| view.clock),
-            Party::Redis(_) | Party::RedisReplica => self.redis_node(party).map(|node| node.clock),
-            Party::Db => Some(self.db_clock),
-            Party::Consensus => Some(self.consensus_clock),
-            Party::Storage | Party::Slack => None,
-        }
     }
 
     /// Instances that believe they hold the lock.
@@ -1279,15 +1258,6 @@ impl Timeline {
     pub fn previous_event_ms(&self, at_ms: u64) -> Option<u64> {
         let before = self.times_ms.partition_point(|time| *time < at_ms);
         before.checked_sub(1).and_then(|index| self.times_ms.get(index).copied())
-    }
-
-    /// The time of event `index`.
-    pub fn event_ms(&self, index: u32) -> Option<u64> {
-        self.times_ms.get(usize::try_from(index).ok()?).copied()
-    }
-
-    pub fn event_count(&self) -> u32 {
-        u32::try_from(self.times_ms.len()).unwrap_or(u32::MAX)
     }
 
     /// The world once every event at or before `at_ms` has happened. `log`
