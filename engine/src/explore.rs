@@ -11,23 +11,10 @@
 use crate::ids::{InstanceId, Party, RedisNodeId};
 use crate::report::{StrategyReport, analyze};
 use crate::rng::SimRng;
-use crate::scenario::{Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target};
+use crate::scenario::{
+    FAULT_KINDS, Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target,
+};
 use serde::Serialize;
-
-/// The fault kinds, by their scenario names.
-pub const FAULT_KINDS: [&str; 11] = [
-    "oom_kill",
-    "host_loss",
-    "gc_pause",
-    "clock_jump",
-    "clock_drift",
-    "network_delay",
-    "partition",
-    "redis_restart",
-    "redis_failover",
-    "consensus_leader_loss",
-    "db_slow",
-];
 
 /// What the search looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

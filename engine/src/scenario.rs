@@ -8,7 +8,7 @@
 //! outcome per strategy that the built-in table test checks), `quiz`, and
 //! `world.redeliver_after_crash` (an at-least-once job runner).
 
-use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party, Period, ReportOf};
+use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party, Period, RedisNodeId, ReportOf};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -486,6 +486,15 @@ macro_rules! faults {
             $( $variant { $( $(#[$field_meta])* $field: $kind ),* } ),*
         }
 
+        /// How many fault kinds there are: [`FAULT_KINDS`]'s length, so a
+        /// kind added here and not listed there fails to compile.
+        const FAULT_KIND_COUNT: usize = [$( stringify!($variant) ),*].len();
+
+        /// The variants as written, in order, for the test that holds
+        /// [`FAULT_KINDS`] to them.
+        #[cfg(test)]
+        const FAULT_VARIANTS: [&str; FAULT_KIND_COUNT] = [$( stringify!($variant) ),*];
+
         impl From<FaultByKind> for Fault {
             fn from(fault: FaultByKind) -> Fault {
                 match fault {
@@ -561,6 +570,23 @@ faults! {
     ConsensusLeaderLoss { at_ms: u64 },
     DbSlow { at_ms: u64, factor: f64, duration_ms: u64 },
 }
+
+/// Every fault kind as the format names it, in the order the lab's fault
+/// script and the explorer offer them: the one list of kinds. Its length is
+/// the `faults!` list's, and a test holds its names to the variants'.
+pub const FAULT_KINDS: [&str; FAULT_KIND_COUNT] = [
+    "oom_kill",
+    "host_loss",
+    "gc_pause",
+    "clock_jump",
+    "clock_drift",
+    "network_delay",
+    "partition",
+    "redis_restart",
+    "redis_failover",
+    "consensus_leader_loss",
+    "db_slow",
+];
 
 /// Separates a field path from its message inside a custom error, so that
 /// [`Scenario::from_json`] can report it. serde_json places an error raised
@@ -654,6 +680,32 @@ fn is_false(value: &bool) -> bool {
 }
 
 impl Fault {
+    /// A fault of `kind` at `at_ms` with sensible fields: what the lab's
+    /// fault script adds when a kind is chosen.
+    #[inline]
+    pub fn template(kind: &str, at_ms: u64) -> Option<Fault> {
+        let holder = Target::Holder;
+        let redis_1 = Target::Party(Party::Redis(RedisNodeId(0)));
+        Some(match kind {
+            "gc_pause" => Fault::GcPause { at_ms, target: holder, duration_ms: 60_000 },
+            "oom_kill" => Fault::OomKill { at_ms, target: holder, restart_after_ms: Some(20_000) },
+            "host_loss" => Fault::HostLoss { at_ms, target: holder, restart_after_ms: None },
+            "clock_jump" => Fault::ClockJump { at_ms, target: holder, by_ms: 30_000 },
+            "clock_drift" => Fault::ClockDrift { at_ms, target: holder, ppm: 10_000 },
+            "network_delay" => {
+                Fault::NetworkDelay { at_ms, from: holder, to: Target::AllRedis, extra_ms: 5_000, duration_ms: 60_000 }
+            }
+            "partition" => {
+                Fault::Partition { at_ms, between: [holder, Target::AllRedis], duration_ms: 60_000, one_way: false }
+            }
+            "redis_restart" => Fault::RedisRestart { at_ms, target: redis_1, down_ms: 5_000 },
+            "redis_failover" => Fault::RedisFailover { at_ms, target: redis_1 },
+            "consensus_leader_loss" => Fault::ConsensusLeaderLoss { at_ms },
+            "db_slow" => Fault::DbSlow { at_ms, factor: 20.0, duration_ms: 60_000 },
+            _ => return None,
+        })
+    }
+
     pub fn at_ms(&self) -> u64 {
         match self {
             Fault::OomKill { at_ms, .. }
@@ -1280,6 +1332,19 @@ fn check_range(path: &str, value: u64, low: u64, high: u64) -> Result<(), Scenar
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kind_list_names_every_fault_and_each_kind_has_a_template() {
+        let kinds: Vec<String> = FAULT_VARIANTS.iter().map(|variant| snake_case(variant)).collect();
+        assert_eq!(FAULT_KINDS.to_vec(), kinds, "FAULT_KINDS names the faults! list's kinds, in its order");
+        for kind in FAULT_KINDS {
+            let template = Fault::template(kind, 7).unwrap_or_else(|| panic!("`{kind}` has a template"));
+            assert_eq!((template.kind_name(), template.at_ms()), (kind, 7));
+            let scenario = Scenario { faults: vec![template], ..Scenario::default() };
+            assert!(Scenario::from_json(&scenario.to_json()).is_ok(), "`{kind}`'s template is a valid fault");
+        }
+        assert_eq!(Fault::template("no_such_kind", 0), None);
+    }
 
     #[test]
     fn a_struct_given_as_an_array_is_refused_by_name() {

@@ -157,7 +157,7 @@ fn fencing_does_not_make_a_report_spread_over_two_resources_atomic() {
 
 #[test]
 fn the_consensus_lease_accepts_no_stale_write_under_any_fault() {
-    let kinds = locklab_engine::explore::FAULT_KINDS;
+    let kinds = locklab_engine::scenario::FAULT_KINDS;
     let found = search(StrategyId::Consensus, Goal::StaleWrite, &kinds, 3, 100_000);
     assert!(
         !found.found,
@@ -169,7 +169,7 @@ fn the_consensus_lease_accepts_no_stale_write_under_any_fault() {
 
 #[test]
 fn db_lock_keeps_mutual_exclusion_but_wastes_when_asked() {
-    let kinds = locklab_engine::explore::FAULT_KINDS;
+    let kinds = locklab_engine::scenario::FAULT_KINDS;
     let exclusive = search(StrategyId::DbLock, Goal::TwoHolders, &kinds, 3, 20_000);
     assert!(
         !exclusive.found,
@@ -184,7 +184,7 @@ fn db_lock_keeps_mutual_exclusion_but_wastes_when_asked() {
 
 #[test]
 fn unique_insert_keeps_one_report_but_not_single_side_effects() {
-    let kinds = locklab_engine::explore::FAULT_KINDS;
+    let kinds = locklab_engine::scenario::FAULT_KINDS;
     let unsafe_search = search(StrategyId::UniqueInsert, Goal::Unsafe, &kinds, 3, 20_000);
     assert!(
         !unsafe_search.found,

@@ -86,7 +86,7 @@ const USERS: [&str; 7] =
 
 /// A file's code without its unit tests: the `#[cfg(test)]` module ends a file that has one.
 fn without_tests(text: &str) -> &str {
-    text.find("#[cfg(test)]").map_or(text, |start| &text[..start])
+    text.find("#[cfg(test)]\nmod ").map_or(text, |start| &text[..start])
 }
 
 /// The names a file makes public (`pub fn`, `pub const`, `pub struct`, …)
@@ -172,4 +172,5 @@ fn the_public_item_check_sees_what_it_looks_for() {
     assert_eq!(names, ["used", "LIMIT"]);
     assert_eq!(mentions("used(); unused(); used_twice(); (used)", "used"), 2);
     assert_eq!(without_tests("fn a() {}\n#[cfg(test)]\nmod tests {}"), "fn a() {}\n");
+    assert_eq!(without_tests("#[cfg(test)]\nconst A: u8 = 1;\n"), "#[cfg(test)]\nconst A: u8 = 1;\n");
 }

@@ -11,8 +11,9 @@
 use crate::effects::{LINK_PREFIX, WorkerLink, share_fragment};
 use crate::lab::{PICKER_ORDER, strategy_label, strategy_label_in};
 use crate::worker::{ExploreRequest, Request, Response};
-use locklab_engine::explore::{ExploreOptions, FAULT_KINDS, Goal};
+use locklab_engine::explore::{ExploreOptions, Goal};
 use locklab_engine::link::{LinkState, View};
+use locklab_engine::scenario::FAULT_KINDS;
 use locklab_engine::scenario::StrategySettings;
 use locklab_engine::{Scenario, StrategyId};
 use std::rc::Rc;

@@ -10,7 +10,7 @@ use crate::format;
 use crate::lab::RunRef;
 use crate::state::{Action, Message, Tone};
 use crate::svg::{Esc, Svg};
-use locklab_engine::scenario::Target;
+use locklab_engine::scenario::{FAULT_KINDS, Target};
 use locklab_engine::{Fault, builtin};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -41,69 +41,33 @@ enum FieldType {
     Bool,
 }
 
-/// The fault kinds, as the format names them.
-pub const KINDS: [&str; 11] = [
-    "gc_pause",
-    "oom_kill",
-    "host_loss",
-    "clock_jump",
-    "clock_drift",
-    "network_delay",
-    "partition",
-    "redis_restart",
-    "redis_failover",
-    "consensus_leader_loss",
-    "db_slow",
-];
-
-/// The fields a kind has besides `kind` and `at_ms`.
-fn fields_of(kind: &str) -> &'static [(&'static str, FieldType)] {
-    match kind {
-        "gc_pause" => &[("target", FieldType::Party), ("duration_ms", FieldType::Ms)],
-        "oom_kill" | "host_loss" => &[("target", FieldType::Party), ("restart_after_ms", FieldType::OptionalMs)],
-        "clock_jump" => &[("target", FieldType::Party), ("by_ms", FieldType::SignedMs)],
-        "clock_drift" => &[("target", FieldType::Party), ("ppm", FieldType::Ppm)],
-        "network_delay" => &[
+/// The fields a fault's kind has besides `kind` and `at_ms`.
+fn fields_of(fault: &Fault) -> &'static [(&'static str, FieldType)] {
+    use Fault as F;
+    match fault {
+        F::GcPause { .. } => &[("target", FieldType::Party), ("duration_ms", FieldType::Ms)],
+        F::OomKill { .. } | F::HostLoss { .. } => {
+            &[("target", FieldType::Party), ("restart_after_ms", FieldType::OptionalMs)]
+        }
+        F::ClockJump { .. } => &[("target", FieldType::Party), ("by_ms", FieldType::SignedMs)],
+        F::ClockDrift { .. } => &[("target", FieldType::Party), ("ppm", FieldType::Ppm)],
+        F::NetworkDelay { .. } => &[
             ("from", FieldType::Party),
             ("to", FieldType::Party),
             ("extra_ms", FieldType::Ms),
             ("duration_ms", FieldType::Ms),
         ],
-        "partition" => &[
+        F::Partition { .. } => &[
             ("between[0]", FieldType::Party),
             ("between[1]", FieldType::Party),
             ("duration_ms", FieldType::Ms),
             ("one_way", FieldType::Bool),
         ],
-        "redis_restart" => &[("target", FieldType::Party), ("down_ms", FieldType::Ms)],
-        "redis_failover" => &[("target", FieldType::Party)],
-        "db_slow" => &[("factor", FieldType::Factor), ("duration_ms", FieldType::Ms)],
-        _ => &[],
+        F::RedisRestart { .. } => &[("target", FieldType::Party), ("down_ms", FieldType::Ms)],
+        F::RedisFailover { .. } => &[("target", FieldType::Party)],
+        F::DbSlow { .. } => &[("factor", FieldType::Factor), ("duration_ms", FieldType::Ms)],
+        F::ConsensusLeaderLoss { .. } => &[],
     }
-}
-
-/// A fault of `kind` at `at_ms` with sensible fields, as the "kind" select makes it.
-pub fn template(kind: &str, at_ms: u64) -> Option<Fault> {
-    let holder = Target::Holder;
-    let redis_1 = Target::Party(locklab_engine::ids::Party::Redis(locklab_engine::ids::RedisNodeId(0)));
-    Some(match kind {
-        "gc_pause" => Fault::GcPause { at_ms, target: holder, duration_ms: 60_000 },
-        "oom_kill" => Fault::OomKill { at_ms, target: holder, restart_after_ms: Some(20_000) },
-        "host_loss" => Fault::HostLoss { at_ms, target: holder, restart_after_ms: None },
-        "clock_jump" => Fault::ClockJump { at_ms, target: holder, by_ms: 30_000 },
-        "clock_drift" => Fault::ClockDrift { at_ms, target: holder, ppm: 10_000 },
-        "network_delay" => {
-            Fault::NetworkDelay { at_ms, from: holder, to: Target::AllRedis, extra_ms: 5_000, duration_ms: 60_000 }
-        }
-        "partition" => {
-            Fault::Partition { at_ms, between: [holder, Target::AllRedis], duration_ms: 60_000, one_way: false }
-        }
-        "redis_restart" => Fault::RedisRestart { at_ms, target: redis_1, down_ms: 5_000 },
-        "redis_failover" => Fault::RedisFailover { at_ms, target: redis_1 },
-        "consensus_leader_loss" => Fault::ConsensusLeaderLoss { at_ms },
-        "db_slow" => Fault::DbSlow { at_ms, factor: 20.0, duration_ms: 60_000 },
-        _ => return None,
-    })
 }
 
 /// The text a field's input shows.
@@ -265,12 +229,12 @@ fn rows_markup(faults: &[Fault], instances: u8) -> String {
             fault.at_ms(),
             format::t_label(fault.at_ms())
         ));
-        for option in KINDS {
+        for option in FAULT_KINDS {
             let selected = if option == kind { " selected" } else { "" };
             out.raw(format_args!("<option value=\"{option}\"{selected}>{option}</option>"));
         }
         out.raw(format_args!("</select></label>"));
-        for (name, field_type) in fields_of(kind) {
+        for (name, field_type) in fields_of(fault) {
             let text = field_text(fault, name);
             let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
             out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
@@ -319,7 +283,7 @@ fn change_action(faults: &[Fault], index: usize, field: &str, text: &str) -> Act
         return refuse("there is no such fault".to_owned());
     };
     let changed = if field == "kind" {
-        template(text, fault.at_ms()).ok_or_else(|| format!("unknown kind `{text}`"))
+        Fault::template(text, fault.at_ms()).ok_or_else(|| format!("unknown kind `{text}`"))
     } else {
         with_field(fault, field, text)
     };
@@ -390,7 +354,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
         let at_ms = props.cursor_ms.min(scenario.duration_ms().saturating_sub(1));
         dispatch.reform(move |_: MouseEvent| {
             let mut next = faults.clone();
-            next.extend(template("gc_pause", at_ms));
+            next.extend(Fault::template("gc_pause", at_ms));
             Action::SetFaults(next)
         })
     };
