@@ -277,30 +277,39 @@ impl Explorer {
             3 => Target::Party(Party::Consensus),
             _ => Target::Party(Party::Redis(RedisNodeId(0))),
         };
-        match kind.as_str() {
-            "oom_kill" | "host_loss" => {
+        let db_slow = |rng: &mut SimRng| Fault::DbSlow {
+            at_ms,
+            factor: f64::from(u32::try_from(rng.between(2, 50)).unwrap_or(2)),
+            duration_ms: seconds(rng, 1, 120),
+        };
+        // The kind's template says which fault to draw, so a new kind is
+        // named here by the compiler; the options were checked against
+        // `FAULT_KINDS` when they were read.
+        let Some(template) = Fault::template(&kind, at_ms) else { return db_slow(rng) };
+        match template {
+            Fault::OomKill { .. } | Fault::HostLoss { .. } => {
                 let target = victim(rng);
                 let restart_after_ms = (rng.below(2) == 0).then(|| seconds(rng, 0, 60));
-                if kind == "oom_kill" {
+                if matches!(template, Fault::OomKill { .. }) {
                     Fault::OomKill { at_ms, target, restart_after_ms }
                 } else {
                     Fault::HostLoss { at_ms, target, restart_after_ms }
                 }
             }
             // Stop-the-world pauses of minutes are on record (Kleppmann 2016).
-            "gc_pause" => Fault::GcPause { at_ms, target: victim(rng), duration_ms: seconds(rng, 1, 300) },
-            "clock_jump" => {
+            Fault::GcPause { .. } => Fault::GcPause { at_ms, target: victim(rng), duration_ms: seconds(rng, 1, 300) },
+            Fault::ClockJump { .. } => {
                 let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
                 let magnitude = i64::try_from(seconds(rng, 1, 120)).unwrap_or(1000);
                 let by_ms = if rng.below(2) == 0 { magnitude } else { -magnitude };
                 Fault::ClockJump { at_ms, target, by_ms }
             }
-            "clock_drift" => {
+            Fault::ClockDrift { .. } => {
                 let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
                 let magnitude = i64::try_from(rng.between(1_000, 200_000)).unwrap_or(1_000);
                 Fault::ClockDrift { at_ms, target, ppm: if rng.below(2) == 0 { magnitude } else { -magnitude } }
             }
-            "network_delay" => {
+            Fault::NetworkDelay { .. } => {
                 let (from, to) =
                     if rng.below(2) == 0 { (victim(rng), resource(rng)) } else { (resource(rng), victim(rng)) };
                 Fault::NetworkDelay {
@@ -311,20 +320,18 @@ impl Explorer {
                     duration_ms: seconds(rng, 1, 30),
                 }
             }
-            "partition" => Fault::Partition {
+            Fault::Partition { .. } => Fault::Partition {
                 at_ms,
                 between: [victim(rng), resource(rng)],
                 duration_ms: seconds(rng, 1, 120),
                 one_way: rng.below(2) == 0,
             },
-            "redis_restart" => Fault::RedisRestart { at_ms, target: redis_node(rng), down_ms: seconds(rng, 0, 30) },
-            "redis_failover" => Fault::RedisFailover { at_ms, target: redis_node(rng) },
-            "consensus_leader_loss" => Fault::ConsensusLeaderLoss { at_ms },
-            _ => Fault::DbSlow {
-                at_ms,
-                factor: f64::from(u32::try_from(rng.between(2, 50)).unwrap_or(2)),
-                duration_ms: seconds(rng, 1, 120),
-            },
+            Fault::RedisRestart { .. } => {
+                Fault::RedisRestart { at_ms, target: redis_node(rng), down_ms: seconds(rng, 0, 30) }
+            }
+            Fault::RedisFailover { .. } => Fault::RedisFailover { at_ms, target: redis_node(rng) },
+            Fault::ConsensusLeaderLoss { .. } => Fault::ConsensusLeaderLoss { at_ms },
+            Fault::DbSlow { .. } => db_slow(rng),
         }
     }
 
