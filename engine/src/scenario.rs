@@ -152,27 +152,27 @@ impl Default for World {
     }
 }
 
-/// The six strategies, in the fixed order they are run and reported.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub enum StrategyId {
-    Naive,
-    Fencing,
-    Redlock,
-    DbLock,
-    UniqueInsert,
-    Consensus,
+/// Declares the strategies once: the enum, and [`StrategyId::ALL`] in the
+/// order they are declared, so a new strategy is run and reported without
+/// a second list to forget.
+macro_rules! strategy_ids {
+    ($( $variant:ident ),* $(,)?) => {
+        /// The strategies, in the fixed order they are run and reported.
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub enum StrategyId {
+            $( $variant ),*
+        }
+
+        impl StrategyId {
+            /// Every strategy, in the order they are run and reported.
+            pub const ALL: [StrategyId; [$( stringify!($variant) ),*].len()] = [$( StrategyId::$variant ),*];
+        }
+    };
 }
 
-impl StrategyId {
-    pub const ALL: [StrategyId; 6] = [
-        StrategyId::Naive,
-        StrategyId::Fencing,
-        StrategyId::Redlock,
-        StrategyId::DbLock,
-        StrategyId::UniqueInsert,
-        StrategyId::Consensus,
-    ];
+strategy_ids! { Naive, Fencing, Redlock, DbLock, UniqueInsert, Consensus }
 
+impl StrategyId {
     /// The id scenario files and the CLI use.
     pub fn name(self) -> &'static str {
         match self {

@@ -207,8 +207,9 @@ fn fingerprint(hash: &mut Fnv1a, events: &[Event]) {
 }
 
 /// The strategies in the order the picker shows them: the quiz options A–D,
-/// then the naive baseline and the consensus lease.
-pub const PICKER_ORDER: [StrategyId; 6] = [
+/// then the naive baseline and the consensus lease. Sized by the engine's
+/// list, so a new strategy must be placed here.
+pub const PICKER_ORDER: [StrategyId; StrategyId::ALL.len()] = [
     StrategyId::Fencing,
     StrategyId::Redlock,
     StrategyId::DbLock,
