@@ -37,6 +37,26 @@ fn wait_until_answering(
     }
 }
 
+/// How many times a server is started on fresh ports when a port it was
+/// given was taken in the meantime.
+const PORT_ATTEMPTS: u32 = 3;
+
+/// Starts a server with `start`, again on fresh ports when a port found free
+/// was taken before the server could bind it (another process got there
+/// first, between [`free_port`] and the bind); any other failure, or the
+/// last attempt's, is returned as it is.
+fn on_fresh_ports<T>(mut start: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    let mut attempt = 1;
+    loop {
+        match start() {
+            Err(error) if attempt < PORT_ATTEMPTS && error.to_ascii_lowercase().contains("address already in use") => {
+                attempt += 1;
+            }
+            started => return started,
+        }
+    }
+}
+
 /// A free loopback port: the system's choice for a listener, released.
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("no free loopback port: {error}"))?;
@@ -60,6 +80,10 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts one and waits until it answers `PING`.
     pub fn start() -> Result<RedisServer, String> {
+        on_fresh_ports(RedisServer::start_once)
+    }
+
+    fn start_once() -> Result<RedisServer, String> {
         let port = free_port()?;
         let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
@@ -127,7 +151,9 @@ impl RedisServer {
             .env("LD_PRELOAD", self.dir.join("clock-shim.so"))
             .env("LOCKLAB_CLOCK_OFFSET_FILE", self.dir.join("clock-offset"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--logfile", "", "--dir"])
+            .args(["--daemonize", "no", "--logfile"])
+            .arg(self.dir.join("redis.log"))
+            .arg("--dir")
             .arg(&self.dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -141,7 +167,9 @@ impl RedisServer {
             Connection::open(port)
                 .is_ok_and(|mut connection| connection.call(&["PING"]).is_ok_and(|reply| reply == "PONG"))
         };
-        wait_until_answering(child, &format!("redis-server on port {port}"), answers, String::new)
+        let log_path = self.dir.join("redis.log");
+        let log = || format!(": {}", std::fs::read_to_string(&log_path).unwrap_or_default().trim());
+        wait_until_answering(child, &format!("redis-server on port {port}"), answers, log)
     }
 
     pub fn connect(&self) -> Result<Connection, String> {
@@ -284,6 +312,10 @@ impl PgServer {
     /// Makes the cluster and starts its server with `settings` (`name=value`
     /// pairs for `-c`); waits until it takes a connection.
     pub fn start(settings: &[String]) -> Result<PgServer, String> {
+        on_fresh_ports(|| PgServer::start_once(settings))
+    }
+
+    fn start_once(settings: &[String]) -> Result<PgServer, String> {
         let bin = std::path::Path::new(POSTGRES_BIN);
         if !bin.join("postgres").exists() {
             return Err(format!(
@@ -403,6 +435,10 @@ impl EtcdServer {
     /// A cluster of `size` members with an election timeout of
     /// `election_timeout_ms` (wall ms), once every member answers.
     pub fn start_cluster(size: u8, election_timeout_ms: u64) -> Result<EtcdServer, String> {
+        on_fresh_ports(|| EtcdServer::start_cluster_once(size, election_timeout_ms))
+    }
+
+    fn start_cluster_once(size: u8, election_timeout_ms: u64) -> Result<EtcdServer, String> {
         let ports: Vec<(u16, u16)> =
             (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<Result<_, String>>()?;
         let first = ports.first().map_or(0, |(port, _)| *port);
@@ -561,5 +597,33 @@ impl Drop for EtcdServer {
             }
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_taken_meanwhile_is_tried_again_and_other_failures_are_not() {
+        let taken = || Err::<u8, String>("etcd exited at start: bind: Address already in use".to_owned());
+        let mut tries = 0;
+        let started = on_fresh_ports(|| {
+            tries += 1;
+            if tries < PORT_ATTEMPTS { taken() } else { Ok(7) }
+        });
+        assert_eq!((started, tries), (Ok(7), PORT_ATTEMPTS));
+        let mut tries = 0;
+        let given_up = on_fresh_ports(|| {
+            tries += 1;
+            taken()
+        });
+        assert!(given_up.is_err() && tries == PORT_ATTEMPTS, "gives up after {PORT_ATTEMPTS} tries: {tries}");
+        let mut tries = 0;
+        let other = on_fresh_ports(|| {
+            tries += 1;
+            Err::<u8, String>("initdb failed".to_owned())
+        });
+        assert_eq!((other, tries), (Err("initdb failed".to_owned()), 1));
     }
 }
