@@ -27,6 +27,9 @@ pub struct Race {
     pub strategy: Option<StrategyId>,
     /// Finding kinds that may stand in for one another, or be missing from either side.
     pub kinds: &'static [&'static str],
+    /// Whether the race may also move the liveness verdict (a period's
+    /// report late in one, missed in the other). Safety never may.
+    pub liveness: bool,
     pub reason: &'static str,
 }
 
@@ -36,19 +39,29 @@ pub const RACES: &[Race] = &[
         scenario: None,
         strategy: None,
         kinds: &["corrupted_report", "report_went_back"],
+        liveness: false,
         reason: "when a paused holder wakes while the new holder is finishing, which lands last, its stale chunk or the new holder's report row, is a race on a real machine: the report is damaged either way, as mixing two runs or as going back in time",
     },
     Race {
         scenario: Some("An idle timeout unfences the row lock"),
         strategy: Some(StrategyId::DbLock),
         kinds: &["long_lock_wait"],
+        liveness: false,
         reason: "the third instance waits two idle timeouts, 60 s less the few ms the first took to lock the row, against the report's 60 s threshold for a long wait: a round trip on the real machine decides which side of it the wait falls",
     },
     Race {
         scenario: Some("Redis failover hands out a token twice"),
         strategy: Some(StrategyId::Consensus),
         kinds: &["stale_write_rejected"],
+        liveness: false,
         reason: "etcd revokes expired leases on a 500 ms loop of the wall clock, so a lease outlives its TTL by up to 500 ms (the simulator ends it at the TTL); scaled, that is seconds of the night, and the retries that fall in that gap miss the lock for a retry period: the paused holder's chunk then lands before the new holder's and passes, instead of being refused after it. Safe either way",
+    },
+    Race {
+        scenario: Some("2 am Saturday"),
+        strategy: Some(StrategyId::Naive),
+        kinds: &["duplicate_post", "duplicate_run", "missed_period"],
+        liveness: true,
+        reason: "the post's key, set a tenth of a second into the night for 300 s, expires within about 60 ms of the second period's first attempts: which instance's SET NX comes first after the expiry is a race of a few ms on the wall clock, and when another one wins, period 1's run is duplicated or its report missed instead of late. Unsafe either way",
     },
 ];
 
@@ -70,14 +83,17 @@ pub fn agreement(
         kinds.dedup();
         kinds
     };
-    if live.safety != simulated.safety || live.liveness != simulated.liveness {
+    if live.safety != simulated.safety {
         return Agreement::Different;
     }
-    if kinds(live, None) == kinds(simulated, None) {
+    let same_liveness = live.liveness == simulated.liveness;
+    if same_liveness && kinds(live, None) == kinds(simulated, None) {
         return Agreement::Same;
     }
     let applies = |race: &&Race| {
-        race.scenario.is_none_or(|name| name == scenario.name) && race.strategy.is_none_or(|id| id == strategy)
+        race.scenario.is_none_or(|name| name == scenario.name)
+            && race.strategy.is_none_or(|id| id == strategy)
+            && (same_liveness || race.liveness)
     };
     RACES
         .iter()
@@ -111,6 +127,10 @@ mod tests {
         let mut elsewhere = scenario.clone();
         elsewhere.name = "another night".to_owned();
         assert_eq!(agreement(&elsewhere, StrategyId::Consensus, &live, &twin), Agreement::Different);
+        // A race that leaves liveness alone does not excuse a liveness that moved.
+        let mut missed = live.clone();
+        missed.liveness = crate::scenario::Liveness::Missed;
+        assert_eq!(agreement(&scenario, StrategyId::Consensus, &missed, &twin), Agreement::Different);
         // A kind no race names is a difference; so is another safety.
         assert_eq!(
             agreement(&scenario, StrategyId::Consensus, &without(&twin, "overlap"), &twin),
