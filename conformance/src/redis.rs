@@ -267,23 +267,6 @@ fn redlock() -> Result<Row, String> {
     })
 }
 
-/// Polls `server` with `args` until the reply satisfies `done`, for at most
-/// [`SYNC_TIMEOUT`]: the way to wait for replication without sleeping blind.
-fn wait_for(server: &RedisServer, args: &[&str], done: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
-    let mut connection = server.connect()?;
-    let started = Instant::now();
-    while started.elapsed() < SYNC_TIMEOUT {
-        if done(&connection.call(args)?) {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    Err(format!("{what} did not happen within {SYNC_TIMEOUT:?}"))
-}
-
-/// How long a replica may take to connect to its primary.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The lock and the token counter written on a primary, the replica promoted
 /// before the write reached it: both are gone, and the token is handed out
 /// again. The engine's replica lags by `replication_lag_ms`; the real one is
@@ -307,11 +290,11 @@ fn failover() -> Result<Row, String> {
     // A primary waits five seconds for more replicas before a full sync by default.
     primary.connect()?.call(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
     replica.connect()?.call(&["REPLICAOF", "127.0.0.1", &port])?;
-    wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:up"), "replication")?;
+    replica.wait_for(&["INFO", "replication"], |info| info.contains("master_link_status:up"), "replication")?;
     let mut client = primary.connect()?;
     client.call(&["CONFIG", "SET", "requirepass", "locklab-conformance"])?;
     client.call(&["CLIENT", "KILL", "TYPE", "replica"])?;
-    wait_for(&replica, &["INFO", "replication"], |info| info.contains("master_link_status:down"), "the cut")?;
+    replica.wait_for(&["INFO", "replication"], |info| info.contains("master_link_status:down"), "the cut")?;
     let first = client.send(lock(0))?;
     let waited = client.call(&["WAIT", "1", "100"])?;
     let mut promoted = replica.connect()?;

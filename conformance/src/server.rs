@@ -57,6 +57,9 @@ fn on_fresh_ports<T>(mut start: impl FnMut() -> Result<T, String>) -> Result<T, 
     }
 }
 
+/// How long a replica may take to connect to its primary and catch up.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A free loopback port: the system's choice for a listener, released.
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("no free loopback port: {error}"))?;
@@ -208,6 +211,20 @@ impl RedisServer {
     /// Starts a server that was shut down again, on the same port, empty.
     pub fn start_again(&mut self) -> Result<(), String> {
         self.spawn()
+    }
+
+    /// Polls the server with `args` until the reply satisfies `done`, for at
+    /// most [`SYNC_TIMEOUT`]: the way to wait for replication without sleeping blind.
+    pub fn wait_for(&self, args: &[&str], done: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
+        let mut connection = self.connect()?;
+        let started = Instant::now();
+        while started.elapsed() < SYNC_TIMEOUT {
+            if done(&connection.call(args)?) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Err(format!("{what} did not happen within {SYNC_TIMEOUT:?}"))
     }
 
     /// The server's version, from `INFO server`.

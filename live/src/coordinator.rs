@@ -156,10 +156,6 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
     // the proxy on a busy machine (Redlock's 50 ms per node plays at ×10).
     let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
     let most = most.min(u32::try_from(timeout_ms / SHORTEST_REAL_TIMEOUT_MS).unwrap_or(u32::MAX).max(1));
-    // Taking etcd's lease is two HTTP round trips through its gateway, a few
-    // ms each: at ×30 they put the first job up to 0.4 s of the scenario
-    // behind the simulator's, the margin the pause scenarios leave between a
-    // job's step and the pause; at ×15 it is half that.
     // A pause or a kill aimed at a job's step needs the first jobs to start
     // when the simulator's do; the first round trips, scaled, are the lag.
     // `pause-after-check` leaves 0.4 s of the scenario between the holder's
@@ -167,6 +163,10 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
     // took once (a matrix run lost the step to the pause); 27 ms at ×15.
     let aimed = scenario.faults.iter().any(|fault| matches!(fault, Fault::GcPause { .. } | Fault::OomKill { .. }));
     let most = if aimed { most.min(AIMED_FAULT_MOST_SCALE) } else { most };
+    // Taking etcd's lease is two HTTP round trips through its gateway, a few
+    // ms each: at ×30 they put the first job up to 0.4 s of the scenario
+    // behind the simulator's, the margin the pause scenarios leave between a
+    // job's step and the pause; at ×15 it is half that.
     let most = match scenario.settings_for(strategy) {
         StrategySettings::Consensus(_) => most.min(CONSENSUS_MOST_SCALE),
         StrategySettings::Naive(_)
@@ -283,16 +283,9 @@ impl Replica {
             until_ms: u64::MAX,
             effect: Effect::Delay { extra_ms: lag_ms },
         });
-        let mut connection = server.connect()?;
-        connection.call(&["REPLICAOF", "127.0.0.1", &link.port.to_string()])?;
-        let asked = std::time::Instant::now();
-        while !connection.call(&["INFO", "replication"])?.contains("master_link_status:up") {
-            if asked.elapsed() > Duration::from_secs(20) {
-                return Err("the Redis replica did not synchronise with its primary within 20 s".to_owned());
-            }
-            // Waiting for the condition: the replica's link is up.
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        server.connect()?.call(&["REPLICAOF", "127.0.0.1", &link.port.to_string()])?;
+        let synchronised = |info: &str| info.contains("master_link_status:up");
+        server.wait_for(&["INFO", "replication"], synchronised, "the Redis replica's synchronisation")?;
         Ok(Replica { server, link, primary_held: None })
     }
 }
