@@ -5,8 +5,9 @@
 //! cannot be run. The commands and their flags are one definition (`Cli`),
 //! from which `--help` and the shell completions are made.
 
-use locklab_engine::report::StrategyReport;
-use locklab_engine::scenario::{MAX_DOCUMENT_BYTES, StrategyId, seconds};
+use locklab_engine::format::{at_seconds, seconds};
+use locklab_engine::report::{Metric, StrategyReport};
+use locklab_engine::scenario::{MAX_DOCUMENT_BYTES, StrategyId};
 use locklab_engine::{EventKind, Scenario, builtin};
 use std::process::ExitCode;
 
@@ -238,7 +239,8 @@ fn run(command: Command) -> Result<String, String> {
             let mut written = String::new();
             // The same figures the lab's Export buttons give (its worker calls the same functions).
             if let Some(out) = svg.as_deref() {
-                let figure = locklab_engine::svg::timeline(&scenario, strategy, &events, &report);
+                let timeline = locklab_engine::view::Timeline::build(&scenario, strategy, &events);
+                let figure = locklab_engine::svg::figure(&scenario, &timeline, &report);
                 std::fs::write(out, figure).map_err(|error| format!("cannot write {out}: {error}"))?;
                 written.push_str(&format!(
                     "wrote {out}: {} under {strategy}, {}\n",
@@ -321,7 +323,7 @@ fn run_command(
             text.push_str(&format!("== {} — {}\n", strategy, scenario.settings_for(*strategy).title()));
             for event in &log {
                 if all_events || shown_by_default(&event.kind) {
-                    text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));
+                    text.push_str(&format!("{:>10}  {event}\n", at_seconds(event.at_ms)));
                 }
             }
             text.push_str(&verdict_text(&report, scenario));
@@ -347,33 +349,17 @@ fn shown_by_default(kind: &EventKind) -> bool {
     )
 }
 
-fn clock_label(at_ms: u64) -> String {
-    format!("{}.{:03}", at_ms / 1000, at_ms % 1000)
-}
-
 fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
-    let metrics = &report.metrics;
     let mut text = format!(
-        "-- verdict: {}, {}\n   efficiency: {}\n   {}\n   overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · runs {} (duplicates {}) · duplicate side effects {} · missed periods {} · max report delay {} · row-lock waits {} · pool exhausted {} · background failures {}\n",
+        "-- verdict: {}, {}\n   efficiency: {}\n   {}\n   {}\n",
         report.safety.name(),
         report.liveness.name(),
         report.efficiency(),
         scenario.storage_text(),
-        seconds(metrics.overlap_ms),
-        metrics.stale_writes_accepted,
-        metrics.stale_writes_rejected,
-        metrics.corrupted_reports,
-        metrics.runs_started,
-        metrics.duplicate_runs,
-        metrics.duplicate_side_effects,
-        metrics.missed_periods,
-        seconds(metrics.max_report_delay_ms),
-        seconds(metrics.db_lock_wait_ms),
-        seconds(metrics.pool_exhausted_ms),
-        metrics.background_query_timeouts,
+        Metric::line(&report.metrics, seconds, false),
     );
     for finding in &report.findings {
-        text.push_str(&format!("   {:>10}  {}\n", clock_label(finding.at_ms), finding.text));
+        text.push_str(&format!("   {:>10}  {}\n", at_seconds(finding.at_ms), finding.text));
     }
     if let Some(expected) = scenario.expect.get(&report.strategy) {
         match report.check(expected) {
@@ -394,26 +380,23 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
     let report = locklab_engine::run(scenario)?;
     let mut text =
         format!("{} (seed {})\n", if scenario.name.is_empty() { "scenario" } else { &scenario.name }, scenario.seed);
-    text.push_str(&format!(
-        "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
-        "strategy", "safety", "live", "overlap", "stale✓", "stale✗", "corrupt", "runs", "dup-fx", "missed", "bg-fail"
-    ));
+    let compared: Vec<Metric> = Metric::ALL.into_iter().filter(|metric| metric.compared()).collect();
+    text.push_str(&format!("{:<14} {:<7} {:<7}", "strategy", "safety", "live"));
+    for metric in &compared {
+        text.push_str(&format!(" {:>12}", metric.column()));
+    }
+    text.push('\n');
     for result in &report.results {
-        let metrics = &result.metrics;
         text.push_str(&format!(
-            "{:<14} {:<7} {:<7} {:>9} {:>6} {:>6} {:>9} {:>5} {:>7} {:>7} {:>10}\n",
+            "{:<14} {:<7} {:<7}",
             result.strategy.name(),
             result.safety.name(),
-            result.liveness.name(),
-            seconds(metrics.overlap_ms),
-            metrics.stale_writes_accepted,
-            metrics.stale_writes_rejected,
-            metrics.corrupted_reports,
-            metrics.runs_started,
-            metrics.duplicate_side_effects,
-            metrics.missed_periods,
-            metrics.background_query_timeouts,
+            result.liveness.name()
         ));
+        for metric in &compared {
+            text.push_str(&format!(" {:>12}", metric.value(&result.metrics, seconds)));
+        }
+        text.push('\n');
     }
     text.push_str(&format!("{}\n", scenario.storage_text()));
     Ok(text)
@@ -442,7 +425,7 @@ fn live(
     );
     for event in &live.log {
         if shown_by_default(&event.kind) {
-            text.push_str(&format!("{:>10}  {event}\n", clock_label(event.at_ms)));
+            text.push_str(&format!("{:>10}  {event}\n", at_seconds(event.at_ms)));
         }
     }
     text.push_str(&verdict_text(&report, scenario));

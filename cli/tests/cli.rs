@@ -254,7 +254,7 @@ fn render_writes_the_timeline_svg_and_the_log_with_one_mark_per_write() {
     assert!(output.status.success(), "{}", stderr(&output));
     let svg = std::fs::read_to_string(&out).expect("written");
     assert!(svg.starts_with("<svg") && svg.contains("Delayed packet"));
-    assert!(svg.contains(r#"class="write accepted"#));
+    assert!(svg.contains(" accepted\" data-event="), "an accepted write is drawn");
     let log: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&log_out).expect("written")).expect("JSON");
     assert_eq!(log["format"], "locklab-log/1");

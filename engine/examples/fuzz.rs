@@ -153,7 +153,7 @@ fn exercise(rng: &mut SimRng, text: &str) {
         for share in [0, 1, 2, 3] {
             let _ = timeline.world_at(&log, scenario.duration_ms() * share / 3);
         }
-        let figure = svg::timeline(&scenario, strategy, &log, &verdict);
+        let figure = svg::figure(&scenario, &timeline, &verdict);
         assert!(!figure.contains("<script"), "the figure carries markup from the document");
         let _ = locklab_engine::log_document(&scenario, strategy, &log);
     }

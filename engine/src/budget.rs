@@ -10,7 +10,8 @@
 //! an upper bound in the usual case, not a promise: the report says what
 //! happened.
 
-use crate::scenario::{Fault, Scenario, ScenarioError, StrategySettings, seconds};
+use crate::format::seconds;
+use crate::scenario::{Fault, Scenario, ScenarioError, StrategySettings};
 use crate::sim::db::{BACKGROUND_POOL_SIZE, BACKGROUND_QUERY_MS};
 
 /// Most events one strategy's run may be expected to log. A run of this size

@@ -894,7 +894,7 @@ impl fmt::Display for Event {
             K::Process { instance, state } => match state {
                 ProcessState::Running => write!(f, "{instance}: running"),
                 ProcessState::Paused { until_ms } => {
-                    write!(f, "{instance}: stop-the-world GC pause until t={}", crate::scenario::seconds(*until_ms))
+                    write!(f, "{instance}: stop-the-world GC pause until t={}", crate::format::seconds(*until_ms))
                 }
                 ProcessState::Dead => {
                     write!(f, "{instance}: OOM-killed; the kernel closes its sockets")
@@ -903,7 +903,7 @@ impl fmt::Display for Event {
                 ProcessState::Restarted => write!(f, "{instance}: restarted as a fresh process"),
             },
             K::Clock { party, local_ms, drift_ppm } => {
-                write!(f, "{party}: clock now reads {}", crate::scenario::seconds(local_ms.unsigned_abs()))?;
+                write!(f, "{party}: clock now reads {}", crate::format::seconds(local_ms.unsigned_abs()))?;
                 if *local_ms < 0 {
                     f.write_str(" before the origin")?;
                 }
@@ -913,7 +913,7 @@ impl fmt::Display for Event {
                 Ok(())
             }
             K::Sent { from, to, what, arrive_at_ms, .. } => match arrive_at_ms {
-                Some(at) => write!(f, "{from} → {to}: {what:?} message, arrives t={}", crate::scenario::seconds(*at)),
+                Some(at) => write!(f, "{from} → {to}: {what:?} message, arrives t={}", crate::format::seconds(*at)),
                 None => write!(f, "{from} → {to}: {what:?} message dropped by the partition"),
             },
             K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
@@ -964,7 +964,7 @@ impl fmt::Display for Event {
             K::Sql { session, client, statement, outcome, waited_ms, .. } => {
                 write!(f, "{client} (backend {}): {statement} → {outcome}", session.0)?;
                 if *waited_ms > 0 {
-                    write!(f, " (waited {})", crate::scenario::seconds(*waited_ms))?;
+                    write!(f, " (waited {})", crate::format::seconds(*waited_ms))?;
                 }
                 Ok(())
             }
@@ -995,7 +995,7 @@ impl fmt::Display for Event {
             K::Background { latency_ms, outcome, .. } => write!(
                 f,
                 "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
-                crate::scenario::seconds(*latency_ms)
+                crate::format::seconds(*latency_ms)
             ),
             K::Put { instance, run, period, report, chunk, own_object, token, outcome } => {
                 let object = if *own_object {

@@ -390,7 +390,7 @@ impl Explorer {
             .filter(|finding| finding.kind != "fault")
             .take(6)
             .map(|finding| {
-                format!("At {}, {}.", crate::svg::clock_label(&scenario.clock_origin, finding.at_ms), finding.text)
+                format!("At {}, {}.", crate::format::wall_second(&scenario.clock_origin, finding.at_ms), finding.text)
             })
             .collect();
         scenario.description = Some(format!(

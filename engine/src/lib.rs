@@ -17,6 +17,7 @@ pub mod builtin;
 pub mod clock;
 pub mod event;
 pub mod explore;
+pub mod format;
 pub mod ids;
 mod json_path;
 pub mod link;

@@ -21,8 +21,9 @@ use crate::event::{
     AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason, RowLockChange,
     RunPhase, SqlOutcome, TerminateReason, abort_text,
 };
+use crate::format::seconds;
 use crate::ids::{InstanceId, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World, seconds};
+use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -73,6 +74,174 @@ pub struct Metrics {
     pub db_lock_wait_ms: u64,
     pub pool_exhausted_ms: u64,
     pub background_query_timeouts: u32,
+}
+
+/// One figure of a report. Every table and line that shows the metrics (the
+/// lab's verdict and its comparison of the six strategies, the command line,
+/// the exported figure) lists them from here, in this order and under these
+/// names, so a metric is added or renamed in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Overlap,
+    StaleWritesAccepted,
+    StaleWritesRejected,
+    CorruptedReports,
+    /// Runs started, with the duplicates among them.
+    Runs,
+    DuplicateSideEffects,
+    MissedPeriods,
+    MaxReportDelay,
+    RowLockWaits,
+    PoolExhausted,
+    BackgroundFailures,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 11] = [
+        Metric::Overlap,
+        Metric::StaleWritesAccepted,
+        Metric::StaleWritesRejected,
+        Metric::CorruptedReports,
+        Metric::Runs,
+        Metric::DuplicateSideEffects,
+        Metric::MissedPeriods,
+        Metric::MaxReportDelay,
+        Metric::RowLockWaits,
+        Metric::PoolExhausted,
+        Metric::BackgroundFailures,
+    ];
+
+    /// Its key in the pages' markup (`data-metric`) and tests.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Overlap => "overlap",
+            Metric::StaleWritesAccepted => "stale-accepted",
+            Metric::StaleWritesRejected => "stale-rejected",
+            Metric::CorruptedReports => "corrupted",
+            Metric::Runs => "runs",
+            Metric::DuplicateSideEffects => "side-effects",
+            Metric::MissedPeriods => "missed",
+            Metric::MaxReportDelay => "delay",
+            Metric::RowLockWaits => "lock-wait",
+            Metric::PoolExhausted => "pool",
+            Metric::BackgroundFailures => "background",
+        }
+    }
+
+    /// Its name for people, as a title (the lab's verdict, the comparison's
+    /// column's tooltip); a line writes it in lower case.
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Overlap => "Two believed they held the lock",
+            Metric::StaleWritesAccepted => "Stale writes accepted",
+            Metric::StaleWritesRejected => "Stale writes rejected",
+            Metric::CorruptedReports => "Corrupted reports",
+            Metric::Runs => "Runs started (duplicates)",
+            Metric::DuplicateSideEffects => "Duplicate side effects",
+            Metric::MissedPeriods => "Missed periods",
+            Metric::MaxReportDelay => "Longest report delay",
+            Metric::RowLockWaits => "Row-lock waits",
+            Metric::PoolExhausted => "Pool exhausted",
+            Metric::BackgroundFailures => "Background queries failed",
+        }
+    }
+
+    /// Its name in a line of text: `stale writes accepted 1`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Overlap => "overlap",
+            Metric::StaleWritesAccepted => "stale writes accepted",
+            Metric::StaleWritesRejected => "stale writes rejected",
+            Metric::CorruptedReports => "corrupted reports",
+            Metric::Runs => "runs (duplicates)",
+            Metric::DuplicateSideEffects => "duplicate side effects",
+            Metric::MissedPeriods => "missed periods",
+            Metric::MaxReportDelay => "longest report delay",
+            Metric::RowLockWaits => "row-lock waits",
+            Metric::PoolExhausted => "pool exhausted",
+            Metric::BackgroundFailures => "background queries failed",
+        }
+    }
+
+    /// Its heading in a table's narrow column (the comparison, the command
+    /// line's `compare`).
+    pub fn column(self) -> &'static str {
+        match self {
+            Metric::Overlap => "Overlap",
+            Metric::StaleWritesAccepted => "Stale ✓",
+            Metric::StaleWritesRejected => "Stale ✗",
+            Metric::CorruptedReports => "Corrupt",
+            Metric::Runs => "Runs (dup.)",
+            Metric::DuplicateSideEffects => "Dup. effects",
+            Metric::MissedPeriods => "Missed",
+            Metric::MaxReportDelay => "Delay",
+            Metric::RowLockWaits => "Lock waits",
+            Metric::PoolExhausted => "Pool out",
+            Metric::BackgroundFailures => "Bg. failed",
+        }
+    }
+
+    /// Whether a comparison of the strategies shows it. The waits and the
+    /// pool are the database lock's own costs; its run's verdict shows them.
+    pub fn compared(self) -> bool {
+        match self {
+            Metric::MaxReportDelay | Metric::RowLockWaits | Metric::PoolExhausted => false,
+            Metric::Overlap
+            | Metric::StaleWritesAccepted
+            | Metric::StaleWritesRejected
+            | Metric::CorruptedReports
+            | Metric::Runs
+            | Metric::DuplicateSideEffects
+            | Metric::MissedPeriods
+            | Metric::BackgroundFailures => true,
+        }
+    }
+
+    /// The number it counts, for markup and sorting: milliseconds for a
+    /// duration, runs started for [`Metric::Runs`].
+    pub fn count(self, metrics: &Metrics) -> u64 {
+        match self {
+            Metric::Overlap => metrics.overlap_ms,
+            Metric::StaleWritesAccepted => metrics.stale_writes_accepted.into(),
+            Metric::StaleWritesRejected => metrics.stale_writes_rejected.into(),
+            Metric::CorruptedReports => metrics.corrupted_reports.into(),
+            Metric::Runs => metrics.runs_started.into(),
+            Metric::DuplicateSideEffects => metrics.duplicate_side_effects.into(),
+            Metric::MissedPeriods => metrics.missed_periods.into(),
+            Metric::MaxReportDelay => metrics.max_report_delay_ms,
+            Metric::RowLockWaits => metrics.db_lock_wait_ms,
+            Metric::PoolExhausted => metrics.pool_exhausted_ms,
+            Metric::BackgroundFailures => metrics.background_query_timeouts.into(),
+        }
+    }
+
+    /// Its value for people: a duration through `duration` (the lab rounds,
+    /// the command line keeps milliseconds), runs with their duplicates.
+    pub fn value(self, metrics: &Metrics, duration: fn(u64) -> String) -> String {
+        match self {
+            Metric::Overlap | Metric::MaxReportDelay | Metric::RowLockWaits | Metric::PoolExhausted => {
+                duration(self.count(metrics))
+            }
+            Metric::Runs => format!("{} ({})", metrics.runs_started, metrics.duplicate_runs),
+            Metric::StaleWritesAccepted
+            | Metric::StaleWritesRejected
+            | Metric::CorruptedReports
+            | Metric::DuplicateSideEffects
+            | Metric::MissedPeriods
+            | Metric::BackgroundFailures => self.count(metrics).to_string(),
+        }
+    }
+
+    /// The metrics in one line: `overlap 1.5 s · stale writes accepted 1 · …`,
+    /// all of them or the compared ones.
+    pub fn line(metrics: &Metrics, duration: fn(u64) -> String, only_compared: bool) -> String {
+        let parts: Vec<String> = Metric::ALL
+            .iter()
+            .filter(|metric| metric.compared() || !only_compared)
+            .map(|metric| format!("{} {}", metric.name(), metric.value(metrics, duration)))
+            .collect();
+        parts.join(" · ")
+    }
 }
 
 /// One notable event, as a sentence.
@@ -994,5 +1163,27 @@ impl Analysis {
             Liveness::Ok
         };
         StrategyReport { strategy: self.strategy, safety, liveness, metrics: self.metrics, findings: self.findings }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_its_own_key_and_the_line_names_each_once() {
+        let mut keys: Vec<&str> = Metric::ALL.iter().map(|metric| metric.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Metric::ALL.len(), "a key per metric");
+        let metrics = Metrics { overlap_ms: 1_500, runs_started: 4, duplicate_runs: 1, ..Metrics::default() };
+        let line = Metric::line(&metrics, crate::format::seconds, false);
+        for metric in Metric::ALL {
+            assert_eq!(line.matches(metric.name()).count(), 1, "{line}");
+        }
+        assert!(line.starts_with("overlap 1.5 s · "), "{line}");
+        assert!(line.contains("runs (duplicates) 4 (1)"), "{line}");
+        let compared = Metric::line(&metrics, crate::format::seconds, true);
+        assert!(!compared.contains("pool exhausted") && compared.contains("background queries failed"), "{compared}");
     }
 }

@@ -8,6 +8,7 @@
 //! outcome per strategy that the built-in table test checks), `quiz`, and
 //! `world.redeliver_after_crash` (an at-least-once job runner).
 
+use crate::format::seconds;
 use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party, Period, RedisNodeId, ReportOf};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -796,18 +797,6 @@ impl fmt::Display for Fault {
     }
 }
 
-/// Milliseconds written for people: `90 s`, `1.5 s`, `250 ms`.
-pub fn seconds(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else {
-        let fraction = format!("{:03}", ms % 1000);
-        format!("{}.{} s", ms / 1000, fraction.trim_end_matches('0'))
-    }
-}
-
 /// Whether a run kept the data correct, and whether only timing did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -1509,12 +1498,5 @@ mod tests {
         assert_eq!(scenario.strategy_settings().len(), 6);
         let again = Scenario::from_json(&scenario.to_json()).unwrap();
         assert_eq!(scenario, again);
-    }
-
-    #[test]
-    fn seconds_reads_well() {
-        assert_eq!(seconds(90_000), "90 s");
-        assert_eq!(seconds(1_500), "1.5 s");
-        assert_eq!(seconds(250), "250 ms");
     }
 }

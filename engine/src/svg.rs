@@ -1,381 +1,860 @@
-//! The timeline of one run as a standalone SVG figure, for posts and builds
-//! (`locklab render`) and the browser's export: one lane per instance (what it
-//! believes, its job, pauses and deaths), the lock service's grants, storage
-//! writes accepted ✓ or rejected ✗, report-row writes, Slack posts, and the
-//! faults. A pure function of the log; all text is escaped, no external font
-//! or image is referenced.
+//! The timeline of one run as SVG, drawn once for every place it shows: the
+//! lab's lanes, the quiz's and the story's panels, the embed, the exported
+//! figure and `locklab render` all call [`lanes`] or [`figure`], which draw
+//! the same marks from [`view::Timeline`](crate::view::Timeline). Per
+//! instance: what it believed beside what the lock service granted, with
+//! process states and the stretches where two believed at once; per resource
+//! who held it; every write with its token and verdict; Slack posts; fault
+//! markers.
+//!
+//! The drawing is written as markup text, not as a node per shape: the
+//! timeline is many small shapes, and text costs the pages far less
+//! WebAssembly (each page has a size budget) and renders faster. Everything
+//! that goes into the markup from data is escaped here ([`Esc`]). Classes
+//! carry the look: a page styles them with its theme, and [`figure`] carries
+//! its own style sheet so the file stands alone.
 
-use crate::Event;
-use crate::event::{EventKind, ProcessState, PutOutcome, RunPhase, Sql, SqlOutcome};
-use crate::ids::{InstanceId, RunId};
-use crate::report::StrategyReport;
-use crate::scenario::{Scenario, StrategyId, seconds};
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use crate::format;
+use crate::ids::{InstanceId, Token};
+use crate::report::{Metric, StrategyReport};
+use crate::scenario::{Fault, Scenario};
+use crate::view::{HolderSpan, ProcessKind, Resource, Timeline, WriteMark, WriteTarget, WriteVerdict};
+use std::fmt::{self, Display, Write};
 
-const WIDTH: u64 = 1200;
-const LEFT: u64 = 130;
-const RIGHT: u64 = 24;
-const TOP: u64 = 86;
-const LANE: u64 = 34;
+/// A number with at most one decimal, written without the float formatting
+/// machinery (`12.3`, `-4`, `0.5`).
+#[derive(Clone, Copy, Debug)]
+pub struct Num(pub f64);
 
-/// Colours per instance, paired with the letter everywhere so colour never carries meaning alone.
-const INSTANCE_COLOURS: [&str; 8] =
-    ["#1f6fb2", "#c2500a", "#17805f", "#6a5fb0", "#b8246f", "#4f7f16", "#8a6417", "#555555"];
-
-/// Escapes text for XML.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-fn colour(instance: InstanceId) -> &'static str {
-    INSTANCE_COLOURS[instance.index() % INSTANCE_COLOURS.len()]
-}
-
-/// The wall-clock label of a true time, from the scenario's `clock_origin` (`HH:MM:SS`).
-pub fn clock_label(origin: &str, at_ms: u64) -> String {
-    let mut parts = origin.split(':').map(|part| part.parse::<u64>().unwrap_or(0));
-    let (hours, minutes, secs) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    let total = (hours * 3600 + minutes * 60 + secs) * 1000 + at_ms;
-    let (h, m, s) = ((total / 3_600_000) % 24, (total / 60_000) % 60, (total / 1000) % 60);
-    format!("{h:02}:{m:02}:{s:02}")
-}
-
-struct Figure {
-    svg: String,
-    duration_ms: u64,
-}
-
-impl Figure {
-    fn x(&self, at_ms: u64) -> u64 {
-        LEFT + at_ms.min(self.duration_ms) * (WIDTH - LEFT - RIGHT) / self.duration_ms.max(1)
-    }
-
-    fn bar(&mut self, lane_y: u64, from_ms: u64, to_ms: u64, fill: &str, class: &str, label: &str) {
-        let (x1, x2) = (self.x(from_ms), self.x(to_ms).max(self.x(from_ms) + 2));
-        let _ = write!(
-            self.svg,
-            r#"<g class="{class}"><rect x="{x1}" y="{}" width="{}" height="14" rx="3" fill="{fill}"/>"#,
-            lane_y + 8,
-            x2 - x1
-        );
-        if !label.is_empty() && x2 - x1 > 40 {
-            let _ =
-                write!(self.svg, r#"<text x="{}" y="{}" class="on-bar">{}</text>"#, x1 + 4, lane_y + 19, escape(label));
+impl Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = if self.0.is_finite() { self.0 } else { 0.0 };
+        // Coordinates are far inside i64 range.
+        #[allow(clippy::cast_possible_truncation)]
+        let tenths = (value * 10.0).round() as i64;
+        let sign = if tenths < 0 { "-" } else { "" };
+        let magnitude = tenths.unsigned_abs();
+        match magnitude % 10 {
+            0 => write!(f, "{sign}{}", magnitude / 10),
+            tenth => write!(f, "{sign}{}.{tenth}", magnitude / 10),
         }
-        self.svg.push_str("</g>");
-    }
-
-    /// A translucent overlay over a whole lane: the process was paused or gone,
-    /// while whatever it believed stays visible underneath.
-    fn overlay(&mut self, lane_y: u64, from_ms: u64, to_ms: u64, label: &str) {
-        let (x1, x2) = (self.x(from_ms), self.x(to_ms).max(self.x(from_ms) + 2));
-        let _ = write!(
-            self.svg,
-            r##"<g class="down"><rect x="{x1}" y="{}" width="{}" height="26" fill="#6b6b6b" fill-opacity="0.35" stroke="#444" stroke-dasharray="3 2"/><text x="{}" y="{}" font-size="10" fill="#222">{}</text></g>"##,
-            lane_y + 2,
-            x2 - x1,
-            x1 + 3,
-            lane_y + 36,
-            escape(label)
-        );
     }
 }
 
-/// Renders the timeline of `log` (the run of `strategy` through `scenario`) with its verdict.
-pub fn timeline(scenario: &Scenario, strategy: StrategyId, log: &[Event], report: &StrategyReport) -> String {
-    let instances = scenario.world.instances;
-    let lanes = u64::from(instances) + 4;
-    let height = TOP + lanes * LANE + 50;
-    let mut figure = Figure { svg: String::new(), duration_ms: scenario.duration_ms() };
-    let _ = write!(
-        figure.svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="system-ui, sans-serif" font-size="12" role="img" aria-label="{}">"#,
-        escape(&format!("Timeline of {} under {}", scenario.name, scenario.settings_for(strategy).title()))
-    );
-    figure.svg.push_str(
-        "<style>text{fill:#1a1a1a}.lane-label{font-weight:600}.on-bar{fill:#fff;font-size:11px}.fault text{fill:#a0001a}\
-         .muted{fill:#555}.title{font-size:16px;font-weight:700}</style>",
-    );
-    let _ = write!(figure.svg, r##"<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>"##);
+/// Text made safe for element content and attribute values.
+#[derive(Clone, Copy, Debug)]
+pub struct Esc<'a>(pub &'a str);
+
+impl Display for Esc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(position) = rest.find(['&', '<', '>', '"', '\'']) {
+            f.write_str(&rest[..position])?;
+            f.write_str(match rest.as_bytes()[position] {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                _ => "&#39;",
+            })?;
+            rest = &rest[position + 1..];
+        }
+        f.write_str(rest)
+    }
+}
+
+/// A growing SVG document.
+#[derive(Debug, Default)]
+pub struct Svg {
+    pub out: String,
+}
+
+impl Svg {
+    pub fn new() -> Svg {
+        Svg { out: String::with_capacity(16 * 1024) }
+    }
+
+    /// Appends formatted markup; the caller escapes what comes from data.
+    pub fn raw(&mut self, args: fmt::Arguments<'_>) {
+        let _ = self.out.write_fmt(args);
+    }
+
+    /// `<text x y class [anchor]>text</text>`, optionally with a tooltip.
+    pub fn text(&mut self, x: f64, y: f64, class: &str, anchor: Option<&str>, text: &str) {
+        self.raw(format_args!("<text x=\"{}\" y=\"{}\" class=\"{class}\"", Num(x), Num(y)));
+        if let Some(anchor) = anchor {
+            self.raw(format_args!(" text-anchor=\"{anchor}\""));
+        }
+        self.raw(format_args!(">{}</text>", Esc(text)));
+    }
+
+    /// `<rect>` with a tooltip; `width` is at least one unit so it shows.
+    pub fn rect(&mut self, class: &str, x: f64, y: f64, width: f64, height: f64, title: &str) {
+        self.raw(format_args!(
+            "<rect class=\"{class}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+            Num(x),
+            Num(y),
+            Num(width.max(1.0)),
+            Num(height),
+            Esc(title)
+        ));
+    }
+
+    pub fn line(&mut self, class: &str, x1: f64, y1: f64, x2: f64, y2: f64) {
+        self.raw(format_args!(
+            "<line class=\"{class}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            Num(x1),
+            Num(y1),
+            Num(x2),
+            Num(y2)
+        ));
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+}
+
+/// The drawing's geometry; the cursor layer uses the same.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Geometry {
+    pub width: f64,
+    pub height: f64,
+    pub gutter: f64,
+    pub plot: f64,
+    pub duration_ms: u64,
+    compact: bool,
+    font: f64,
+}
+
+impl Geometry {
+    /// The x of a time.
+    pub fn x(&self, at_ms: u64) -> f64 {
+        let share = if self.duration_ms == 0 { 0.0 } else { at_ms as f64 / self.duration_ms as f64 };
+        self.gutter + share.clamp(0.0, 1.0) * self.plot
+    }
+
+    /// The time at a fraction of the drawing's width (a pointer position).
+    pub fn time_at(&self, width_fraction: f64) -> u64 {
+        let x = width_fraction * self.width;
+        let share = ((x - self.gutter) / self.plot).clamp(0.0, 1.0);
+        // Inside the run's length, which is at most a day.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let at = (share * self.duration_ms as f64).round() as u64;
+        at
+    }
+}
+
+/// Rows of the drawing, top to bottom.
+#[derive(Clone, Debug, PartialEq)]
+enum Row {
+    Axis,
+    Faults,
+    /// Labels for the stretches where two believed at once.
+    Overlap,
+    Instance(InstanceId),
+    Holder(Resource),
+    Storage,
+    Rows,
+    Slack,
+}
+
+impl Row {
+    fn height(&self, compact: bool) -> f64 {
+        match (self, compact) {
+            // Two lines: the cursor's time label above, the axis labels below, so they never overlap.
+            (Row::Axis, false) => 34.0,
+            (Row::Axis, true) => 4.0,
+            (Row::Faults, false) => 30.0,
+            (Row::Faults, true) => 14.0,
+            (Row::Overlap, _) => 14.0,
+            // Room under the granted bar for a process label ("GC pause", "dead").
+            (Row::Instance(_), false) => 52.0,
+            (Row::Instance(_), true) => 24.0,
+            (Row::Holder(Resource::Redis(_)), _) if compact => 9.0,
+            (Row::Holder(_), false) => 18.0,
+            (Row::Holder(_), true) => 10.0,
+            (Row::Storage, false) => 30.0,
+            (Row::Storage, true) => 20.0,
+            (Row::Rows, false) => 24.0,
+            (Row::Rows, true) => 16.0,
+            (Row::Slack, false) => 20.0,
+            (Row::Slack, true) => 14.0,
+        }
+    }
+}
+
+fn rows(timeline: &Timeline, compact: bool) -> Vec<Row> {
+    let mut rows = vec![Row::Axis, Row::Faults];
+    if !compact {
+        rows.push(Row::Overlap);
+    }
+    rows.extend((0..timeline.instances).map(|index| Row::Instance(InstanceId(index))));
+    let mut resources: Vec<Resource> = timeline.redis_nodes.iter().map(|party| Resource::Redis(*party)).collect();
+    let mut used: Vec<Resource> = Vec::new();
+    for span in &timeline.holders {
+        if let Err(index) = used.binary_search(&span.resource) {
+            used.insert(index, span.resource);
+        }
+    }
+    for resource in used {
+        if !resources.contains(&resource) {
+            resources.push(resource);
+        }
+    }
+    if compact && resources.len() > 1 && timeline.redis_nodes.len() > 1 {
+        resources.truncate(timeline.redis_nodes.len());
+    }
+    rows.extend(resources.into_iter().map(Row::Holder));
+    rows.push(Row::Storage);
+    rows.push(Row::Rows);
+    rows.push(Row::Slack);
+    rows
+}
+
+/// The geometry for a run.
+pub fn geometry(timeline: &Timeline, compact: bool, narrow: bool) -> Geometry {
+    let (width, gutter, font) = match (compact, narrow) {
+        (true, _) => (600.0, 58.0, 11.0),
+        (false, true) => (380.0, 46.0, 12.5),
+        (false, false) => (1000.0, 96.0, 11.5),
+    };
+    let height: f64 = rows(timeline, compact).iter().map(|row| row.height(compact)).sum::<f64>() + 4.0;
+    Geometry { width, height, gutter, plot: width - gutter - 10.0, duration_ms: timeline.duration_ms, compact, font }
+}
+
+/// A row of the drawing that a page can point at (the story's highlights).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Band {
+    Faults,
+    Instance(InstanceId),
+    Holder(Resource),
+    Storage,
+    Rows,
+    Slack,
+}
+
+/// Where `band` is drawn: its top and height, in the drawing's units; `None`
+/// when the run draws no such row.
+pub fn band(timeline: &Timeline, compact: bool, band: Band) -> Option<(f64, f64)> {
+    let wanted = match band {
+        Band::Faults => Row::Faults,
+        Band::Instance(instance) => Row::Instance(instance),
+        Band::Holder(resource) => Row::Holder(resource),
+        Band::Storage => Row::Storage,
+        Band::Rows => Row::Rows,
+        Band::Slack => Row::Slack,
+    };
+    let mut top = 0.0;
+    for row in rows(timeline, compact) {
+        let height = row.height(compact);
+        if row == wanted {
+            return Some((top, height));
+        }
+        top += height;
+    }
+    None
+}
+
+/// The band a write's mark is drawn in.
+pub fn write_band(write: &WriteMark) -> Band {
+    match write.target {
+        WriteTarget::Storage { .. } => Band::Storage,
+        WriteTarget::Row => Band::Rows,
+    }
+}
+
+/// Tick spacing: the smallest round step that gives at most `most` ticks.
+fn tick_step_ms(duration_ms: u64, most: u64) -> u64 {
+    const STEPS_S: [u64; 14] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
+    STEPS_S.iter().map(|step| step * 1000).find(|step| duration_ms / step <= most).unwrap_or(4 * 3600 * 1000)
+}
+
+fn instance_class(instance: InstanceId) -> &'static str {
+    ["inst-0", "inst-1", "inst-2", "inst-3", "inst-4", "inst-5", "inst-6", "inst-7"]
+        .get(instance.index())
+        .copied()
+        .unwrap_or("inst-0")
+}
+
+fn resource_label(resource: Resource, short: bool) -> String {
+    match (resource, short) {
+        (Resource::Redis(party), false) => format!("{party} key"),
+        (Resource::Redis(party), true) => party.to_string().replace("redis-", "r"),
+        (Resource::RowLock, false) => "row lock".to_owned(),
+        (Resource::RowLock, true) => "row".to_owned(),
+        (Resource::Lease, _) => "lease".to_owned(),
+    }
+}
+
+/// A write's mark, and its label where the label before it in the row
+/// (ending at `label_end`) leaves room: labels never run into each other.
+fn write_mark(svg: &mut Svg, write: &WriteMark, at: (f64, f64), stale: bool, geometry: &Geometry, label_end: &mut f64) {
+    let ((x, y), compact) = (at, geometry.compact);
+    let verdict = match write.verdict {
+        WriteVerdict::Accepted if stale => "stale",
+        WriteVerdict::Accepted => "accepted",
+        WriteVerdict::Rejected { .. } => "rejected",
+        WriteVerdict::NoEffect => "no-effect",
+    };
+    let own = if matches!(write.target, WriteTarget::Storage { own_object: true, .. }) { " own" } else { "" };
+    let glyph = match write.verdict {
+        WriteVerdict::Accepted => "✓",
+        WriteVerdict::Rejected { .. } => "✗",
+        WriteVerdict::NoEffect => "–",
+    };
+    let mut title = format!("{}: {}", format::t_label(write.at_ms), write.sentence());
+    if stale {
+        title.push_str(" — a stale write: it landed on a newer run's data");
+    }
+    svg.raw(format_args!(
+        "<g class=\"write {} {verdict}{own}\" data-event=\"{}\"><title>{}</title>",
+        instance_class(write.instance),
+        write.event,
+        Esc(&title)
+    ));
+    svg.text(x, y, "glyph", Some("middle"), glyph);
+    let text = match (write.verdict, stale, compact) {
+        (WriteVerdict::Rejected { .. }, _, false) => Some(format!("{} {}", write.instance, write.label())),
+        (WriteVerdict::Accepted, true, false) => Some(format!("{} stale {}", write.instance, write.label())),
+        (_, true, true) => Some("stale".to_owned()),
+        _ => None,
+    };
+    if let Some(text) = text
+        && x + 5.0 >= *label_end
+    {
+        svg.text(x + 5.0, y - 9.0, "write-label", None, &text);
+        *label_end = x + 5.0 + text.chars().count() as f64 * geometry.font * 0.55;
+    }
+    svg.raw(format_args!("</g>"));
+}
+
+/// The lanes of a run as the SVG element a page shows, in the page's layout:
+/// `compact` for panels and the embed, `narrow` for a phone. The page's
+/// style sheet gives the classes their look.
+pub fn lanes(timeline: &Timeline, report: &StrategyReport, clock_origin: &str, compact: bool, narrow: bool) -> String {
+    let geometry = geometry(timeline, compact, narrow);
+    let mut svg = Svg::new();
+    svg.raw(format_args!(
+        "<svg class=\"lanes{}\" viewBox=\"0 0 {} {}\" font-size=\"{}\" aria-hidden=\"true\">",
+        if compact { " compact" } else { "" },
+        Num(geometry.width),
+        Num(geometry.height),
+        Num(geometry.font)
+    ));
+    marks(&mut svg, timeline, report, clock_origin, &geometry, narrow);
+    svg.raw(format_args!("</svg>"));
+    svg.finish()
+}
+
+/// Draws the marks of the lanes into `svg`, in the drawing's own units.
+fn marks(
+    svg: &mut Svg,
+    timeline: &Timeline,
+    report: &StrategyReport,
+    clock_origin: &str,
+    geometry: &Geometry,
+    narrow: bool,
+) {
+    let compact = geometry.compact;
+    let stale_events: Vec<u32> = report
+        .findings
+        .iter()
+        .filter(|finding| finding.kind == "stale_write_accepted")
+        .map(|finding| finding.event)
+        .collect();
+    let hatch = format!("hatch-{}{}", timeline.strategy.name(), if compact { "-small" } else { "" });
+    let reused = reused_tokens(timeline);
+    svg.raw(format_args!(
+        "<defs><pattern id=\"{hatch}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
+         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" class=\"hatch-line\"/></pattern></defs>"
+    ));
+    let all_rows = rows(timeline, compact);
+    // The overlap bands go first, under everything, across the instance lanes.
+    let mut top = 0.0;
+    let mut instances_from = None;
+    let mut instances_to = 0.0;
+    for row in &all_rows {
+        if let Row::Instance(_) = row {
+            instances_from.get_or_insert(top);
+            instances_to = top + row.height(compact);
+        }
+        top += row.height(compact);
+    }
+    if let Some(band_top) = instances_from {
+        for span in &timeline.overlaps {
+            let x = geometry.x(span.from_ms);
+            let width = (geometry.x(span.to_ms) - x).max(1.5);
+            let title = format!(
+                "{} → {}: two or more instances each believe they hold the lock",
+                format::t_label(span.from_ms),
+                format::t_label(span.to_ms)
+            );
+            svg.raw(format_args!("<g class=\"overlap\">"));
+            svg.rect("band", x, band_top, width, instances_to - band_top, &title);
+            svg.raw(format_args!("</g>"));
+        }
+    }
+    let right = geometry.gutter + geometry.plot;
+    let mut y = 0.0;
+    for row in &all_rows {
+        let height = row.height(compact);
+        match row {
+            Row::Axis => {
+                if !compact {
+                    let step = tick_step_ms(geometry.duration_ms, if narrow { 5 } else { 10 });
+                    let mut at = 0;
+                    while at <= geometry.duration_ms {
+                        let x = geometry.x(at);
+                        let text = if step >= 60_000 {
+                            format::wall_minute(clock_origin, i64::try_from(at).unwrap_or(0))
+                        } else {
+                            format::elapsed(at).trim_end_matches(".000").to_owned()
+                        };
+                        svg.line("tick", x, y + 28.0, x, geometry.height);
+                        svg.text(x, y + 25.0, "axis-label", Some("middle"), &text);
+                        at += step;
+                    }
+                }
+            }
+            Row::Faults => {
+                if !compact {
+                    svg.text(4.0, y + 15.0, "lane-label", None, if narrow { "fault" } else { "faults" });
+                }
+                // Labels that would run into the one before go up a line, or stay a bare ⚡.
+                let mut line_ends = [f64::MIN; 2];
+                for mark in &timeline.faults {
+                    let x = geometry.x(mark.at_ms);
+                    let title = if mark.targets.is_empty() {
+                        format!(
+                            "{}: {} — nothing to strike, so it did nothing",
+                            format::t_label(mark.at_ms),
+                            mark.fault
+                        )
+                    } else {
+                        let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
+                        format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
+                    };
+                    svg.raw(format_args!(
+                        "<g class=\"fault-mark\" data-event=\"{}\"><title>{}</title>",
+                        mark.event,
+                        Esc(&title)
+                    ));
+                    svg.line("", x, y, x, geometry.height);
+                    let full = format!("⚡ {}", short_fault(&mark.fault));
+                    let width = full.chars().count() as f64 * geometry.font * 0.62;
+                    let line = line_ends.iter().position(|end| *end < x);
+                    let (text, line) = match (compact, line) {
+                        (false, Some(line)) => (full, line),
+                        _ => ("⚡".to_owned(), 0),
+                    };
+                    if text.len() > 4 {
+                        line_ends[line] = x + width;
+                    }
+                    let line_y = y + height - 6.0 - 10.0 * line as f64;
+                    svg.text(x + 2.0, line_y, "", None, &text);
+                    svg.raw(format_args!("</g>"));
+                }
+            }
+            Row::Overlap => {
+                // Each label fits its band and stops short of the next fault
+                // line or band: the longest wording that fits, or none.
+                for (index, span) in timeline.overlaps.iter().enumerate() {
+                    let x = geometry.x(span.from_ms);
+                    let next_band = timeline.overlaps.get(index + 1).map_or(span.to_ms, |next| next.from_ms);
+                    // Fault marks are in time order: the first one after the band's start.
+                    let next_fault = timeline
+                        .faults
+                        .iter()
+                        .find(|mark| mark.at_ms > span.from_ms)
+                        .map_or(span.to_ms, |mark| mark.at_ms);
+                    let end_ms = span.to_ms.min(next_band).min(next_fault);
+                    let room = geometry.x(end_ms).max(x + 14.0) - x - 4.0;
+                    let fits = |text: &str| text.chars().count() as f64 * geometry.font * 0.6 <= room;
+                    if let Some(text) = ["⚠ two believe they hold it", "⚠ two believe", "⚠ two", "⚠"]
+                        .into_iter()
+                        .find(|text| fits(text))
+                    {
+                        svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
+                    }
+                }
+            }
+            Row::Instance(instance) => {
+                let class = instance_class(*instance);
+                let (belief_y, belief_h, grant_y, grant_h) =
+                    if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
+                svg.line("lane-rule", 0.0, y + height, right, y + height);
+                svg.text(4.0, belief_y + belief_h - 3.0, "lane-label strong", None, &instance.to_string());
+                if !compact && !narrow {
+                    svg.text(18.0, belief_y + belief_h - 3.0, "lane-sub", None, "believes");
+                    svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
+                }
+                for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let kind = match span.state {
+                        ProcessKind::Paused => "paused",
+                        ProcessKind::Dead | ProcessKind::HostLost => "dead",
+                        ProcessKind::Running => "running",
+                    };
+                    let title = format!(
+                        "{instance}: {} from {} to {}",
+                        span.state.label(),
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    let fill = if kind == "paused" { format!(" fill=\"url(#{hatch})\"") } else { String::new() };
+                    svg.raw(format_args!(
+                        "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+                        Num(x),
+                        Num(y + 1.0),
+                        Num(width.max(1.0)),
+                        Num(height - 2.0),
+                        Esc(&title)
+                    ));
+                    if !compact && width > 30.0 {
+                        svg.text(x + 3.0, y + height - 3.0, "process-label", None, span.state.label());
+                    }
+                }
+                for span in timeline.beliefs_of(*instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
+                    let title = format!(
+                        "{instance} believes it holds the lock{token} ({}, {} → {})",
+                        span.run,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
+                    let twice = span.token.is_some_and(|token| reused.contains(&token));
+                    if !compact && width > 34.0 {
+                        let text = match span.token {
+                            Some(token) if twice && width > 110.0 => format!("tok {token} ⚠ handed out twice"),
+                            Some(token) if twice => format!("tok {token} ⚠"),
+                            Some(token) => format!("tok {token}"),
+                            None => "holds".to_owned(),
+                        };
+                        svg.text(x + 3.0, belief_y + belief_h - 4.0, "bar-label", None, &text);
+                    }
+                }
+                for span in timeline.grants_of(*instance) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let title = format!(
+                        "the lock service counts {instance} as holder ({}, {} → {})",
+                        span.run,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(&format!("grant {class}"), x, grant_y, width, grant_h, &title);
+                }
+            }
+            Row::Holder(resource) => {
+                let label_class = if compact { "lane-label tiny" } else { "lane-label" };
+                svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
+                for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
+                    let x = geometry.x(span.span.from_ms);
+                    let width = geometry.x(span.span.to_ms) - x;
+                    let title = format!(
+                        "{} held by {} from {} to {}",
+                        resource_label(*resource, false),
+                        span.holder,
+                        format::t_label(span.span.from_ms),
+                        format::t_label(span.span.to_ms)
+                    );
+                    svg.rect(
+                        &format!("holder {}", instance_class(span.holder)),
+                        x,
+                        y + 2.0,
+                        width,
+                        height - 4.0,
+                        &title,
+                    );
+                    if !compact && width > 12.0 {
+                        svg.text(x + 2.0, y + height - 5.0, "holder-label", None, &span.holder.to_string());
+                    }
+                }
+            }
+            Row::Storage | Row::Rows => {
+                let storage = *row == Row::Storage;
+                let label = match (storage, narrow) {
+                    (true, false) => "storage",
+                    (true, true) => "store",
+                    (false, false) => "db rows",
+                    (false, true) => "rows",
+                };
+                svg.text(4.0, y + height - 6.0, "lane-label", None, label);
+                let mut label_end = f64::MIN;
+                for write in timeline
+                    .writes
+                    .iter()
+                    .filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage)
+                {
+                    let stale = stale_events.contains(&write.event);
+                    let at = (geometry.x(write.at_ms), y + height - 5.0);
+                    write_mark(svg, write, at, stale, geometry, &mut label_end);
+                }
+            }
+            Row::Slack => {
+                svg.text(4.0, y + height - 5.0, "lane-label", None, "slack");
+                for post in &timeline.posts {
+                    let title = format!(
+                        "{}: {} posts period {}'s report to Slack",
+                        format::t_label(post.at_ms),
+                        post.instance,
+                        post.period.0
+                    );
+                    svg.raw(format_args!(
+                        "<g class=\"post {}\"><title>{}</title>",
+                        instance_class(post.instance),
+                        Esc(&title)
+                    ));
+                    svg.text(geometry.x(post.at_ms), y + height - 5.0, "", Some("middle"), "✉");
+                    svg.raw(format_args!("</g>"));
+                }
+            }
+        }
+        y += height;
+    }
+}
+
+/// Colours of the instances in a figure, `inst-0` to `inst-7`: the lab's
+/// light theme. The letter is beside every mark, so colour never carries
+/// meaning alone.
+const FIGURE_INSTANCE_COLOURS: [&str; 8] =
+    ["#2563d4", "#c04f00", "#7a3cc0", "#0d7a74", "#a62d6c", "#5b6a00", "#8a4a2a", "#3d4c55"];
+
+/// The figure's own style sheet: the classes the lanes carry, in the lab's
+/// light theme, so the file looks as the lab does with no page around it.
+const FIGURE_STYLE: &str = "text{fill:#1b1f24}.title{font-size:16px;font-weight:700}.legend{fill:#535b66;font-size:11px}\
+.tick{stroke:#e3e7eb}.axis-label{fill:#535b66;font-size:.9em}.lane-rule{stroke:#e3e7eb}.lane-label{fill:#535b66}\
+.lane-label.strong{fill:#1b1f24;font-weight:700;font-size:1.15em}.lane-label.tiny{font-size:.8em}\
+.lane-sub{fill:#535b66;font-size:.82em}.grant{fill:#fff;stroke-width:1.5}.holder{opacity:.55}\
+.bar-label{fill:#fff;font-size:.85em;font-weight:700}.holder-label{font-size:.85em;font-weight:700}\
+.process.paused{stroke:#855400;stroke-width:1}.hatch-line{stroke:#855400;stroke-width:2.2}\
+.process.dead{fill:rgba(176,42,32,.13);stroke:#b02a20;stroke-width:1}\
+.process-label{fill:#855400;font-weight:700;font-size:.85em}\
+.overlap .band{fill:rgba(176,42,32,.13);stroke:#b02a20;stroke-width:.8;stroke-dasharray:3 2}\
+.band-label{fill:#b02a20;font-weight:700;font-size:.9em}.fault-mark line{stroke:#855400;stroke-width:1.4;stroke-dasharray:4 3}\
+.fault-mark text{fill:#855400;font-weight:700}.write .glyph{font-weight:700;font-size:1.15em}\
+.write.accepted .glyph{fill:#146c36}.write.own .glyph{opacity:.7}.write.rejected .glyph,.write.stale .glyph{fill:#b02a20}\
+.write.no-effect .glyph{fill:#535b66}.write-label{fill:#b02a20;font-weight:700;font-size:.9em}.post text{font-size:1.1em}";
+
+/// Room above the lanes for the title and the verdict, and below them for the key.
+const FIGURE_HEADER: f64 = 56.0;
+const FIGURE_FOOTER: f64 = 36.0;
+
+/// The timeline of a run as a standalone SVG file, for posts and builds
+/// (`locklab render`) and the lab's export: the title, the verdict, then the
+/// lab's lanes in its wide layout, mark for mark, and a key. It references
+/// no font, image or page style.
+pub fn figure(scenario: &Scenario, timeline: &Timeline, report: &StrategyReport) -> String {
+    let geometry = geometry(timeline, false, false);
+    // Room on the right for the last tick's label, which the lanes centre on the axis's end.
+    let (width, height) = (geometry.width + 24.0, FIGURE_HEADER + geometry.height + FIGURE_FOOTER);
+    let strategy = timeline.strategy;
     let name = if scenario.name.is_empty() { "Scenario" } else { &scenario.name };
-    let _ = write!(
-        figure.svg,
-        r#"<text x="16" y="26" class="title">{} — {}</text>"#,
-        escape(name),
-        escape(&format!("{} ({strategy})", scenario.settings_for(strategy).title()))
+    let title = scenario.settings_for(strategy).title();
+    let mut svg = Svg::new();
+    svg.raw(format_args!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" \
+         font-family=\"system-ui, sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"Timeline of {} under {}\">\
+         <style>{FIGURE_STYLE}",
+        Esc(name),
+        Esc(&title),
+        w = Num(width),
+        h = Num(height)
+    ));
+    for (index, colour) in FIGURE_INSTANCE_COLOURS.iter().enumerate() {
+        svg.raw(format_args!(
+            ".inst-{index} .glyph,.post.inst-{index} text,.belief.inst-{index},.holder.inst-{index}{{fill:{colour}}}\
+             .grant.inst-{index}{{stroke:{colour}}}"
+        ));
+    }
+    svg.raw(format_args!("</style><rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>", Num(width), Num(height)));
+    svg.text(16.0, 24.0, "title", None, &format!("{name} — {title} ({strategy})"));
+    svg.text(16.0, 44.0, "verdict", None, &verdict_line(report));
+    svg.raw(format_args!(
+        "<svg class=\"lanes\" y=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-size=\"{}\" overflow=\"visible\">",
+        Num(FIGURE_HEADER),
+        Num(geometry.width),
+        Num(geometry.height),
+        Num(geometry.width),
+        Num(geometry.height),
+        Num(geometry.font)
+    ));
+    marks(&mut svg, timeline, report, &scenario.clock_origin, &geometry, false);
+    svg.raw(format_args!("</svg>"));
+    let key_y = FIGURE_HEADER + geometry.height + 16.0;
+    svg.text(
+        16.0,
+        key_y,
+        "legend",
+        None,
+        "Each lane: solid, the instance believes it holds the lock (tok = its token); outline, the lock service \
+         counts it as holder; shaded ⚠, two believe at once; hatched, a GC pause.",
     );
-    let metrics = &report.metrics;
-    let verdict = format!(
-        "{} · {} · overlap {} · stale writes accepted {} · rejected {} · corrupted reports {} · duplicate runs {} · missed periods {}",
+    svg.text(
+        16.0,
+        key_y + 15.0,
+        "legend",
+        None,
+        &format!(
+            "✓ write accepted · ✗ rejected · ✉ Slack post · ⚡ fault. Drawn by locklab from seed {}.",
+            scenario.seed
+        ),
+    );
+    svg.raw(format_args!("</svg>\n"));
+    svg.finish()
+}
+
+/// The verdict in one line: the three-valued safety, liveness and the
+/// figures behind them.
+fn verdict_line(report: &StrategyReport) -> String {
+    format!(
+        "{} · {} · {}",
         report.safety.name().replace('_', " ").to_uppercase(),
         report.liveness.name().to_uppercase(),
-        seconds(metrics.overlap_ms),
-        metrics.stale_writes_accepted,
-        metrics.stale_writes_rejected,
-        metrics.corrupted_reports,
-        metrics.duplicate_runs,
-        metrics.missed_periods
-    );
-    let _ = write!(figure.svg, r#"<text x="16" y="46" class="verdict">{}</text>"#, escape(&verdict));
+        Metric::line(&report.metrics, format::seconds, true)
+    )
+}
 
-    let lane_y = |index: u64| TOP + index * LANE;
-    let mut labels: Vec<String> = (0..instances).map(|index| format!("instance {}", InstanceId(index))).collect();
-    labels.extend(["lock service".to_owned(), "storage".to_owned(), "report row".to_owned(), "slack".to_owned()]);
-    for (index, label) in (0u64..).zip(labels.iter()) {
-        let y = lane_y(index);
-        let _ = write!(
-            figure.svg,
-            r##"<line x1="{LEFT}" y1="{}" x2="{}" y2="{}" stroke="#d0d0d0"/><text x="16" y="{}" class="lane-label">{}</text>"##,
-            y + 30,
-            WIDTH - RIGHT,
-            y + 30,
-            y + 20,
-            escape(label)
-        );
-    }
-    let service_lane = lane_y(u64::from(instances));
-    let storage_lane = service_lane + LANE;
-    let row_lane = storage_lane + LANE;
-    let slack_lane = row_lane + LANE;
-
-    // Intervals open until something closes them, or the end of the run.
-    let end = figure.duration_ms;
-    let mut belief: BTreeMap<InstanceId, (u64, Option<crate::ids::Token>)> = BTreeMap::new();
-    let mut working: BTreeMap<RunId, (InstanceId, u64)> = BTreeMap::new();
-    let mut granted: BTreeMap<RunId, (InstanceId, u64)> = BTreeMap::new();
-    let mut down: BTreeMap<InstanceId, (u64, &str)> = BTreeMap::new();
-    let mut faults = Vec::new();
-    for event in log {
-        let at = event.at_ms;
-        match &event.kind {
-            EventKind::Run { run, instance, phase, .. } => match phase {
-                RunPhase::Started => {
-                    working.insert(*run, (*instance, at));
-                }
-                RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
-                    if let Some((instance, from)) = working.remove(run) {
-                        let lane = lane_y(u64::from(instance.0));
-                        figure.bar(lane + 10, from, at, "#c9d6e3", "job", "");
-                    }
-                }
-                RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
-            },
-            EventKind::Belief { instance, holds, token, .. } => {
-                if *holds {
-                    belief.insert(*instance, (at, *token));
-                } else if let Some((from, token)) = belief.remove(instance) {
-                    let label = token.map_or_else(|| "holds the lock".to_owned(), |token| format!("token {token}"));
-                    figure.bar(lane_y(u64::from(instance.0)), from, at, colour(*instance), "belief", &label);
-                }
-            }
-            EventKind::Granted { run, instance, .. } => {
-                granted.insert(*run, (*instance, at));
-            }
-            EventKind::Revoked { run, .. } => {
-                if let Some((instance, from)) = granted.remove(run) {
-                    figure.bar(service_lane, from, at, colour(instance), "granted", &format!("{instance}"));
-                }
-            }
-            EventKind::Process { instance, state } => match state {
-                ProcessState::Paused { .. } => {
-                    down.insert(*instance, (at, "GC pause"));
-                }
-                ProcessState::Dead | ProcessState::HostLost => {
-                    let what = if *state == ProcessState::Dead { "dead" } else { "host lost" };
-                    down.insert(*instance, (at, what));
-                }
-                ProcessState::Running | ProcessState::Restarted => {
-                    if let Some((from, what)) = down.remove(instance) {
-                        figure.overlay(lane_y(u64::from(instance.0)), from, at, what);
-                    }
-                }
-            },
-            EventKind::Put { instance, chunk, outcome, own_object, .. } => {
-                let accepted = *outcome == PutOutcome::Accepted;
-                let x = figure.x(at);
-                let y = storage_lane + 15;
-                let title = escape(&event.to_string());
-                let mark = if accepted {
-                    format!(r##"<circle cx="{x}" cy="{y}" r="5" fill="{}"/>"##, colour(*instance))
-                } else {
-                    format!(
-                        r##"<path d="M{} {} l10 10 m0 -10 l-10 10" stroke="#a0001a" stroke-width="3"/>"##,
-                        x - 5,
-                        y - 5
-                    )
-                };
-                // The token is in the hover title; on the figure the labels must not collide.
-                let label = format!("{instance}{chunk}");
-                let _ = write!(
-                    figure.svg,
-                    r#"<g class="write {}{}"><title>{title}</title>{mark}<text x="{}" y="{}" font-size="10">{}</text></g>"#,
-                    if accepted { "accepted" } else { "rejected" },
-                    if *own_object { " own-object" } else { "" },
-                    x - 6,
-                    y + 18,
-                    escape(&label)
-                );
-            }
-            EventKind::Sql { statement: Sql::WriteReport { .. }, outcome, client, .. } => {
-                let accepted = matches!(outcome, SqlOutcome::Rows(1));
-                let x = figure.x(at);
-                let _ = write!(
-                    figure.svg,
-                    r##"<g class="write row {}"><title>{}</title><rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}" font-size="10">{}</text></g>"##,
-                    if accepted { "accepted" } else { "rejected" },
-                    escape(&event.to_string()),
-                    x - 5,
-                    row_lane + 10,
-                    if accepted { "#1a1a1a" } else { "#ffffff\" stroke=\"#a0001a" },
-                    x - 4,
-                    row_lane + 32,
-                    escape(&client.to_string())
-                );
-            }
-            EventKind::Post { instance, .. } => {
-                let x = figure.x(at);
-                let _ = write!(
-                    figure.svg,
-                    r##"<g class="post"><title>{}</title><polygon points="{},{} {},{} {},{}" fill="{}"/></g>"##,
-                    escape(&event.to_string()),
-                    x,
-                    slack_lane + 8,
-                    x + 6,
-                    slack_lane + 20,
-                    x.saturating_sub(6),
-                    slack_lane + 20,
-                    colour(*instance)
-                );
-            }
-            EventKind::Fault { fault, targets } => {
-                let mut text = fault.to_string();
-                if fault.targets_holder() {
-                    let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
-                    text = if names.is_empty() {
-                        format!("{text} (no holder: nothing happens)")
-                    } else {
-                        format!("{text} → {}", names.join(", "))
-                    };
-                }
-                faults.push((at, text));
-            }
-            EventKind::Cron { .. }
-            | EventKind::Clock { .. }
-            | EventKind::Sent { .. }
-            | EventKind::Lost { .. }
-            | EventKind::Redis { .. }
-            | EventKind::KeyExpired { .. }
-            | EventKind::KeysLost { .. }
-            | EventKind::RedisDown { .. }
-            | EventKind::RedisUp { .. }
-            | EventKind::Sql { .. }
-            | EventKind::Connection { .. }
-            | EventKind::RowLock { .. }
-            | EventKind::Pool { .. }
-            | EventKind::Background { .. }
-            | EventKind::Consensus { .. }
-            | EventKind::LeaseExpired { .. }
-            | EventKind::Leader { .. }
-            | EventKind::RowApplied { .. }
-            | EventKind::DbSlow { .. } => {}
+/// Tokens the lock service handed to more than one run: it forgot the
+/// counter (a failover to a replica that had not caught up, a restart
+/// without persistence), and a fencing token is only as good as its counter.
+pub fn reused_tokens(timeline: &Timeline) -> Vec<Token> {
+    let mut first_run = Vec::new();
+    let mut reused = Vec::new();
+    for span in &timeline.beliefs {
+        let Some(token) = span.token else {
+            continue;
+        };
+        match first_run.iter().find(|(seen, _)| *seen == token) {
+            Some((_, run)) if *run != span.run && !reused.contains(&token) => reused.push(token),
+            Some(_) => {}
+            None => first_run.push((token, span.run)),
         }
     }
-    for (instance, (from, token)) in belief {
-        let label = token.map_or_else(|| "holds the lock".to_owned(), |token| format!("token {token}"));
-        figure.bar(lane_y(u64::from(instance.0)), from, end, colour(instance), "belief", &label);
+    reused
+}
+
+/// A fault in a few words for the marker.
+fn short_fault(fault: &Fault) -> String {
+    use Fault as F;
+    match fault {
+        F::OomKill { target, .. } => format!("OOM {target}"),
+        F::HostLoss { target, .. } => format!("host {target} lost"),
+        F::GcPause { target, duration_ms, .. } => format!("GC {target} {}", format::duration(*duration_ms)),
+        F::ClockJump { target, by_ms, .. } => format!("clock {target} {}", format::offset(*by_ms)),
+        F::ClockDrift { target, ppm, .. } => format!("drift {target} {ppm:+}ppm"),
+        F::NetworkDelay { from, to, .. } => format!("delay {from}→{to}"),
+        F::Partition { between, .. } => format!("cut {}↔{}", between[0], between[1]),
+        F::RedisRestart { target, .. } => format!("{target} restart"),
+        F::RedisFailover { target, .. } => format!("{target} failover"),
+        F::ConsensusLeaderLoss { .. } => "leader lost".to_owned(),
+        F::DbSlow { factor, .. } => format!("db {factor}× slow"),
     }
-    for (_, (instance, from)) in granted {
-        figure.bar(service_lane, from, end, colour(instance), "granted", &format!("{instance}"));
-    }
-    for (instance, (from, what)) in down {
-        figure.overlay(lane_y(u64::from(instance.0)), from, end, what);
-    }
-    let bottom = slack_lane + LANE;
-    for (index, (at, text)) in (0u64..).zip(faults.iter()) {
-        let x = figure.x(*at);
-        let _ = write!(
-            figure.svg,
-            r##"<g class="fault"><line x1="{x}" y1="{}" x2="{x}" y2="{bottom}" stroke="#a0001a" stroke-dasharray="4 3"/><text x="{}" y="{}" font-size="11">⚡ {}</text></g>"##,
-            TOP - 4,
-            x + 3,
-            62 + (index % 2) * 12,
-            escape(text)
-        );
-    }
-    // The time axis, labelled with the scenario's wall clock.
-    let step = if figure.duration_ms > 1_800_000 {
-        600_000
-    } else if figure.duration_ms > 600_000 {
-        120_000
-    } else {
-        60_000
-    };
-    let mut tick = 0;
-    while tick <= figure.duration_ms {
-        let x = figure.x(tick);
-        let _ = write!(
-            figure.svg,
-            r##"<line x1="{x}" y1="{bottom}" x2="{x}" y2="{}" stroke="#888"/><text x="{}" y="{}" class="muted" font-size="10">{}</text>"##,
-            bottom + 5,
-            x.saturating_sub(22),
-            bottom + 18,
-            clock_label(&scenario.clock_origin, tick)
-        );
-        tick += step;
-    }
-    let _ = write!(
-        figure.svg,
-        r#"<text x="16" y="{}" class="muted" font-size="11">Bars: what each instance believes (token inside) over its job; grey: paused or dead. ● write accepted, ✗ rejected, ■ report row, ▲ Slack post, ⚡ fault. locklab, seed {}.</text>"#,
-        height - 10,
-        scenario.seed
-    );
-    figure.svg.push_str("</svg>\n");
-    figure.svg
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin;
+    use crate::scenario::StrategyId;
+    use crate::{builtin, report, simulate};
+
+    fn run(name: &str, strategy: StrategyId) -> (Scenario, Timeline, StrategyReport) {
+        let scenario = Scenario::from_json(builtin::find(name).expect("built-in").text).expect("valid");
+        let log = simulate(&scenario, strategy);
+        let report = report::analyze(&scenario, strategy, &log);
+        (scenario.clone(), Timeline::build(&scenario, strategy, &log), report)
+    }
+
+    /// The marks of a drawing: each group's and shape's class with its
+    /// tooltip, in drawing order.
+    fn marks_of(svg: &str) -> Vec<String> {
+        let drawing = &svg[svg.find("<svg class=\"lanes").expect("the lanes")..];
+        let drawing = &drawing[..drawing.find("</svg>").expect("the lanes end")];
+        let mut marks = Vec::new();
+        for piece in drawing.split('<').skip(1) {
+            let tag = piece.split([' ', '>', '/']).next().unwrap_or_default();
+            if tag == "title" {
+                marks.push(format!("  {}", &piece["title>".len()..]));
+            } else if let Some(class) = piece.split("class=\"").nth(1) {
+                marks.push(format!("{tag}.{}", class.split('"').next().unwrap_or_default()));
+            }
+        }
+        marks
+    }
 
     #[test]
-    fn the_figure_has_one_mark_per_write_and_escapes_names() {
-        let mut scenario =
-            Scenario::from_json(builtin::find("pause-after-check").expect("built-in").text).expect("valid");
+    fn the_exported_figure_draws_the_marks_the_lab_shows() {
+        for (name, strategy) in [
+            ("two-am-saturday", StrategyId::Naive),
+            ("pause-after-check", StrategyId::Fencing),
+            ("delayed-packet", StrategyId::Redlock),
+            ("redis-failover", StrategyId::Fencing),
+        ] {
+            let (scenario, timeline, report) = run(name, strategy);
+            let on_screen = marks_of(&lanes(&timeline, &report, &scenario.clock_origin, false, false));
+            let exported = marks_of(&figure(&scenario, &timeline, &report));
+            assert!(on_screen.len() > 20, "{name} under {strategy} draws {} marks", on_screen.len());
+            assert_eq!(on_screen, exported, "{name} under {strategy}: the export is the lab's drawing");
+            let writes = timeline.writes.len();
+            assert_eq!(exported.iter().filter(|mark| mark.starts_with("g.write ")).count(), writes);
+        }
+    }
+
+    #[test]
+    fn the_figure_escapes_names_and_says_the_three_valued_verdict() {
+        let (mut scenario, timeline, report) = run("pause-after-check", StrategyId::Fencing);
         scenario.name = "<script>alert('x')</script> & co".to_owned();
-        let log = crate::simulate(&scenario, StrategyId::Fencing);
-        let report = crate::report::analyze(&scenario, StrategyId::Fencing, &log);
-        let svg = timeline(&scenario, StrategyId::Fencing, &log, &report);
-        let writes = log
-            .iter()
-            .filter(|event| {
-                matches!(event.kind, EventKind::Put { .. } | EventKind::Sql { statement: Sql::WriteReport { .. }, .. })
-            })
-            .count();
-        assert_eq!(svg.matches(r#"<g class="write "#).count(), writes);
-        assert_eq!(svg.matches(r#"<g class="write rejected"#).count(), 1, "the paused holder's write is refused");
+        let svg = figure(&scenario, &timeline, &report);
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;"));
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert!(svg.starts_with("<svg xmlns") && svg.ends_with("</svg>\n"));
+        assert_eq!(svg.matches("<g class=\"write ").count(), timeline.writes.len());
+        assert_eq!(
+            svg.matches("write inst-0 rejected").count()
+                + svg.matches("write inst-1 rejected").count()
+                + svg.matches("write inst-2 rejected").count(),
+            1,
+            "the paused holder's write is refused"
+        );
+        assert!(svg.contains(">SAFE · "));
+        let (scenario, timeline, report) = run("redlock-clock-jump", StrategyId::Redlock);
+        assert!(
+            figure(&scenario, &timeline, &report).contains(">AT RISK · "),
+            "two holders that wrote unfenced are at risk"
+        );
     }
 
     #[test]
-    fn the_figure_says_the_three_valued_verdict() {
-        let scenario = Scenario::from_json(builtin::find("redlock-clock-jump").expect("built-in").text).expect("valid");
-        let figure = |strategy: StrategyId| {
-            let log = crate::simulate(&scenario, strategy);
-            let report = crate::report::analyze(&scenario, strategy, &log);
-            timeline(&scenario, strategy, &log, &report)
-        };
-        assert!(figure(StrategyId::Redlock).contains(">AT RISK · "), "two holders that wrote unfenced are at risk");
-        assert!(figure(StrategyId::Fencing).contains(">SAFE · "));
+    fn the_lanes_show_a_rejected_write_with_both_tokens() {
+        let mut scenario = Scenario::from_json(builtin::find("calm-night").expect("built-in").text).expect("valid");
+        // The pause strikes while the holder uploads its first chunk, after the
+        // lease check: the upload lands after the pause, with the old token.
+        scenario.faults =
+            vec![Fault::GcPause { at_ms: 18_500, target: crate::scenario::Target::Holder, duration_ms: 90_000 }];
+        let log = simulate(&scenario, StrategyId::Fencing);
+        let report = report::analyze(&scenario, StrategyId::Fencing, &log);
+        let timeline = Timeline::build(&scenario, StrategyId::Fencing, &log);
+        let svg = lanes(&timeline, &report, &scenario.clock_origin, false, false);
+        let rejected = timeline
+            .writes
+            .iter()
+            .find(|write| matches!(write.verdict, WriteVerdict::Rejected { .. }))
+            .expect("fencing rejects the paused holder's write");
+        let label = Esc(&rejected.label()).to_string();
+        assert!(svg.contains(&label), "the lane labels the rejected write: {label}");
+        assert!(svg.contains("⚠ two"), "the overlap is labelled, not only shaded");
     }
 
     #[test]
-    fn wall_clock_labels_start_at_the_origin() {
-        assert_eq!(clock_label("02:00:00", 0), "02:00:00");
-        assert_eq!(clock_label("02:00:00", 341_615), "02:05:41");
-        assert_eq!(clock_label("23:59:30", 60_000), "00:00:30");
+    fn numbers_and_escapes() {
+        assert_eq!(Num(12.34).to_string(), "12.3");
+        assert_eq!(Num(-4.0).to_string(), "-4");
+        assert_eq!(Num(0.05).to_string(), "0.1");
+        assert_eq!(Esc("a<b & \"c\"").to_string(), "a&lt;b &amp; &quot;c&quot;");
     }
 }

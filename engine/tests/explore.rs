@@ -1,5 +1,5 @@
-//! The counterexample explorer's expected results (issue "The counterexample
-//! explorer"), each as a search that must or must not find a schedule. Where a
+//! The counterexample explorer's expected results, each as a search that
+//! must or must not find a schedule. Where a
 //! search must find one, the counterexample is replayed as an ordinary
 //! scenario and must show the same violation. A failing search prints its
 //! options and the command to rerun it.

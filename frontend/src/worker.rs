@@ -2,7 +2,7 @@
 //! heavy or rarely needed runs here, off the page's thread and in its own
 //! wasm, so the lab's first load stays small and the page stays responsive.
 //!
-//! - Figures (the lab page, see below): a run's timeline as SVG (`svg::timeline`, the same function as
+//! - Figures (the lab page, see below): a run's timeline as an SVG file (`svg::figure`, the same function as
 //!   `locklab render`) and its event log as JSON (`log_document`). The worker
 //!   replays the scenario; the engine is deterministic, so this is the run the
 //!   page shows, event for event (the digest in the log says so).
@@ -177,7 +177,11 @@ impl LabWorker {
         let log = locklab_engine::simulate(&scenario, strategy);
         let report = locklab_engine::report::analyze(&scenario, strategy, &log);
         Ok([
-            locklab_engine::svg::timeline(&scenario, strategy, &log, &report),
+            locklab_engine::svg::figure(
+                &scenario,
+                &locklab_engine::view::Timeline::build(&scenario, strategy, &log),
+                &report,
+            ),
             locklab_engine::log_document(&scenario, strategy, &log),
             crate::effects::file_stem(&scenario.name, strategy),
         ])

@@ -104,7 +104,7 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
                 if !playable {
                     reasons.push(format!(
                         "the `{kind}` fault on {target} at t={} is not played live: an instance's clock is its own process's and a Redis node's is moved by a preloaded shim, but no other server's clock is reachable",
-                        locklab_engine::scenario::seconds(fault.at_ms())
+                        locklab_engine::format::seconds(fault.at_ms())
                     ));
                 }
             }

@@ -185,7 +185,7 @@ pub fn refused_on_theirs(scenario: &Scenario, strategy: StrategyId, urls: &Serve
             reasons.push(format!(
                 "the `{}` fault at t={} needs a server live mode starts itself: it does not restart, fail over, step the clock of or kill a member of yours",
                 fault.kind_name(),
-                locklab_engine::scenario::seconds(fault.at_ms())
+                locklab_engine::format::seconds(fault.at_ms())
             ));
         }
     }

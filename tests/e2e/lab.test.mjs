@@ -127,7 +127,7 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
   const table = execFileSync(LOCKLAB, ['compare', file], { encoding: 'utf8' });
   const cli = new Map();
   for (const line of table.split('\n').slice(2)) {
-    const match = line.match(/^(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)? m?s)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$/);
+    const match = line.match(/^(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)? m?s)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \(\d+\)\s+(\d+)\s+(\d+)\s+(\d+)\s*$/);
     if (!match) continue;
     const [, strategy, safety, liveness, overlap, accepted, rejected, corrupt, runs, effects, missed, failed] = match;
     cli.set(strategy, { safety, liveness, overlap: cliMs(overlap), accepted, rejected, corrupt, runs, effects, missed, failed });
@@ -138,9 +138,9 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
     assert.ok(expected, `the CLI has ${row.strategy}`);
     assert.deepEqual(
       {
-        safety: row.safety, liveness: row.liveness, overlap: Number(row.overlapMs), accepted: row.staleAccepted,
+        safety: row.safety, liveness: row.liveness, overlap: Number(row.overlap), accepted: row.staleAccepted,
         rejected: row.staleRejected, corrupt: row.corrupted, runs: row.runs, effects: row.sideEffects,
-        missed: row.missed, failed: row.backgroundFailures,
+        missed: row.missed, failed: row.background,
       },
       expected,
       row.strategy,

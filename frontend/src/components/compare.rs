@@ -11,6 +11,7 @@ use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
+use locklab_engine::report::Metric;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -48,50 +49,41 @@ pub fn compare_view(props: &CompareProps) -> Html {
     table.raw(format_args!(
         "<table class=\"verdict-table\" id=\"verdict-table\"><caption class=\"visually-hidden\">One verdict row per strategy</caption>\
          <thead><tr><th scope=\"col\">Strategy</th><th scope=\"col\">Safety</th><th scope=\"col\">Liveness</th>\
-         <th scope=\"col\" title=\"{}\">Efficiency</th>\
-         <th scope=\"col\">Overlap</th><th scope=\"col\"><abbr title=\"stale writes accepted\">Stale ✓</abbr></th>\
-         <th scope=\"col\"><abbr title=\"stale writes rejected\">Stale ✗</abbr></th><th scope=\"col\">Corrupt</th>\
-         <th scope=\"col\">Runs (dup.)</th><th scope=\"col\"><abbr title=\"duplicate side effects\">Dup. effects</abbr></th>\
-         <th scope=\"col\">Missed</th><th scope=\"col\"><abbr title=\"background queries that failed\">Bg. failed</abbr></th></tr></thead><tbody>",
+         <th scope=\"col\" title=\"{}\">Efficiency</th>",
         Esc(EFFICIENCY_TITLE)
     ));
+    let compared = Metric::ALL.into_iter().filter(|metric| metric.compared());
+    for metric in compared.clone() {
+        table.raw(format_args!("<th scope=\"col\"><abbr title=\"{}\">{}</abbr></th>", metric.title(), metric.column()));
+    }
+    table.raw(format_args!("</tr></thead><tbody>"));
     for run in &runs {
         let report = &run.report;
         let metrics = &report.metrics;
         let label = strategy_label_in(&run.scenario, run.strategy);
         table.raw(format_args!(
-            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" \
-             data-overlap-ms=\"{}\" data-stale-accepted=\"{}\" data-stale-rejected=\"{}\" data-corrupted=\"{}\" data-runs=\"{}\" \
-             data-side-effects=\"{}\" data-missed=\"{}\" data-background-failures=\"{}\">\
-             <th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{name}\" aria-label=\"Open {} on its own\">{}</button></th>\
-             <td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            metrics.overlap_ms,
-            metrics.stale_writes_accepted,
-            metrics.stale_writes_rejected,
-            metrics.corrupted_reports,
-            metrics.runs_started,
-            metrics.duplicate_side_effects,
-            metrics.missed_periods,
-            metrics.background_query_timeouts,
+            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\"",
+            name = run.strategy.name(),
+            safety = report.safety.name(),
+            liveness = report.liveness.name(),
+        ));
+        for metric in compared.clone() {
+            table.raw(format_args!(" data-{}=\"{}\"", metric.key(), metric.count(metrics)));
+        }
+        table.raw(format_args!(
+            "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
+             <td>{}</td><td>{}</td><td>{}</td>",
+            run.strategy.name(),
             Esc(&label),
             Esc(&label),
             badge_markup(safety_badge_parts(report.safety)),
             badge_markup(liveness_badge_parts(report.liveness)),
             report.efficiency(),
-            format::duration(metrics.overlap_ms),
-            metrics.stale_writes_accepted,
-            metrics.stale_writes_rejected,
-            metrics.corrupted_reports,
-            metrics.runs_started,
-            metrics.duplicate_runs,
-            metrics.duplicate_side_effects,
-            metrics.missed_periods,
-            metrics.background_query_timeouts,
-            name = run.strategy.name(),
-            safety = report.safety.name(),
-            liveness = report.liveness.name(),
         ));
+        for metric in compared.clone() {
+            table.raw(format_args!("<td class=\"num\">{}</td>", Esc(&metric.value(metrics, format::duration))));
+        }
+        table.raw(format_args!("</tr>"));
     }
     table.raw(format_args!("</tbody></table>"));
     let on_table = {

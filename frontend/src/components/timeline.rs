@@ -2,11 +2,12 @@
 //! anywhere on it to move the cursor; with focus, the lab's arrow keys step
 //! and scrub. It is a slider to assistive technology.
 
-use crate::components::lanes::{Lanes, geometry};
+use crate::components::lanes::Lanes;
 use crate::format;
 use crate::lab::RunRef;
 use crate::state::Action;
 use crate::svg::Num;
+use locklab_engine::svg::geometry;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -37,7 +38,7 @@ fn pointer_fraction(element: &NodeRef, event: &PointerEvent) -> Option<f64> {
 #[function_component(Timeline)]
 pub fn timeline(props: &TimelineProps) -> Html {
     let run = &props.run;
-    let geometry = geometry(run, props.compact, props.narrow);
+    let geometry = geometry(&run.timeline, props.compact, props.narrow);
     let node = use_node_ref();
     let seek = {
         let dispatch = props.dispatch.clone();

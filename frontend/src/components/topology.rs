@@ -560,7 +560,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     let layout = Layout::new(props.narrow);
     let origin = &run.scenario.clock_origin;
     let pool_size = run.scenario.world.db_pool_size;
-    let reused = crate::components::lanes::reused_tokens(&run.timeline);
+    let reused = locklab_engine::svg::reused_tokens(&run.timeline);
 
     let mut left: Vec<Card> = vec![Card {
         party: None,

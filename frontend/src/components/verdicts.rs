@@ -6,7 +6,7 @@ use crate::lab::{RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::Scenario;
-use locklab_engine::report::{Metrics, StrategyReport};
+use locklab_engine::report::{Metric, StrategyReport};
 use locklab_engine::scenario::{Liveness, Safety};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -126,23 +126,6 @@ fn beside_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
     ));
 }
 
-/// The metrics as (label, value) pairs, for people.
-pub fn metric_rows(metrics: &Metrics) -> Vec<(&'static str, &'static str, String)> {
-    vec![
-        ("overlap", "Two believed they held the lock", format::duration(metrics.overlap_ms)),
-        ("stale-accepted", "Stale writes accepted", metrics.stale_writes_accepted.to_string()),
-        ("stale-rejected", "Stale writes rejected", metrics.stale_writes_rejected.to_string()),
-        ("corrupted", "Corrupted reports", metrics.corrupted_reports.to_string()),
-        ("runs", "Runs started (duplicates)", format!("{} ({})", metrics.runs_started, metrics.duplicate_runs)),
-        ("side-effects", "Duplicate side effects", metrics.duplicate_side_effects.to_string()),
-        ("missed", "Missed periods", metrics.missed_periods.to_string()),
-        ("delay", "Longest report delay", format::duration(metrics.max_report_delay_ms)),
-        ("lock-wait", "Row-lock waits", format::duration(metrics.db_lock_wait_ms)),
-        ("pool", "Pool exhausted", format::duration(metrics.pool_exhausted_ms)),
-        ("background", "Background queries failed", metrics.background_query_timeouts.to_string()),
-    ]
-}
-
 /// The verdict as markup: it depends on the run alone, so it is written once
 /// per run; a finding is a button that names its time in `data-seek`.
 fn verdict_markup(run: &RunRef) -> String {
@@ -166,10 +149,12 @@ fn verdict_markup(run: &RunRef) -> String {
         }
     }
     out.raw(format_args!("<dl class=\"metrics\">"));
-    for (key, name, value) in metric_rows(metrics) {
+    for metric in Metric::ALL {
         out.raw(format_args!(
-            "<div class=\"metric\" data-metric=\"{key}\"><dt>{name}</dt><dd>{}</dd></div>",
-            Esc(&value)
+            "<div class=\"metric\" data-metric=\"{}\"><dt>{}</dt><dd>{}</dd></div>",
+            metric.key(),
+            metric.title(),
+            Esc(&metric.value(metrics, format::duration))
         ));
     }
     out.raw(format_args!("</dl><h3 class=\"findings-title\">Findings ({})</h3>", report.findings.len()));

@@ -3,7 +3,6 @@
 //! the lab's own timeline (`components::timeline`), with the step's
 //! highlights drawn on a layer of the same geometry over it.
 
-use crate::components::lanes::{Band, band, geometry, write_band};
 use crate::components::timeline::Timeline;
 use crate::format;
 use crate::lab::strategy_label_in;
@@ -12,6 +11,7 @@ use crate::story::effects::{self, StoryBoot};
 use crate::story::state::{Shown, StoryAction, StoryState};
 use crate::svg::Num;
 use locklab_engine::story::LookAt;
+use locklab_engine::svg::{Band, band, geometry, write_band};
 use locklab_engine::view::Resource;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -240,9 +240,9 @@ pub struct HighlightsProps {
 pub fn highlights(props: &HighlightsProps) -> Html {
     let step = &props.step;
     let run = &step.run;
-    let geometry = geometry(run, false, props.narrow);
+    let geometry = geometry(&run.timeline, false, props.narrow);
     let timeline = &run.timeline;
-    let row = |which: Band| band(run, false, which);
+    let row = |which: Band| band(&run.timeline, false, which);
     let outline = |name: String, x: f64, y: f64, width: f64, height: f64| {
         html! {
             <rect class="highlight" data-look-at={name} x={Num(x).to_string()} y={Num(y + 1.0).to_string()}
