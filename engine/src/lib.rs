@@ -30,6 +30,7 @@ mod sim;
 pub mod story;
 pub mod strategy;
 pub mod svg;
+pub mod table;
 pub mod view;
 
 pub use event::{Event, EventKind};

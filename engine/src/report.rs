@@ -1177,13 +1177,13 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), Metric::ALL.len(), "a key per metric");
         let metrics = Metrics { overlap_ms: 1_500, runs_started: 4, duplicate_runs: 1, ..Metrics::default() };
-        let line = Metric::line(&metrics, crate::format::seconds, false);
+        let line = Metric::line(&metrics, seconds, false);
         for metric in Metric::ALL {
             assert_eq!(line.matches(metric.name()).count(), 1, "{line}");
         }
         assert!(line.starts_with("overlap 1.5 s · "), "{line}");
         assert!(line.contains("runs (duplicates) 4 (1)"), "{line}");
-        let compared = Metric::line(&metrics, crate::format::seconds, true);
+        let compared = Metric::line(&metrics, seconds, true);
         assert!(!compared.contains("pool exhausted") && compared.contains("background queries failed"), "{compared}");
     }
 }

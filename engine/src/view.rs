@@ -24,79 +24,7 @@ use crate::event::{
 };
 use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{Fault, Scenario, StrategyId};
-
-/// A small map kept as a vector sorted by key. The view's maps hold a
-/// handful of entries each, and a vector costs the browser build far less
-/// code than a `BTreeMap` per key and value type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VecMap<K, V> {
-    entries: Vec<(K, V)>,
-}
-
-impl<K, V> Default for VecMap<K, V> {
-    fn default() -> Self {
-        VecMap { entries: Vec::new() }
-    }
-}
-
-impl<K: Ord + Copy, V> VecMap<K, V> {
-    fn position(&self, key: &K) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(probe, _)| probe.cmp(key))
-    }
-    pub fn get(&self, key: &K) -> Option<&V> {
-        self.position(key).ok().map(|index| &self.entries[index].1)
-    }
-    pub fn contains_key(&self, key: &K) -> bool {
-        self.position(key).is_ok()
-    }
-    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        match self.position(&key) {
-            Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, value)),
-            Err(index) => {
-                self.entries.insert(index, (key, value));
-                None
-            }
-        }
-    }
-    /// The value at `key`, inserted first if absent.
-    pub fn get_or_insert(&mut self, key: K, value: V) -> &mut V {
-        let index = match self.position(&key) {
-            Ok(index) => index,
-            Err(index) => {
-                self.entries.insert(index, (key, value));
-                index
-            }
-        };
-        &mut self.entries[index].1
-    }
-    pub fn remove(&mut self, key: &K) -> Option<V> {
-        self.position(key).ok().map(|index| self.entries.remove(index).1)
-    }
-    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
-        self.entries.retain(|(key, value)| keep(key, value));
-    }
-    /// Entries in key order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> {
-        self.entries.iter().map(|(key, value)| (key, value))
-    }
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> {
-        self.entries.iter().map(|(_, value)| value)
-    }
-    /// The entry with the greatest key.
-    pub fn last(&self) -> Option<(&K, &V)> {
-        self.entries.last().map(|(key, value)| (key, value))
-    }
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-    /// Removes and returns every entry, in key order.
-    pub fn take(&mut self) -> Vec<(K, V)> {
-        std::mem::take(&mut self.entries)
-    }
-}
+use crate::table::Table;
 
 /// Events replayed between two checkpoints of the world.
 const CHECKPOINT_EVERY: u32 = 256;
@@ -424,13 +352,13 @@ pub struct RowLockView {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct DbView {
     /// Open sessions by client.
-    pub sessions: VecMap<SessionId, DbClient>,
+    pub sessions: Table<SessionId, DbClient>,
     pub row_lock_holders: Vec<RowLockView>,
     /// Waiters in the order they began waiting.
     pub row_lock_queue: Vec<RowLockView>,
     /// The report rows, by key (the period's own row, or the day's): the
     /// period whose run wrote it, that run and its token.
-    pub report_rows: VecMap<ReportOf, (Period, RunId, Option<Token>)>,
+    pub report_rows: Table<ReportOf, (Period, RunId, Option<Token>)>,
     /// The last background query's latency and outcome.
     pub last_background: Option<(u64, BackgroundOutcome)>,
     /// Query slowdown in percent (100: normal).
@@ -455,9 +383,9 @@ pub struct ChunkView {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct StorageView {
     /// The highest token seen per report.
-    pub highest_token: VecMap<ReportOf, Token>,
+    pub highest_token: Table<ReportOf, Token>,
     /// The shared report's chunks: who wrote each last.
-    pub chunks: VecMap<(ReportOf, u8), ChunkView>,
+    pub chunks: Table<(ReportOf, u8), ChunkView>,
     pub puts_accepted: u32,
     pub puts_rejected: u32,
 }
@@ -966,10 +894,10 @@ impl WorldAt {
 /// Open stretches while building lanes.
 #[derive(Default)]
 struct Open {
-    beliefs: VecMap<InstanceId, LockSpan>,
-    grants: VecMap<RunId, LockSpan>,
-    processes: VecMap<InstanceId, ProcessSpan>,
-    holders: VecMap<Resource, HolderSpan>,
+    beliefs: Table<InstanceId, LockSpan>,
+    grants: Table<RunId, LockSpan>,
+    processes: Table<InstanceId, ProcessSpan>,
+    holders: Table<Resource, HolderSpan>,
     overlap_from: Option<u64>,
 }
 

@@ -1,7 +1,7 @@
 // End-to-end tests of figures and embedding: the timeline exported as SVG
 // and PNG and the event log as JSON from the lab page (made by the lab's
 // worker); the SVG opens and shows one mark per write in the log, which is
-// the run the lab shows; "Copy embed code" gives an <iframe> snippet that,
+// the run the lab shows, mark for mark as the lab draws it; "Copy embed code" gives an <iframe> snippet that,
 // inside a host page with embed.js, shows the compact view and sizes its
 // frame by postMessage. Screenshots in tests/screenshots/. No sleeps.
 import { test, before, after } from 'node:test';
@@ -31,6 +31,9 @@ test('the timeline exports as SVG and PNG and the log as JSON; the SVG shows eve
   await loadBuiltin(page, 'delayed-packet');
   await chooseStrategy(page, 'redlock');
   const eventsShown = Number(await page.getAttribute('.timeline', 'data-events'));
+  // The marks the lab draws, each by its tooltip, in drawing order.
+  const marksOf = (svg) => [...svg.querySelectorAll('title')].map((title) => title.textContent);
+  const onScreen = await page.locator('.timeline svg.lanes').first().evaluate(marksOf);
 
   const logFile = await exported(page, '#export-log');
   assert.equal(logFile.name, 'delayed-packet-redlock.log.json');
@@ -62,7 +65,10 @@ test('the timeline exports as SVG and PNG and the log as JSON; the SVG shows eve
   const writes = writesIn(log);
   assert.ok(writes > 0);
   assert.equal(marks, writes, 'one mark per write in the log');
-  const box = await figure.locator('svg').boundingBox();
+  const inFigure = await figure.locator('svg.lanes').evaluate(marksOf);
+  assert.ok(onScreen.length > 20, `the lab draws ${onScreen.length} marks`);
+  assert.deepEqual(inFigure, onScreen, 'the exported figure draws the marks the lab shows');
+  const box = await figure.locator('body > svg').boundingBox();
   assert.ok(box.width > 1000 && box.height > 200, 'the figure has its size');
   await figure.screenshot({ path: 'tests/screenshots/export-svg.png' });
   const image = await viewer.newPage();

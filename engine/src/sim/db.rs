@@ -21,7 +21,7 @@
 //! that meet the row lock are simulated one by one and logged. The outcome is
 //! the same; the cost of a calm night's thousands of queries is not.
 
-use super::table::Table;
+use super::table::HotTable;
 use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
     BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange, RowLockMode, RowWrite, Sql,
@@ -107,14 +107,14 @@ struct BackgroundQuery {
 #[derive(Clone, Debug)]
 pub(crate) struct Database {
     max_connections: u16,
-    sessions: Table<SessionId, Session>,
+    sessions: HotTable<SessionId, Session>,
     /// Sessions the server ended, with the error the client reads next.
     ended: BTreeMap<SessionId, SqlError>,
     next_session: u32,
     holders: Vec<(SessionId, RowLockMode)>,
     queue: VecDeque<RowWaiter>,
     pub(crate) reports: BTreeMap<ReportOf, ReportRow>,
-    statements: Table<u32, Statement>,
+    statements: HotTable<u32, Statement>,
     next_statement: u32,
     slow_until_ms: u64,
     slow_factor: f64,
@@ -127,7 +127,7 @@ pub(crate) struct Database {
     /// A scheduled re-check of the lock queue for when the fast path's share ends.
     recheck_at_ms: Option<u64>,
     background_queue: VecDeque<u32>,
-    background: Table<u32, BackgroundQuery>,
+    background: HotTable<u32, BackgroundQuery>,
     next_query: u32,
     /// The bounds of the gap between arrivals: half to one and a half times
     /// the mean the world's rate gives.
@@ -141,13 +141,13 @@ impl Database {
         let mean_gap_ms = 1_000 / u64::from(background_queries_per_s.max(1));
         Database {
             max_connections,
-            sessions: Table::new(),
+            sessions: HotTable::new(),
             ended: BTreeMap::new(),
             next_session: 1,
             holders: Vec::new(),
             queue: VecDeque::new(),
             reports: BTreeMap::new(),
-            statements: Table::new(),
+            statements: HotTable::new(),
             next_statement: 0,
             slow_until_ms: 0,
             slow_factor: 1.0,
@@ -157,7 +157,7 @@ impl Database {
             quick_queries: VecDeque::new(),
             recheck_at_ms: None,
             background_queue: VecDeque::new(),
-            background: Table::new(),
+            background: HotTable::new(),
             next_query: 0,
             background_gap_ms: (mean_gap_ms / 2, mean_gap_ms + mean_gap_ms / 2),
             lock_timeout_ms: 0,

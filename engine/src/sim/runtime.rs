@@ -19,7 +19,7 @@
 //! runs under the grant it was first handed out with: no new lock, the old
 //! token if there was one.
 
-use super::table::Table;
+use super::table::HotTable;
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
     AbortReason, EventKind, Owner, ProcessState, PutOutcome, RowWrite, RunPhase, Sql, SqlError, SqlOutcome,
@@ -133,7 +133,7 @@ pub(crate) struct Instance {
     pub(crate) generation: u32,
     pub(crate) rng: SimRng,
     pub(crate) deferred: Vec<Action>,
-    pub(crate) pending: Table<u32, Pending>,
+    pub(crate) pending: HotTable<u32, Pending>,
     pub(crate) pool: Pool,
     next_period: u32,
     /// Jobs the process died in, with their runs, for the job runner to hand
@@ -150,7 +150,7 @@ impl Instance {
             generation: 0,
             rng,
             deferred: Vec::new(),
-            pending: Table::with_capacity(8),
+            pending: HotTable::with_capacity(8),
             pool: Pool::new(pool_size),
             next_period: 0,
             redeliver: Vec::new(),

@@ -1,95 +1,15 @@
-//! A small ordered map for the simulation's hot tables (in-flight requests,
-//! statements, sessions, background queries).
-//!
-//! These tables hold a handful of entries at a time, keyed by ids that are
-//! handed out in increasing order, and are touched on nearly every message. A
-//! sorted `Vec` of pairs answers them with a short binary search and no node
-//! allocation, where a `BTreeMap` spent a tenth of a run's time. Iteration is
-//! in key order, as the `BTreeMap`'s was, so nothing that decides changes.
-//!
-//! `RunMap` is the same idea for state kept per run (the strategies'), whose
-//! ids are dense from 0: a vector indexed by the id.
+//! The simulation's tables: `HotTable`, the engine's sorted-vector map
+//! (`crate::table`) looking at both ends first, for its hot ones, and
+//! `RunMap` for state kept per run (the strategies'), whose ids are dense
+//! from 0: a vector indexed by the id.
 
 use crate::ids::RunId;
+use crate::table::Table;
 
-/// An ordered map on a sorted vector. Invariant: keys are strictly increasing.
-#[derive(Clone, Debug)]
-pub(crate) struct Table<K, V> {
-    entries: Vec<(K, V)>,
-}
-
-impl<K, V> Default for Table<K, V> {
-    fn default() -> Self {
-        Table { entries: Vec::new() }
-    }
-}
-
-impl<K: Ord + Copy, V> Table<K, V> {
-    pub(crate) fn new() -> Table<K, V> {
-        Table::default()
-    }
-
-    /// An empty table with room for `capacity` entries before it allocates again.
-    pub(crate) fn with_capacity(capacity: usize) -> Table<K, V> {
-        Table { entries: Vec::with_capacity(capacity) }
-    }
-
-    fn find(&self, key: &K) -> Result<usize, usize> {
-        // Ids usually arrive in order (a new one goes at the end), and the
-        // oldest entry is the one asked for most (the other services' first
-        // connection): check both ends before searching.
-        match (self.entries.first(), self.entries.last()) {
-            (Some((first, _)), _) if first == key => Ok(0),
-            (_, Some((last, _))) if last < key => Err(self.entries.len()),
-            _ => self.entries.binary_search_by(|(probe, _)| probe.cmp(key)),
-        }
-    }
-
-    /// Inserts or replaces `key`'s value, returning the old one.
-    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
-        match self.find(&key) {
-            Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, value)),
-            Err(index) => {
-                self.entries.insert(index, (key, value));
-                debug_assert!(self.entries.windows(2).all(|pair| pair[0].0 < pair[1].0), "keys out of order");
-                None
-            }
-        }
-    }
-
-    /// Every entry, in key order.
-    pub(crate) fn entries(&self) -> &[(K, V)] {
-        &self.entries
-    }
-
-    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
-        let index = self.find(key).ok()?;
-        Some(self.entries.remove(index).1)
-    }
-
-    pub(crate) fn get(&self, key: &K) -> Option<&V> {
-        let index = self.find(key).ok()?;
-        Some(&self.entries[index].1)
-    }
-
-    pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
-        let index = self.find(key).ok()?;
-        Some(&mut self.entries[index].1)
-    }
-
-    pub(crate) fn contains_key(&self, key: &K) -> bool {
-        self.find(key).is_ok()
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Empties the table, giving its values in key order.
-    pub(crate) fn take_values(&mut self) -> Vec<V> {
-        std::mem::take(&mut self.entries).into_iter().map(|(_, value)| value).collect()
-    }
-}
+/// The simulation's hot tables (in-flight requests, statements, sessions,
+/// background queries): touched on nearly every message, with ids that
+/// mostly arrive in order.
+pub(crate) type HotTable<K, V> = Table<K, V, true>;
 
 /// A map from run ids to values: a vector indexed by the id. Run ids are
 /// handed out densely from 0, one per attempt, and strategies look theirs up
@@ -140,7 +60,7 @@ impl<V> RunMap<V> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RunId, RunMap, Table};
+    use super::{RunId, RunMap};
     use std::collections::BTreeMap;
 
     /// The next value of a fixed xorshift walk, for the tables' reference tests.
@@ -173,8 +93,13 @@ mod tests {
 
     #[test]
     fn behaves_as_an_ordered_map() {
-        // A fixed pseudo-random walk of inserts and removes, mirrored in a BTreeMap.
-        let mut table = Table::new();
+        walk::<true>();
+        walk::<false>();
+    }
+
+    /// A fixed pseudo-random walk of inserts and removes, mirrored in a BTreeMap.
+    fn walk<const ENDS_FIRST: bool>() {
+        let mut table: crate::table::Table<u32, u32, ENDS_FIRST> = crate::table::Table::new();
         let mut reference = BTreeMap::new();
         let mut state = 0x2545_f491_u32;
         for step in 0..5_000u32 {
