@@ -789,166 +789,11 @@ impl Analysis {
                 };
                 self.say(at, index, "fault", text);
             }
-            EventKind::Run { run, instance, period, phase } => {
-                entry(&mut self.runs, run.0).instance = Some(*instance);
-                match phase {
-                    RunPhase::Started => {
-                        self.metrics.runs_started += 1;
-                        let count = {
-                            let facts = entry(&mut self.periods, period.0);
-                            facts.runs_started += 1;
-                            facts.runs_started
-                        };
-                        let others: Vec<String> = (0u32..)
-                            .zip(&self.runs)
-                            .filter(|(other, facts)| facts.working == Some(*period) && *other != run.0)
-                            .map(|(other, _)| self.who(RunId(other)))
-                            .collect();
-                        if !others.is_empty() {
-                            let verb = if others.len() > 1 { "are" } else { "is" };
-                            let text = format!(
-                                "{instance} starts period {}'s job while {} {verb} still running it",
-                                period.0,
-                                others.join(" and ")
-                            );
-                            self.say(at, index, "duplicate_run", text);
-                        } else if count > 1 {
-                            let text = format!(
-                                "{instance} runs period {}'s job again: the earlier run did not finish",
-                                period.0
-                            );
-                            self.say(at, index, "rerun", text);
-                        }
-                        let facts = entry(&mut self.runs, run.0);
-                        facts.working = Some(*period);
-                    }
-                    RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
-                        // A run that ended writes no more: it no longer counts as a holder.
-                        self.stop_holding(*run);
-                        if matches!(phase, RunPhase::Aborted(_)) {
-                            self.left_half_rewritten(*run, at, index);
-                        }
-                        let facts = entry(&mut self.runs, run.0);
-                        facts.working = None;
-                        if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
-                            facts.gave_up_on_row = true;
-                        }
-                        if let RunPhase::Aborted(reason) = phase
-                            && *reason != AbortReason::ProcessDied
-                        {
-                            let text = format!("{instance} stops its job: {}", abort_text(*reason));
-                            self.say(at, index, "run_aborted", text);
-                        }
-                    }
-                    RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
-                }
-            }
-            EventKind::Granted { run, instance, token } => {
-                self.set_holding(*run, Some(true), None);
-                if let Some((other, (_, other_token))) =
-                    self.believers.iter().find(|(believer, (other_run, _))| *believer != instance && other_run != run)
-                {
-                    let other_token = other_token.map(|token| format!(" (token {token})")).unwrap_or_default();
-                    let text = format!(
-                        "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
-                    );
-                    self.say(at, index, "lock_granted_to_another", text);
-                }
-                if let Some(token) = token {
-                    self.token_holder.insert(*token, (*instance, *run));
-                }
-            }
-            EventKind::Revoked { run, instance, reason } => {
-                self.set_holding(*run, Some(false), None);
-                let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
-                match reason {
-                    RevokeReason::DeletedByOther => {
-                        let text =
-                            format!("a plain DEL from another run deleted {instance}'s lock while it was working");
-                        self.say(at, index, "lock_deleted_by_other", text);
-                    }
-                    RevokeReason::Expired if still_believes => {
-                        let text = format!("{instance}'s lock expired while {instance} still believes it holds it");
-                        self.say(at, index, "lease_expired_under_holder", text);
-                    }
-                    RevokeReason::Forgotten if still_believes => {
-                        let text =
-                            format!("the lock service forgot {instance}'s lock (keys lost) while {instance} holds it");
-                        self.say(at, index, "lock_forgotten", text);
-                    }
-                    RevokeReason::Released
-                    | RevokeReason::Expired
-                    | RevokeReason::Forgotten
-                    | RevokeReason::TransactionEnded => {}
-                }
-            }
-            EventKind::Belief { instance, run, holds, token } => {
-                self.set_holding(*run, None, Some(*holds));
-                if *holds {
-                    if let Some(token) = token
-                        && !self.run(*run).redelivered
-                    {
-                        match self.token_holder.get(token) {
-                            Some((other, other_run)) if other_run != run => {
-                                let text = format!(
-                                    "token {token} is handed out twice: to {other} and now to {instance}; the counter went back"
-                                );
-                                self.say(at, index, "token_reused", text);
-                            }
-                            _ => {}
-                        }
-                        self.token_holder.insert(*token, (*instance, *run));
-                    }
-                    self.believers.insert(*instance, (*run, *token));
-                    if self.believers.len() == 2 {
-                        let names: Vec<String> = self.believers.keys().map(ToString::to_string).collect();
-                        let text = format!("{} both believe they hold the lock", names.join(" and "));
-                        self.say(at, index, "overlap", text);
-                    }
-                } else if self.believers.get(instance).is_some_and(|(believed, _)| believed == run) {
-                    self.believers.remove(instance);
-                }
-            }
-            EventKind::Put { instance, run, period, report, chunk, own_object, token, outcome } => match outcome {
-                PutOutcome::Accepted => {
-                    entry(&mut self.periods, period.0).puts += 1;
-                    if *own_object {
-                        return;
-                    }
-                    match self.chunk_writer.iter_mut().find(|(of, at, _)| of == report && at == chunk) {
-                        Some(written) => written.2 = *run,
-                        None => self.chunk_writer.push((*report, *chunk, *run)),
-                    }
-                    entry(&mut self.runs, run.0).wrote_to = Some(*report);
-                    if token.is_none() || !self.world.storage_checks_tokens {
-                        let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
-                        self.unfenced(at, index, *run, what);
-                    }
-                    if let Some(newer) = self.goes_back(*report, *run) {
-                        let text = self.went_back(*report, *run, newer, &format!("chunk {chunk}"), *token);
-                        self.damage(*report, at, index, "report_went_back", text);
-                    }
-                    if let Some(later) = self.applied(Object::Chunk(*report, *chunk), *run) {
-                        self.metrics.stale_writes_accepted += 1;
-                        let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
-                        let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
-                        let text = format!(
-                            "storage accepted a stale write: {instance}'s chunk {chunk}{token} overwrote {later_who}'s newer one"
-                        );
-                        self.say(at, index, "stale_write_accepted", text);
-                    }
-                }
-                PutOutcome::Rejected(highest) => {
-                    self.metrics.stale_writes_rejected += 1;
-                    let from =
-                        self.token_holder.get(highest).map(|(holder, _)| format!(" from {holder}")).unwrap_or_default();
-                    let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
-                    let text = format!(
-                        "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
-                    );
-                    self.say(at, index, "stale_write_rejected", text);
-                }
-            },
+            EventKind::Run { run, instance, period, phase } => self.on_run(at, index, run, instance, period, phase),
+            EventKind::Granted { run, instance, token } => self.on_granted(at, index, run, instance, token),
+            EventKind::Revoked { run, instance, reason } => self.on_revoked(at, index, run, instance, reason),
+            EventKind::Belief { instance, run, holds, token } => self.on_belief(at, index, instance, run, holds, token),
+            EventKind::Put { .. } => self.on_put(at, index, &event.kind),
             EventKind::Post { instance, run, period } => {
                 self.unfenced(at, index, *run, WriteKind::Post);
                 let count = {
@@ -965,35 +810,7 @@ impl Analysis {
                 }
             }
             EventKind::RowApplied { period, report, run, token } => {
-                entry(&mut self.periods, period.0).report_done_ms.get_or_insert(at);
-                // A row is fenced by its token, by the unique key it is inserted
-                // under, or by being committed in the transaction that holds the row lock.
-                let fenced = token.is_some()
-                    || self.strategy == StrategyId::UniqueInsert
-                    || (self.strategy == StrategyId::DbLock && !self.run(*run).redelivered);
-                if !fenced {
-                    self.unfenced(at, index, *run, WriteKind::Row { report: *report });
-                }
-                self.completed(*report, *run, *token, at, index);
-                if self.run(*run).gave_up_on_row {
-                    let text = format!(
-                        "{}'s report row for period {} lands after {} gave up on it: an in-doubt commit; another run may already be redoing the report",
-                        self.who(*run),
-                        period.0,
-                        self.who(*run)
-                    );
-                    self.say(at, index, "in_doubt_commit", text);
-                }
-                if let Some(later) = self.applied(Object::Row(*report), *run) {
-                    self.metrics.stale_writes_accepted += 1;
-                    let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
-                    let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
-                    let text = format!(
-                        "the database accepted a stale report row from {}{token} over {later_who}'s newer one",
-                        self.who(*run)
-                    );
-                    self.say(at, index, "stale_write_accepted", text);
-                }
+                self.on_row_applied(at, index, period, report, run, token)
             }
             EventKind::Sql { client, outcome: SqlOutcome::StaleToken { highest }, .. } => {
                 self.metrics.stale_writes_rejected += 1;
@@ -1067,6 +884,226 @@ impl Analysis {
             | EventKind::LeaseExpired { .. }
             | EventKind::Leader { .. }
             | EventKind::DbSlow { .. } => {}
+        }
+    }
+
+    /// A run started or ended: duplicates and reruns, and a run that stopped.
+    fn on_run(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, period: &Period, phase: &RunPhase) {
+        entry(&mut self.runs, run.0).instance = Some(*instance);
+        match phase {
+            RunPhase::Started => {
+                self.metrics.runs_started += 1;
+                let count = {
+                    let facts = entry(&mut self.periods, period.0);
+                    facts.runs_started += 1;
+                    facts.runs_started
+                };
+                let others: Vec<String> = (0u32..)
+                    .zip(&self.runs)
+                    .filter(|(other, facts)| facts.working == Some(*period) && *other != run.0)
+                    .map(|(other, _)| self.who(RunId(other)))
+                    .collect();
+                if !others.is_empty() {
+                    let verb = if others.len() > 1 { "are" } else { "is" };
+                    let text = format!(
+                        "{instance} starts period {}'s job while {} {verb} still running it",
+                        period.0,
+                        others.join(" and ")
+                    );
+                    self.say(at, index, "duplicate_run", text);
+                } else if count > 1 {
+                    let text =
+                        format!("{instance} runs period {}'s job again: the earlier run did not finish", period.0);
+                    self.say(at, index, "rerun", text);
+                }
+                let facts = entry(&mut self.runs, run.0);
+                facts.working = Some(*period);
+            }
+            RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
+                // A run that ended writes no more: it no longer counts as a holder.
+                self.stop_holding(*run);
+                if matches!(phase, RunPhase::Aborted(_)) {
+                    self.left_half_rewritten(*run, at, index);
+                }
+                let facts = entry(&mut self.runs, run.0);
+                facts.working = None;
+                if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
+                    facts.gave_up_on_row = true;
+                }
+                if let RunPhase::Aborted(reason) = phase
+                    && *reason != AbortReason::ProcessDied
+                {
+                    let text = format!("{instance} stops its job: {}", abort_text(*reason));
+                    self.say(at, index, "run_aborted", text);
+                }
+            }
+            RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
+        }
+    }
+
+    /// The lock service granted the lock: to another while one still believed?
+    fn on_granted(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, token: &Option<Token>) {
+        self.set_holding(*run, Some(true), None);
+        if let Some((other, (_, other_token))) =
+            self.believers.iter().find(|(believer, (other_run, _))| *believer != instance && other_run != run)
+        {
+            let other_token = other_token.map(|token| format!(" (token {token})")).unwrap_or_default();
+            let text = format!(
+                "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
+            );
+            self.say(at, index, "lock_granted_to_another", text);
+        }
+        if let Some(token) = token {
+            self.token_holder.insert(*token, (*instance, *run));
+        }
+    }
+
+    /// The lock service took the lock back: under a holder that still believes?
+    fn on_revoked(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, reason: &RevokeReason) {
+        self.set_holding(*run, Some(false), None);
+        let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
+        match reason {
+            RevokeReason::DeletedByOther => {
+                let text = format!("a plain DEL from another run deleted {instance}'s lock while it was working");
+                self.say(at, index, "lock_deleted_by_other", text);
+            }
+            RevokeReason::Expired if still_believes => {
+                let text = format!("{instance}'s lock expired while {instance} still believes it holds it");
+                self.say(at, index, "lease_expired_under_holder", text);
+            }
+            RevokeReason::Forgotten if still_believes => {
+                let text = format!("the lock service forgot {instance}'s lock (keys lost) while {instance} holds it");
+                self.say(at, index, "lock_forgotten", text);
+            }
+            RevokeReason::Released
+            | RevokeReason::Expired
+            | RevokeReason::Forgotten
+            | RevokeReason::TransactionEnded => {}
+        }
+    }
+
+    /// An instance came to believe it holds the lock, or stopped: overlaps and reused tokens.
+    fn on_belief(
+        &mut self,
+        at: u64,
+        index: u32,
+        instance: &InstanceId,
+        run: &RunId,
+        holds: &bool,
+        token: &Option<Token>,
+    ) {
+        self.set_holding(*run, None, Some(*holds));
+        if *holds {
+            if let Some(token) = token
+                && !self.run(*run).redelivered
+            {
+                match self.token_holder.get(token) {
+                    Some((other, other_run)) if other_run != run => {
+                        let text = format!(
+                            "token {token} is handed out twice: to {other} and now to {instance}; the counter went back"
+                        );
+                        self.say(at, index, "token_reused", text);
+                    }
+                    _ => {}
+                }
+                self.token_holder.insert(*token, (*instance, *run));
+            }
+            self.believers.insert(*instance, (*run, *token));
+            if self.believers.len() == 2 {
+                let names: Vec<String> = self.believers.keys().map(ToString::to_string).collect();
+                let text = format!("{} both believe they hold the lock", names.join(" and "));
+                self.say(at, index, "overlap", text);
+            }
+        } else if self.believers.get(instance).is_some_and(|(believed, _)| believed == run) {
+            self.believers.remove(instance);
+        }
+    }
+
+    /// A chunk upload: accepted (stale, unfenced, going back in time) or refused by its token.
+    fn on_put(&mut self, at: u64, index: u32, put: &EventKind) {
+        let EventKind::Put { instance, run, period, report, chunk, own_object, token, outcome } = put else {
+            return;
+        };
+        match outcome {
+            PutOutcome::Accepted => {
+                entry(&mut self.periods, period.0).puts += 1;
+                if *own_object {
+                    return;
+                }
+                match self.chunk_writer.iter_mut().find(|(of, at, _)| of == report && at == chunk) {
+                    Some(written) => written.2 = *run,
+                    None => self.chunk_writer.push((*report, *chunk, *run)),
+                }
+                entry(&mut self.runs, run.0).wrote_to = Some(*report);
+                if token.is_none() || !self.world.storage_checks_tokens {
+                    let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
+                    self.unfenced(at, index, *run, what);
+                }
+                if let Some(newer) = self.goes_back(*report, *run) {
+                    let text = self.went_back(*report, *run, newer, &format!("chunk {chunk}"), *token);
+                    self.damage(*report, at, index, "report_went_back", text);
+                }
+                if let Some(later) = self.applied(Object::Chunk(*report, *chunk), *run) {
+                    self.metrics.stale_writes_accepted += 1;
+                    let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
+                    let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
+                    let text = format!(
+                        "storage accepted a stale write: {instance}'s chunk {chunk}{token} overwrote {later_who}'s newer one"
+                    );
+                    self.say(at, index, "stale_write_accepted", text);
+                }
+            }
+            PutOutcome::Rejected(highest) => {
+                self.metrics.stale_writes_rejected += 1;
+                let from =
+                    self.token_holder.get(highest).map(|(holder, _)| format!(" from {holder}")).unwrap_or_default();
+                let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+                let text = format!(
+                    "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
+                );
+                self.say(at, index, "stale_write_rejected", text);
+            }
+        }
+    }
+
+    /// A report row took effect: completion, unfenced or stale, or an in-doubt commit.
+    fn on_row_applied(
+        &mut self,
+        at: u64,
+        index: u32,
+        period: &Period,
+        report: &ReportOf,
+        run: &RunId,
+        token: &Option<Token>,
+    ) {
+        entry(&mut self.periods, period.0).report_done_ms.get_or_insert(at);
+        // A row is fenced by its token, by the unique key it is inserted
+        // under, or by being committed in the transaction that holds the row lock.
+        let fenced = token.is_some()
+            || self.strategy == StrategyId::UniqueInsert
+            || (self.strategy == StrategyId::DbLock && !self.run(*run).redelivered);
+        if !fenced {
+            self.unfenced(at, index, *run, WriteKind::Row { report: *report });
+        }
+        self.completed(*report, *run, *token, at, index);
+        if self.run(*run).gave_up_on_row {
+            let text = format!(
+                "{}'s report row for period {} lands after {} gave up on it: an in-doubt commit; another run may already be redoing the report",
+                self.who(*run),
+                period.0,
+                self.who(*run)
+            );
+            self.say(at, index, "in_doubt_commit", text);
+        }
+        if let Some(later) = self.applied(Object::Row(*report), *run) {
+            self.metrics.stale_writes_accepted += 1;
+            let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
+            let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
+            let text = format!(
+                "the database accepted a stale report row from {}{token} over {later_who}'s newer one",
+                self.who(*run)
+            );
+            self.say(at, index, "stale_write_accepted", text);
         }
     }
 

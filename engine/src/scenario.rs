@@ -201,6 +201,69 @@ impl StrategyId {
         }
     }
 
+    /// The strategies in the order the lab's picker shows them: the quiz's
+    /// options A–D, then the naive baseline and the consensus lease. Sized
+    /// by [`StrategyId::ALL`], so a new strategy must be placed here.
+    pub const PICKER_ORDER: [StrategyId; StrategyId::ALL.len()] = [
+        StrategyId::Fencing,
+        StrategyId::Redlock,
+        StrategyId::DbLock,
+        StrategyId::UniqueInsert,
+        StrategyId::Naive,
+        StrategyId::Consensus,
+    ];
+
+    /// The mark beside its name in the picker: its quiz letter, `0` for the
+    /// seed's own lock, `∗` for one the post does not offer.
+    pub fn badge(self) -> char {
+        match self {
+            StrategyId::Naive => '0',
+            StrategyId::Consensus => '∗',
+            StrategyId::Fencing | StrategyId::Redlock | StrategyId::DbLock | StrategyId::UniqueInsert => {
+                self.quiz_letter().unwrap_or('∗')
+            }
+        }
+    }
+
+    /// Its name in a few words, for the picker.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            StrategyId::Fencing => "Fencing token",
+            StrategyId::Redlock => "Redlock",
+            StrategyId::DbLock => "SELECT FOR UPDATE",
+            StrategyId::UniqueInsert => "Unique key, no lock",
+            StrategyId::Naive => "Naive baseline",
+            StrategyId::Consensus => "Consensus lease",
+        }
+    }
+
+    /// `title` labelled as the lab shows a strategy: "A · …" for a quiz
+    /// option, "Baseline · …" for the seed's lock, else the title alone.
+    pub fn labelled(self, title: &str) -> String {
+        match (self, self.quiz_letter()) {
+            (_, Some(letter)) => format!("{letter} · {title}"),
+            (StrategyId::Naive, None) => format!("Baseline · {title}"),
+            (
+                StrategyId::Fencing
+                | StrategyId::Redlock
+                | StrategyId::DbLock
+                | StrategyId::UniqueInsert
+                | StrategyId::Consensus,
+                None,
+            ) => title.to_owned(),
+        }
+    }
+
+    /// Where its lock lives, as a fault target names it: what "partition
+    /// from the lock" cuts.
+    pub fn lock_service(self) -> &'static str {
+        match self {
+            StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock => "redis",
+            StrategyId::DbLock | StrategyId::UniqueInsert => "db",
+            StrategyId::Consensus => "consensus",
+        }
+    }
+
     /// A short name for people.
     pub fn title(self) -> &'static str {
         match self {
@@ -275,6 +338,38 @@ impl StrategySettings {
             | StrategySettings::DbLock(_)
             | StrategySettings::UniqueInsert
             | StrategySettings::Consensus(_) => 1,
+        }
+    }
+
+    /// The parties that hold its lock in `world`: Redlock's nodes, the one
+    /// Redis node (and its replica, where the world has one), the consensus
+    /// store, or none where the lock is the database's or there is none.
+    pub fn lock_parties(&self, world: &World) -> Vec<Party> {
+        match self {
+            StrategySettings::Redlock(redlock) => {
+                (0..redlock.nodes).map(|node| Party::Redis(RedisNodeId(node))).collect()
+            }
+            StrategySettings::Naive(_) | StrategySettings::Fencing(_) => {
+                let mut parties = vec![Party::Redis(RedisNodeId(0))];
+                if world.redis_replica {
+                    parties.push(Party::RedisReplica);
+                }
+                parties
+            }
+            StrategySettings::Consensus(_) => vec![Party::Consensus],
+            StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => Vec::new(),
+        }
+    }
+
+    /// Its settings as a scenario writes them; `None` for a strategy that
+    /// has none.
+    pub fn to_json(&self) -> Option<String> {
+        match self {
+            StrategySettings::Naive(naive) => serde_json::to_string(naive).ok(),
+            StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_string(lease).ok(),
+            StrategySettings::Redlock(redlock) => serde_json::to_string(redlock).ok(),
+            StrategySettings::DbLock(db_lock) => serde_json::to_string(db_lock).ok(),
+            StrategySettings::UniqueInsert => None,
         }
     }
 
@@ -452,18 +547,26 @@ impl Serialize for Target {
     }
 }
 
+impl Target {
+    /// A target by the name a scenario gives it: `holder`, `redis` (every
+    /// Redis node) or a party's name.
+    pub fn parse(name: &str) -> Option<Target> {
+        match name {
+            "redis" => Some(Target::AllRedis),
+            "holder" => Some(Target::Holder),
+            _ => Party::parse(name).map(Target::Party),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Target {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         crate::ids::deserialize_name(deserializer, |name| {
-            match name {
-            "redis" => Ok(Target::AllRedis),
-            "holder" => Ok(Target::Holder),
-            _ => Party::parse(name).map(Target::Party).ok_or_else(|| {
+            Target::parse(name).ok_or_else(|| {
                 format!(
                     "unknown party `{name}`, expected an instance a…h, redis-1…redis-5, redis-1-replica, redis, db, storage, slack, consensus or holder"
                 )
-            }),
-        }
+            })
         })
     }
 }
@@ -496,6 +599,34 @@ macro_rules! faults {
         #[cfg(test)]
         const FAULT_VARIANTS: [&str; FAULT_KIND_COUNT] = [$( stringify!($variant) ),*];
 
+        impl Fault {
+            /// The fields of this fault besides `kind`, in the order its kind
+            /// declares them (`at_ms` first), each with its value: what the
+            /// lab's fault script edits, so a new kind's fields reach it from
+            /// this list alone.
+            pub fn fields(&self) -> Vec<(&'static str, FieldValue)> {
+                match self {
+                    $( Fault::$variant { $( $field ),* } => vec![$( (stringify!($field), FaultField::value($field)) ),*] ),*
+                }
+            }
+
+            /// This fault with its field `name` set to `value`; `None` when
+            /// the kind has no such field or the value is of another type.
+            /// Ranges are the scenario's validation's to check.
+            pub fn with_field(&self, name: &str, value: FieldValue) -> Option<Fault> {
+                let mut fault = self.clone();
+                match &mut fault {
+                    $( Fault::$variant { $( $field ),* } => {
+                        $( if name == stringify!($field) {
+                            *$field = FaultField::from_value(value)?;
+                            return Some(fault);
+                        } )*
+                        None
+                    } ),*
+                }
+            }
+        }
+
         impl From<FaultByKind> for Fault {
             fn from(fault: FaultByKind) -> Fault {
                 match fault {
@@ -523,6 +654,56 @@ macro_rules! faults {
                 .map(|(field, _)| (*field).to_owned())
         }
     };
+}
+
+/// A fault field's value, by the type the field has: what an editor shows
+/// and reads back. Every field type of [`Fault`] is one of these
+/// ([`FaultField`]), so a new kind needs none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FieldValue {
+    /// Milliseconds (a time, a duration).
+    Ms(u64),
+    /// Milliseconds, or none (a restart that never comes).
+    OptionalMs(Option<u64>),
+    /// A signed whole number (a clock's jump, a drift in ppm).
+    Signed(i64),
+    /// A decimal (a slow-down factor).
+    Decimal(f64),
+    Flag(bool),
+    Party(Target),
+    /// Two parties (a partition's sides).
+    Parties([Target; 2]),
+}
+
+/// A type a fault's field can have, and how it is a [`FieldValue`].
+pub trait FaultField: Sized {
+    fn value(&self) -> FieldValue;
+    fn from_value(value: FieldValue) -> Option<Self>;
+}
+
+/// Implements [`FaultField`] for a type held by one [`FieldValue`] variant.
+macro_rules! fault_field {
+    ($( $type:ty => $variant:ident ),* $(,)?) => {
+        $( impl FaultField for $type {
+            fn value(&self) -> FieldValue {
+                FieldValue::$variant(*self)
+            }
+            fn from_value(value: FieldValue) -> Option<Self> {
+                // Only this type's own variant carries it.
+                if let FieldValue::$variant(inner) = value { Some(inner) } else { None }
+            }
+        } )*
+    };
+}
+
+fault_field! {
+    u64 => Ms,
+    Option<u64> => OptionalMs,
+    i64 => Signed,
+    f64 => Decimal,
+    bool => Flag,
+    Target => Party,
+    [Target; 2] => Parties,
 }
 
 /// Whether a JSON value reads as a `T`.
@@ -736,6 +917,23 @@ impl Fault {
             Fault::NetworkDelay { from, to, .. } => *from == Target::Holder || *to == Target::Holder,
             Fault::Partition { between, .. } => between.contains(&Target::Holder),
             Fault::ConsensusLeaderLoss { .. } | Fault::DbSlow { .. } => false,
+        }
+    }
+
+    /// How long a fault on the network lasts (a partition, a delay); `None`
+    /// for any other fault.
+    pub fn network_duration_ms(&self) -> Option<u64> {
+        match self {
+            Fault::NetworkDelay { duration_ms, .. } | Fault::Partition { duration_ms, .. } => Some(*duration_ms),
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => None,
         }
     }
 
@@ -1488,6 +1686,23 @@ mod tests {
             error,
             format!("name: is {} characters long; at most {MAX_NAME_CHARS} are allowed", MAX_NAME_CHARS + 1)
         );
+    }
+
+    #[test]
+    fn every_fault_field_is_listed_and_set_by_name() {
+        for kind in FAULT_KINDS {
+            let fault = Fault::template(kind, 1_000).expect("a template per kind");
+            let fields = fault.fields();
+            assert_eq!(fields.first(), Some(&("at_ms", FieldValue::Ms(1_000))), "{kind}: at_ms first");
+            for (name, value) in &fields {
+                assert_eq!(fault.with_field(name, *value).as_ref(), Some(&fault), "{kind}.{name} set to itself");
+            }
+            assert_eq!(fault.with_field("nothing", FieldValue::Ms(1)), None, "{kind} has no such field");
+        }
+        let pause = Fault::template("gc_pause", 0).expect("a kind");
+        let longer = pause.with_field("duration_ms", FieldValue::Ms(5_000)).expect("a duration");
+        assert_eq!(longer.fields()[2], ("duration_ms", FieldValue::Ms(5_000)));
+        assert_eq!(pause.with_field("duration_ms", FieldValue::Flag(true)), None, "a flag is not a duration");
     }
 
     #[test]

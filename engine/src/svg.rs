@@ -347,7 +347,8 @@ pub fn lanes(timeline: &Timeline, report: &StrategyReport, clock_origin: &str, c
     svg.finish()
 }
 
-/// Draws the marks of the lanes into `svg`, in the drawing's own units.
+/// Draws the marks of the lanes into `svg`, in the drawing's own units: the
+/// overlap bands first, under everything, then each row top to bottom.
 fn marks(
     svg: &mut Svg,
     timeline: &Timeline,
@@ -365,16 +366,62 @@ fn marks(
         .collect();
     let hatch = format!("hatch-{}{}", timeline.strategy.name(), if compact { "-small" } else { "" });
     let reused = reused_tokens(timeline);
+    let lane = Lane {
+        timeline,
+        geometry,
+        narrow,
+        compact,
+        hatch: &hatch,
+        reused: &reused,
+        stale_events: &stale_events,
+        clock_origin,
+    };
     svg.raw(format_args!(
         "<defs><pattern id=\"{hatch}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
          <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" class=\"hatch-line\"/></pattern></defs>"
     ));
     let all_rows = rows(timeline, compact);
-    // The overlap bands go first, under everything, across the instance lanes.
+    overlap_bands(svg, &lane, &all_rows);
+    let mut y = 0.0;
+    for row in &all_rows {
+        let height = row.height(compact);
+        match row {
+            Row::Axis => axis_row(svg, &lane, y),
+            Row::Faults => faults_row(svg, &lane, y, height),
+            Row::Overlap => overlap_labels(svg, &lane, y, height),
+            Row::Instance(instance) => instance_row(svg, &lane, instance, y, height),
+            Row::Holder(resource) => holder_row(svg, &lane, resource, y, height),
+            Row::Storage | Row::Rows => writes_row(svg, &lane, row, y, height),
+            Row::Slack => slack_row(svg, &lane, y, height),
+        }
+        y += height;
+    }
+}
+
+/// What drawing a row needs besides its place: the run's timeline and the
+/// drawing's layout, and what is worked out once for every row.
+struct Lane<'a> {
+    timeline: &'a Timeline,
+    geometry: &'a Geometry,
+    narrow: bool,
+    compact: bool,
+    /// The id of the hatch pattern a pause is filled with.
+    hatch: &'a str,
+    /// Tokens the lock service handed to more than one run.
+    reused: &'a [Token],
+    /// The events of stale writes that were accepted.
+    stale_events: &'a [u32],
+    clock_origin: &'a str,
+}
+
+/// The stretches where two or more believed they held the lock, as bands
+/// across every instance's lane.
+fn overlap_bands(svg: &mut Svg, lane: &Lane<'_>, all_rows: &[Row]) {
+    let (timeline, geometry, compact) = (lane.timeline, lane.geometry, lane.compact);
     let mut top = 0.0;
     let mut instances_from = None;
     let mut instances_to = 0.0;
-    for row in &all_rows {
+    for row in all_rows {
         if let Row::Instance(_) = row {
             instances_from.get_or_insert(top);
             instances_to = top + row.height(compact);
@@ -395,227 +442,216 @@ fn marks(
             svg.raw(format_args!("</g>"));
         }
     }
-    let right = geometry.gutter + geometry.plot;
-    let mut y = 0.0;
-    for row in &all_rows {
-        let height = row.height(compact);
-        match row {
-            Row::Axis => {
-                if !compact {
-                    let step = tick_step_ms(geometry.duration_ms, if narrow { 5 } else { 10 });
-                    let mut at = 0;
-                    while at <= geometry.duration_ms {
-                        let x = geometry.x(at);
-                        let text = if step >= 60_000 {
-                            format::wall_minute(clock_origin, i64::try_from(at).unwrap_or(0))
-                        } else {
-                            format::elapsed(at).trim_end_matches(".000").to_owned()
-                        };
-                        svg.line("tick", x, y + 28.0, x, geometry.height);
-                        svg.text(x, y + 25.0, "axis-label", Some("middle"), &text);
-                        at += step;
-                    }
-                }
-            }
-            Row::Faults => {
-                if !compact {
-                    svg.text(4.0, y + 15.0, "lane-label", None, if narrow { "fault" } else { "faults" });
-                }
-                // Labels that would run into the one before go up a line, or stay a bare ⚡.
-                let mut line_ends = [f64::MIN; 2];
-                for mark in &timeline.faults {
-                    let x = geometry.x(mark.at_ms);
-                    let title = if mark.targets.is_empty() {
-                        format!(
-                            "{}: {} — nothing to strike, so it did nothing",
-                            format::t_label(mark.at_ms),
-                            mark.fault
-                        )
-                    } else {
-                        let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
-                        format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
-                    };
-                    svg.raw(format_args!(
-                        "<g class=\"fault-mark\" data-event=\"{}\"><title>{}</title>",
-                        mark.event,
-                        Esc(&title)
-                    ));
-                    svg.line("", x, y, x, geometry.height);
-                    let full = format!("⚡ {}", short_fault(&mark.fault));
-                    let width = full.chars().count() as f64 * geometry.font * 0.62;
-                    let line = line_ends.iter().position(|end| *end < x);
-                    let (text, line) = match (compact, line) {
-                        (false, Some(line)) => (full, line),
-                        _ => ("⚡".to_owned(), 0),
-                    };
-                    if text.len() > 4 {
-                        line_ends[line] = x + width;
-                    }
-                    let line_y = y + height - 6.0 - 10.0 * line as f64;
-                    svg.text(x + 2.0, line_y, "", None, &text);
-                    svg.raw(format_args!("</g>"));
-                }
-            }
-            Row::Overlap => {
-                // Each label fits its band and stops short of the next fault
-                // line or band: the longest wording that fits, or none.
-                for (index, span) in timeline.overlaps.iter().enumerate() {
-                    let x = geometry.x(span.from_ms);
-                    let next_band = timeline.overlaps.get(index + 1).map_or(span.to_ms, |next| next.from_ms);
-                    // Fault marks are in time order: the first one after the band's start.
-                    let next_fault = timeline
-                        .faults
-                        .iter()
-                        .find(|mark| mark.at_ms > span.from_ms)
-                        .map_or(span.to_ms, |mark| mark.at_ms);
-                    let end_ms = span.to_ms.min(next_band).min(next_fault);
-                    let room = geometry.x(end_ms).max(x + 14.0) - x - 4.0;
-                    let fits = |text: &str| text.chars().count() as f64 * geometry.font * 0.6 <= room;
-                    if let Some(text) = ["⚠ two believe they hold it", "⚠ two believe", "⚠ two", "⚠"]
-                        .into_iter()
-                        .find(|text| fits(text))
-                    {
-                        svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
-                    }
-                }
-            }
-            Row::Instance(instance) => {
-                let class = instance_class(*instance);
-                let (belief_y, belief_h, grant_y, grant_h) =
-                    if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
-                svg.line("lane-rule", 0.0, y + height, right, y + height);
-                svg.text(4.0, belief_y + belief_h - 3.0, "lane-label strong", None, &instance.to_string());
-                if !compact && !narrow {
-                    svg.text(18.0, belief_y + belief_h - 3.0, "lane-sub", None, "believes");
-                    svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
-                }
-                for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
-                    let x = geometry.x(span.span.from_ms);
-                    let width = geometry.x(span.span.to_ms) - x;
-                    let kind = match span.state {
-                        ProcessKind::Paused => "paused",
-                        ProcessKind::Dead | ProcessKind::HostLost => "dead",
-                        ProcessKind::Running => "running",
-                    };
-                    let title = format!(
-                        "{instance}: {} from {} to {}",
-                        span.state.label(),
-                        format::t_label(span.span.from_ms),
-                        format::t_label(span.span.to_ms)
-                    );
-                    let fill = if kind == "paused" { format!(" fill=\"url(#{hatch})\"") } else { String::new() };
-                    svg.raw(format_args!(
-                        "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
-                        Num(x),
-                        Num(y + 1.0),
-                        Num(width.max(1.0)),
-                        Num(height - 2.0),
-                        Esc(&title)
-                    ));
-                    if !compact && width > 30.0 {
-                        svg.text(x + 3.0, y + height - 3.0, "process-label", None, span.state.label());
-                    }
-                }
-                for span in timeline.beliefs_of(*instance) {
-                    let x = geometry.x(span.span.from_ms);
-                    let width = geometry.x(span.span.to_ms) - x;
-                    let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
-                    let title = format!(
-                        "{instance} believes it holds the lock{token} ({}, {} → {})",
-                        span.run,
-                        format::t_label(span.span.from_ms),
-                        format::t_label(span.span.to_ms)
-                    );
-                    svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
-                    let twice = span.token.is_some_and(|token| reused.contains(&token));
-                    if !compact && width > 34.0 {
-                        let text = match span.token {
-                            Some(token) if twice && width > 110.0 => format!("tok {token} ⚠ handed out twice"),
-                            Some(token) if twice => format!("tok {token} ⚠"),
-                            Some(token) => format!("tok {token}"),
-                            None => "holds".to_owned(),
-                        };
-                        svg.text(x + 3.0, belief_y + belief_h - 4.0, "bar-label", None, &text);
-                    }
-                }
-                for span in timeline.grants_of(*instance) {
-                    let x = geometry.x(span.span.from_ms);
-                    let width = geometry.x(span.span.to_ms) - x;
-                    let title = format!(
-                        "the lock service counts {instance} as holder ({}, {} → {})",
-                        span.run,
-                        format::t_label(span.span.from_ms),
-                        format::t_label(span.span.to_ms)
-                    );
-                    svg.rect(&format!("grant {class}"), x, grant_y, width, grant_h, &title);
-                }
-            }
-            Row::Holder(resource) => {
-                let label_class = if compact { "lane-label tiny" } else { "lane-label" };
-                svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
-                for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
-                    let x = geometry.x(span.span.from_ms);
-                    let width = geometry.x(span.span.to_ms) - x;
-                    let title = format!(
-                        "{} held by {} from {} to {}",
-                        resource_label(*resource, false),
-                        span.holder,
-                        format::t_label(span.span.from_ms),
-                        format::t_label(span.span.to_ms)
-                    );
-                    svg.rect(
-                        &format!("holder {}", instance_class(span.holder)),
-                        x,
-                        y + 2.0,
-                        width,
-                        height - 4.0,
-                        &title,
-                    );
-                    if !compact && width > 12.0 {
-                        svg.text(x + 2.0, y + height - 5.0, "holder-label", None, &span.holder.to_string());
-                    }
-                }
-            }
-            Row::Storage | Row::Rows => {
-                let storage = *row == Row::Storage;
-                let label = match (storage, narrow) {
-                    (true, false) => "storage",
-                    (true, true) => "store",
-                    (false, false) => "db rows",
-                    (false, true) => "rows",
-                };
-                svg.text(4.0, y + height - 6.0, "lane-label", None, label);
-                let mut label_end = f64::MIN;
-                for write in timeline
-                    .writes
-                    .iter()
-                    .filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage)
-                {
-                    let stale = stale_events.contains(&write.event);
-                    let at = (geometry.x(write.at_ms), y + height - 5.0);
-                    write_mark(svg, write, at, stale, geometry, &mut label_end);
-                }
-            }
-            Row::Slack => {
-                svg.text(4.0, y + height - 5.0, "lane-label", None, "slack");
-                for post in &timeline.posts {
-                    let title = format!(
-                        "{}: {} posts period {}'s report to Slack",
-                        format::t_label(post.at_ms),
-                        post.instance,
-                        post.period.0
-                    );
-                    svg.raw(format_args!(
-                        "<g class=\"post {}\"><title>{}</title>",
-                        instance_class(post.instance),
-                        Esc(&title)
-                    ));
-                    svg.text(geometry.x(post.at_ms), y + height - 5.0, "", Some("middle"), "✉");
-                    svg.raw(format_args!("</g>"));
-                }
-            }
+}
+
+/// The time axis: ticks, labelled by the wall clock when they are minutes apart.
+fn axis_row(svg: &mut Svg, lane: &Lane<'_>, y: f64) {
+    let (geometry, narrow, compact, clock_origin) = (lane.geometry, lane.narrow, lane.compact, lane.clock_origin);
+    if !compact {
+        let step = tick_step_ms(geometry.duration_ms, if narrow { 5 } else { 10 });
+        let mut at = 0;
+        while at <= geometry.duration_ms {
+            let x = geometry.x(at);
+            let text = if step >= 60_000 {
+                format::wall_minute(clock_origin, i64::try_from(at).unwrap_or(0))
+            } else {
+                format::elapsed(at).trim_end_matches(".000").to_owned()
+            };
+            svg.line("tick", x, y + 28.0, x, geometry.height);
+            svg.text(x, y + 25.0, "axis-label", Some("middle"), &text);
+            at += step;
         }
-        y += height;
+    }
+}
+
+/// The faults: a line down the drawing where each struck, and its words.
+fn faults_row(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
+    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.compact);
+    if !compact {
+        svg.text(4.0, y + 15.0, "lane-label", None, if narrow { "fault" } else { "faults" });
+    }
+    // Labels that would run into the one before go up a line, or stay a bare ⚡.
+    let mut line_ends = [f64::MIN; 2];
+    for mark in &timeline.faults {
+        let x = geometry.x(mark.at_ms);
+        let title = if mark.targets.is_empty() {
+            format!("{}: {} — nothing to strike, so it did nothing", format::t_label(mark.at_ms), mark.fault)
+        } else {
+            let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
+            format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
+        };
+        svg.raw(format_args!("<g class=\"fault-mark\" data-event=\"{}\"><title>{}</title>", mark.event, Esc(&title)));
+        svg.line("", x, y, x, geometry.height);
+        let full = format!("⚡ {}", short_fault(&mark.fault));
+        let width = full.chars().count() as f64 * geometry.font * 0.62;
+        let line = line_ends.iter().position(|end| *end < x);
+        let (text, line) = match (compact, line) {
+            (false, Some(line)) => (full, line),
+            _ => ("⚡".to_owned(), 0),
+        };
+        if text.len() > 4 {
+            line_ends[line] = x + width;
+        }
+        let line_y = y + height - 6.0 - 10.0 * line as f64;
+        svg.text(x + 2.0, line_y, "", None, &text);
+        svg.raw(format_args!("</g>"));
+    }
+}
+
+/// Labels over the stretches where two believed at once.
+fn overlap_labels(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
+    let (timeline, geometry) = (lane.timeline, lane.geometry);
+    // Each label fits its band and stops short of the next fault
+    // line or band: the longest wording that fits, or none.
+    for (index, span) in timeline.overlaps.iter().enumerate() {
+        let x = geometry.x(span.from_ms);
+        let next_band = timeline.overlaps.get(index + 1).map_or(span.to_ms, |next| next.from_ms);
+        // Fault marks are in time order: the first one after the band's start.
+        let next_fault =
+            timeline.faults.iter().find(|mark| mark.at_ms > span.from_ms).map_or(span.to_ms, |mark| mark.at_ms);
+        let end_ms = span.to_ms.min(next_band).min(next_fault);
+        let room = geometry.x(end_ms).max(x + 14.0) - x - 4.0;
+        let fits = |text: &str| text.chars().count() as f64 * geometry.font * 0.6 <= room;
+        if let Some(text) =
+            ["⚠ two believe they hold it", "⚠ two believe", "⚠ two", "⚠"].into_iter().find(|text| fits(text))
+        {
+            svg.text(x + 2.0, y + height - 3.0, "band-label", None, text);
+        }
+    }
+}
+
+/// An instance's lane: its process states, what it believed (with its
+/// token) and what the lock service granted it.
+fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, height: f64) {
+    let (timeline, geometry, narrow, compact, hatch, reused) =
+        (lane.timeline, lane.geometry, lane.narrow, lane.compact, lane.hatch, lane.reused);
+    let right = geometry.gutter + geometry.plot;
+    let class = instance_class(*instance);
+    let (belief_y, belief_h, grant_y, grant_h) =
+        if compact { (y + 3.0, 9.0, y + 14.0, 6.0) } else { (y + 5.0, 15.0, y + 24.0, 11.0) };
+    svg.line("lane-rule", 0.0, y + height, right, y + height);
+    svg.text(4.0, belief_y + belief_h - 3.0, "lane-label strong", None, &instance.to_string());
+    if !compact && !narrow {
+        svg.text(18.0, belief_y + belief_h - 3.0, "lane-sub", None, "believes");
+        svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
+    }
+    for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
+        let x = geometry.x(span.span.from_ms);
+        let width = geometry.x(span.span.to_ms) - x;
+        let kind = match span.state {
+            ProcessKind::Paused => "paused",
+            ProcessKind::Dead | ProcessKind::HostLost => "dead",
+            ProcessKind::Running => "running",
+        };
+        let title = format!(
+            "{instance}: {} from {} to {}",
+            span.state.label(),
+            format::t_label(span.span.from_ms),
+            format::t_label(span.span.to_ms)
+        );
+        let fill = if kind == "paused" { format!(" fill=\"url(#{hatch})\"") } else { String::new() };
+        svg.raw(format_args!(
+                "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+                Num(x),
+                Num(y + 1.0),
+                Num(width.max(1.0)),
+                Num(height - 2.0),
+                Esc(&title)
+            ));
+        if !compact && width > 30.0 {
+            svg.text(x + 3.0, y + height - 3.0, "process-label", None, span.state.label());
+        }
+    }
+    for span in timeline.beliefs_of(*instance) {
+        let x = geometry.x(span.span.from_ms);
+        let width = geometry.x(span.span.to_ms) - x;
+        let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
+        let title = format!(
+            "{instance} believes it holds the lock{token} ({}, {} → {})",
+            span.run,
+            format::t_label(span.span.from_ms),
+            format::t_label(span.span.to_ms)
+        );
+        svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
+        let twice = span.token.is_some_and(|token| reused.contains(&token));
+        if !compact && width > 34.0 {
+            let text = match span.token {
+                Some(token) if twice && width > 110.0 => format!("tok {token} ⚠ handed out twice"),
+                Some(token) if twice => format!("tok {token} ⚠"),
+                Some(token) => format!("tok {token}"),
+                None => "holds".to_owned(),
+            };
+            svg.text(x + 3.0, belief_y + belief_h - 4.0, "bar-label", None, &text);
+        }
+    }
+    for span in timeline.grants_of(*instance) {
+        let x = geometry.x(span.span.from_ms);
+        let width = geometry.x(span.span.to_ms) - x;
+        let title = format!(
+            "the lock service counts {instance} as holder ({}, {} → {})",
+            span.run,
+            format::t_label(span.span.from_ms),
+            format::t_label(span.span.to_ms)
+        );
+        svg.rect(&format!("grant {class}"), x, grant_y, width, grant_h, &title);
+    }
+}
+
+/// A resource's lane: who held it when.
+fn holder_row(svg: &mut Svg, lane: &Lane<'_>, resource: &Resource, y: f64, height: f64) {
+    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.compact);
+    let label_class = if compact { "lane-label tiny" } else { "lane-label" };
+    svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
+    for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
+        let x = geometry.x(span.span.from_ms);
+        let width = geometry.x(span.span.to_ms) - x;
+        let title = format!(
+            "{} held by {} from {} to {}",
+            resource_label(*resource, false),
+            span.holder,
+            format::t_label(span.span.from_ms),
+            format::t_label(span.span.to_ms)
+        );
+        svg.rect(&format!("holder {}", instance_class(span.holder)), x, y + 2.0, width, height - 4.0, &title);
+        if !compact && width > 12.0 {
+            svg.text(x + 2.0, y + height - 5.0, "holder-label", None, &span.holder.to_string());
+        }
+    }
+}
+
+/// The storage's or the report rows' lane: every write with its verdict.
+fn writes_row(svg: &mut Svg, lane: &Lane<'_>, row: &Row, y: f64, height: f64) {
+    let (timeline, geometry, narrow, stale_events) = (lane.timeline, lane.geometry, lane.narrow, lane.stale_events);
+    let storage = *row == Row::Storage;
+    let label = match (storage, narrow) {
+        (true, false) => "storage",
+        (true, true) => "store",
+        (false, false) => "db rows",
+        (false, true) => "rows",
+    };
+    svg.text(4.0, y + height - 6.0, "lane-label", None, label);
+    let mut label_end = f64::MIN;
+    for write in timeline.writes.iter().filter(|write| matches!(write.target, WriteTarget::Storage { .. }) == storage) {
+        let stale = stale_events.contains(&write.event);
+        let at = (geometry.x(write.at_ms), y + height - 5.0);
+        write_mark(svg, write, at, stale, geometry, &mut label_end);
+    }
+}
+
+/// Slack's lane: each post.
+fn slack_row(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
+    let (timeline, geometry) = (lane.timeline, lane.geometry);
+    svg.text(4.0, y + height - 5.0, "lane-label", None, "slack");
+    for post in &timeline.posts {
+        let title = format!(
+            "{}: {} posts period {}'s report to Slack",
+            format::t_label(post.at_ms),
+            post.instance,
+            post.period.0
+        );
+        svg.raw(format_args!("<g class=\"post {}\"><title>{}</title>", instance_class(post.instance), Esc(&title)));
+        svg.text(geometry.x(post.at_ms), y + height - 5.0, "", Some("middle"), "✉");
+        svg.raw(format_args!("</g>"));
     }
 }
 

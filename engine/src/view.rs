@@ -1218,29 +1218,11 @@ impl Timeline {
     }
 }
 
-/// The Redis nodes a strategy talks to.
+/// The Redis nodes a strategy talks to: the parties of its lock that are Redis.
 pub fn redis_nodes_of(scenario: &Scenario, strategy: StrategyId) -> Vec<Party> {
-    match strategy {
-        StrategyId::Redlock => {
-            let nodes = match scenario.settings_for(strategy) {
-                crate::scenario::StrategySettings::Redlock(settings) => settings.nodes,
-                crate::scenario::StrategySettings::Naive(_)
-                | crate::scenario::StrategySettings::Fencing(_)
-                | crate::scenario::StrategySettings::DbLock(_)
-                | crate::scenario::StrategySettings::UniqueInsert
-                | crate::scenario::StrategySettings::Consensus(_) => 5,
-            };
-            (0..nodes).map(|node| Party::Redis(RedisNodeId(node))).collect()
-        }
-        StrategyId::Naive | StrategyId::Fencing => {
-            let mut nodes = vec![Party::Redis(RedisNodeId(0))];
-            if scenario.world.redis_replica {
-                nodes.push(Party::RedisReplica);
-            }
-            nodes
-        }
-        StrategyId::DbLock | StrategyId::UniqueInsert | StrategyId::Consensus => Vec::new(),
-    }
+    let mut parties = scenario.settings_for(strategy).lock_parties(&scenario.world);
+    parties.retain(|party| matches!(party, Party::Redis(_) | Party::RedisReplica));
+    parties
 }
 
 struct SeriesBuilder {

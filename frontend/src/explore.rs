@@ -9,7 +9,7 @@
 //! and the callbacks of the root.
 
 use crate::effects::{LINK_PREFIX, WorkerLink, share_fragment};
-use crate::lab::{PICKER_ORDER, strategy_label, strategy_label_in};
+use crate::lab::{strategy_label, strategy_label_in};
 use crate::worker::{ExploreRequest, Request, Response};
 use locklab_engine::explore::{ExploreOptions, Goal};
 use locklab_engine::link::{LinkState, View};
@@ -251,14 +251,8 @@ fn settings_note(world: &Scenario, strategy: StrategyId) -> Option<String> {
     if settings == StrategySettings::default_for(strategy) {
         return None;
     }
-    let text = match &settings {
-        StrategySettings::Naive(naive) => serde_json::to_string(naive),
-        StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_string(lease),
-        StrategySettings::Redlock(redlock) => serde_json::to_string(redlock),
-        StrategySettings::DbLock(db_lock) => serde_json::to_string(db_lock),
-        StrategySettings::UniqueInsert => return None,
-    };
-    Some(format!("Here {strategy} is set to {}, not the seed's settings.", text.ok()?))
+    let text = settings.to_json()?;
+    Some(format!("Here {strategy} is set to {text}, not the seed's settings."))
 }
 
 /// The engine's option checks speak the command line's flags. The form's
@@ -336,7 +330,7 @@ pub fn explore_page() -> Html {
         Some(world) => strategy_label_in(world, strategy),
         None => strategy_label(strategy),
     };
-    let strategies = PICKER_ORDER.iter().map(|strategy| {
+    let strategies = StrategyId::PICKER_ORDER.iter().map(|strategy| {
         let strategy = *strategy;
         html! {
             <option value={strategy.name()} selected={strategy == request.strategy}>{ label(strategy) }</option>

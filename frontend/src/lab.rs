@@ -164,33 +164,38 @@ impl RunJob {
     }
 }
 
-/// A shared run whose equality is identity: components re-render only when
-/// the run itself was recomputed.
-#[derive(Clone, Debug)]
-pub struct RunRef(pub Rc<LabRun>);
+/// A shared value whose equality is identity: a state or a component's
+/// props compare it by pointer, so a page re-renders only when the value was
+/// made again (a recomputed run, a changed scenario), and comparing costs a
+/// pointer on every animation frame. States and props derive `PartialEq`
+/// over it.
+#[derive(Debug)]
+pub struct Shared<T>(pub Rc<T>);
 
-impl PartialEq for RunRef {
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Rc::clone(&self.0))
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl std::ops::Deref for RunRef {
-    type Target = LabRun;
-    fn deref(&self) -> &LabRun {
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
         &self.0
     }
 }
 
-/// The same scenario under all six strategies, for compare mode.
-#[derive(Clone, Debug)]
-pub struct CompareRuns(pub Rc<Vec<RunRef>>);
+/// A run, shared: components re-render only when it was recomputed.
+pub type RunRef = Shared<LabRun>;
 
-impl PartialEq for CompareRuns {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
+/// The same scenario under all six strategies, for compare mode.
+pub type CompareRuns = Shared<Vec<RunRef>>;
 
 /// Feeds the lab's fingerprint of a run: each event's time, kind and parties.
 /// Cheap, stable across platforms, and different whenever the timeline is.
@@ -206,34 +211,14 @@ fn fingerprint(hash: &mut Fnv1a, events: &[Event]) {
     }
 }
 
-/// The strategies in the order the picker shows them: the quiz options A–D,
-/// then the naive baseline and the consensus lease. Sized by the engine's
-/// list, so a new strategy must be placed here.
-pub const PICKER_ORDER: [StrategyId; StrategyId::ALL.len()] = [
-    StrategyId::Fencing,
-    StrategyId::Redlock,
-    StrategyId::DbLock,
-    StrategyId::UniqueInsert,
-    StrategyId::Naive,
-    StrategyId::Consensus,
-];
-
 /// "A · Fencing token", "Naive baseline", … as the picker and compare grid say it.
 pub fn strategy_label(strategy: StrategyId) -> String {
-    labelled(strategy, strategy.title())
+    strategy.labelled(strategy.title())
 }
 
 /// The same label with the title a scenario's settings give the strategy
 /// ("Baseline · SET NX EX 100" where the naive lock was shortened), for what
 /// shows one run: a verdict, a compare row, an embed's title.
 pub fn strategy_label_in(scenario: &Scenario, strategy: StrategyId) -> String {
-    labelled(strategy, &scenario.settings_for(strategy).title())
-}
-
-fn labelled(strategy: StrategyId, title: &str) -> String {
-    match strategy.quiz_letter() {
-        Some(letter) => format!("{letter} · {title}"),
-        None if strategy == StrategyId::Naive => format!("Baseline · {title}"),
-        None => title.to_owned(),
-    }
+    strategy.labelled(&scenario.settings_for(strategy).title())
 }

@@ -15,7 +15,7 @@ use crate::components::event_log::EventLog;
 use crate::components::timeline::Timeline;
 use crate::components::verdicts::{headline, liveness_badge, safety_badge};
 use crate::format;
-use crate::lab::{LabRun, RunRef};
+use crate::lab::{LabRun, RunRef, Shared};
 use crate::state::{Action, QUIET_KINDS, toggled};
 use locklab_engine::races::Agreement;
 use locklab_engine::report::StrategyReport;
@@ -83,7 +83,7 @@ pub fn read(text: &str, source: &str) -> Result<Shown, String> {
     let strategy = document.strategy;
     let run = LabRun::from_log(Rc::clone(&scenario), strategy, document.events);
     let twin = LabRun::compute(scenario, strategy);
-    Ok(Shown { source: source.to_owned(), live: document.live, run: RunRef(Rc::new(run)), twin: RunRef(Rc::new(twin)) })
+    Ok(Shown { source: source.to_owned(), live: document.live, run: Shared(Rc::new(run)), twin: Shared(Rc::new(twin)) })
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -11,7 +11,7 @@
 //! the page advances the job one slice per task (`effects::use_run_slices`)
 //! and the reducer adopts the result, or drops it on Stop.
 
-use crate::lab::{CompareRuns, LabRun, RunJob, RunRef};
+use crate::lab::{CompareRuns, LabRun, RunJob, RunRef, Shared};
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, StrategyId};
 use std::cell::RefCell;
@@ -94,15 +94,6 @@ pub enum InjectKind {
     DbSlow,
 }
 
-/// Where a run's lock lives: what "partition from the lock" cuts.
-pub fn lock_service(strategy: StrategyId) -> &'static str {
-    match strategy {
-        StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock => "redis",
-        StrategyId::DbLock | StrategyId::UniqueInsert => "db",
-        StrategyId::Consensus => "consensus",
-    }
-}
-
 /// Everything that can happen to the state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -149,11 +140,11 @@ pub enum Action {
 }
 
 /// Runs being computed a slice per frame, and what to show once they are done.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PendingRun {
     /// Tells this job's slices and answers from an earlier, replaced one's.
     pub id: u32,
-    pub job: Rc<RefCell<RunJob>>,
+    pub job: Shared<RefCell<RunJob>>,
     pub strategy: StrategyId,
     pub compare: bool,
     pub progress_permille: u32,
@@ -161,16 +152,13 @@ pub struct PendingRun {
     pub cursor_ms: Option<u64>,
 }
 
-impl PartialEq for PendingRun {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id && self.progress_permille == other.progress_permille
-    }
-}
-
-/// The lab's state.
-#[derive(Clone, Debug)]
+/// The lab's state. Equal when nothing the user sees could differ: the
+/// scenario, the runs and a pending job are compared by identity (a changed
+/// one is always made again), which is cheap enough for every animation
+/// frame.
+#[derive(Clone, Debug, PartialEq)]
 pub struct LabState {
-    pub scenario: Rc<Scenario>,
+    pub scenario: Shared<Scenario>,
     pub strategy: StrategyId,
     pub run: RunRef,
     /// Present while compare mode is on.
@@ -190,28 +178,6 @@ pub struct LabState {
     pub pending: Option<PendingRun>,
     /// The last [`PendingRun::id`] given.
     last_job: u32,
-}
-
-/// Equal when nothing the user sees could differ: the scenario is compared by
-/// identity (a changed scenario is always a new `Rc`), which is cheap enough
-/// to do on every animation frame.
-impl PartialEq for LabState {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.scenario, &other.scenario)
-            && self.strategy == other.strategy
-            && self.run == other.run
-            && self.compare == other.compare
-            && self.cursor_ms == other.cursor_ms
-            && self.playing == other.playing
-            && self.speed_ratio == other.speed_ratio
-            && self.hidden_parties == other.hidden_parties
-            && self.hidden_kinds == other.hidden_kinds
-            && self.inject == other.inject
-            && self.message == other.message
-            && self.narrow == other.narrow
-            && self.embed == other.embed
-            && self.pending == other.pending
-    }
 }
 
 impl LabState {
@@ -244,12 +210,12 @@ impl LabState {
 
     /// The state showing `runs` (one, or all six in compare mode).
     fn shown(runs: Vec<LabRun>, strategy: StrategyId, compare: bool) -> Option<LabState> {
-        let runs: Vec<RunRef> = runs.into_iter().map(|run| RunRef(Rc::new(run))).collect();
+        let runs: Vec<RunRef> = runs.into_iter().map(|run| Shared(Rc::new(run))).collect();
         let run = runs.iter().find(|run| run.strategy == strategy)?.clone();
         Some(LabState {
-            scenario: run.scenario.clone(),
+            scenario: Shared(Rc::clone(&run.scenario)),
             strategy,
-            compare: compare.then(|| CompareRuns(Rc::new(runs))),
+            compare: compare.then(|| Shared(Rc::new(runs))),
             run,
             cursor_ms: 0,
             playing: false,
@@ -278,7 +244,7 @@ impl LabState {
         self.pending = Some(PendingRun {
             id: self.last_job,
             progress_permille: job.progress_permille(),
-            job: Rc::new(RefCell::new(job)),
+            job: Shared(Rc::new(RefCell::new(job))),
             strategy,
             compare,
             cursor_ms: None,
@@ -350,10 +316,10 @@ impl LabState {
     fn inject(self, kind: InjectKind) -> LabState {
         let at_ms = self.cursor_ms;
         let params = self.inject.clone();
-        let Some(target) = parse_target(&params.target) else {
+        let Some(target) = Target::parse(&params.target) else {
             return self.error(format!("`{}` is not a party the lab knows", params.target));
         };
-        let service = || parse_target(lock_service(self.strategy)).unwrap_or(Target::AllRedis);
+        let service = || Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
         let db = Target::Party(locklab_engine::ids::Party::Db);
         let faults = match kind {
             InjectKind::OomKill | InjectKind::OomKillRestart => vec![Fault::OomKill {
@@ -429,7 +395,7 @@ impl LabState {
             let switching = self
                 .pending
                 .as_ref()
-                .is_some_and(|pending| Rc::ptr_eq(pending.job.borrow().scenario(), &self.scenario));
+                .is_some_and(|pending| Rc::ptr_eq(pending.job.borrow().scenario(), &self.scenario.0));
             if switching || self.pending.is_none() {
                 self.pending = None;
                 return self;
@@ -447,7 +413,7 @@ impl LabState {
             self.pending = None;
             return self;
         }
-        let scenario = self.scenario.clone();
+        let scenario = Rc::clone(&self.scenario.0);
         self.compute(scenario, strategy, false)
     }
 
@@ -477,15 +443,6 @@ fn changed(scenario: Scenario) -> Scenario {
 /// The strategies a view needs: the one shown, or all six to compare.
 fn wanted(strategy: StrategyId, compare: bool) -> Vec<StrategyId> {
     if compare { StrategyId::ALL.to_vec() } else { vec![strategy] }
-}
-
-/// Parses a fault target as the format writes it.
-pub fn parse_target(name: &str) -> Option<Target> {
-    match name {
-        "holder" => Some(Target::Holder),
-        "redis" => Some(Target::AllRedis),
-        _ => locklab_engine::ids::Party::parse(name).map(Target::Party),
-    }
 }
 
 /// The sorted set with `item` added, or removed if it was there.
@@ -575,7 +532,7 @@ impl Reducible for LabState {
                 }
             },
             Action::SetCompare(true) => {
-                let (scenario, strategy) = (state.scenario.clone(), state.strategy);
+                let (scenario, strategy) = (Rc::clone(&state.scenario.0), state.strategy);
                 state.compute(scenario, strategy, true)
             }
             Action::SetCompare(false) => LabState { compare: None, pending: None, ..state },

@@ -2,7 +2,7 @@
 //! Chromium: the reducer's rules, the pieces drawn from a run, the error
 //! panel, and the whole app mounted and clicked.
 
-use locklab_engine::{Scenario, StrategyId, builtin};
+use locklab_engine::{Fault, Scenario, StrategyId, builtin};
 use locklab_frontend::components::app::{App, AppProps};
 use locklab_frontend::effects::{Boot, link_state, restore};
 use locklab_frontend::lab::LabRun;
@@ -110,7 +110,11 @@ fn a_long_run_is_pending_while_the_lab_shows_the_run_it_had() {
     assert_eq!(done.scenario.name, "A busy day");
     assert_eq!(done.run.strategy, StrategyId::DbLock);
     assert!(done.run.log.len() > 700_000, "the whole day: {} events", done.run.log.len());
-    assert_eq!(done.run.digest, LabRun::compute(done.scenario.clone(), StrategyId::DbLock).digest, "sliced = whole");
+    assert_eq!(
+        done.run.digest,
+        LabRun::compute(Rc::clone(&done.scenario.0), StrategyId::DbLock).digest,
+        "sliced = whole"
+    );
     assert_eq!(done.cursor_ms, 60_000, "the cursor stays where it was put");
 }
 
@@ -174,9 +178,25 @@ fn stored_state_that_does_not_parse_is_reported() {
 }
 
 #[wasm_bindgen_test]
-fn typed_numbers_read_back() {
-    assert_eq!(format::parse_decimal("1.5"), Some(1.5));
-    assert_eq!(format::parse_decimal("1e3"), None);
+fn a_fault_field_reads_as_its_type_says() {
+    use locklab_engine::scenario::{FieldValue, Target};
+    use locklab_frontend::components::script::with_field;
+    let partition = Fault::template("partition", 5_000).expect("a kind");
+    let edited = with_field(&partition, "between[1]", "db").expect("a party");
+    let db = Target::parse("db").expect("a party");
+    assert_eq!(edited.fields()[1], ("between", FieldValue::Parties([Target::Holder, db])));
+    assert!(with_field(&partition, "between[1]", "z").unwrap_err().contains("unknown party `z`"));
+    assert!(with_field(&partition, "between[2]", "db").is_err(), "a pair has two");
+    let edited = with_field(&edited, "one_way", "true").expect("a checkbox");
+    assert!(edited.to_string().contains('→'), "one way: {edited}");
+    let slow = Fault::template("db_slow", 0).expect("a kind");
+    assert_eq!(with_field(&slow, "factor", "1.5").expect("a decimal").fields()[1].1, FieldValue::Decimal(1.5));
+    assert_eq!(with_field(&slow, "factor", "soon").unwrap_err(), "`soon` is not a number");
+    let oom = Fault::template("oom_kill", 0).expect("a kind");
+    assert_eq!(with_field(&oom, "restart_after_ms", "").expect("none").fields()[2].1, FieldValue::OptionalMs(None));
+    assert!(with_field(&oom, "restart_after_ms", "-5").is_err(), "a duration is not negative");
+    assert!(with_field(&oom, "ppm", "5").unwrap_err().contains("no field `ppm`"));
+    assert_eq!(format::parse_decimal("1e3"), None, "typed numbers are plain decimals");
 }
 
 #[wasm_bindgen_test]

@@ -56,6 +56,10 @@ impl<C: Context + ?Sized> Strategy<C> for ConsensusLease {
         };
         match (tag, reply) {
             (TAG_ACQUIRE, ConsensusReply::Acquired { lease, revision }) => {
+                // A run is granted at most once, and its token is the key's
+                // creation revision, which the store numbers from 1 up.
+                debug_assert!(held.token.is_none(), "run {} granted twice", cx.run());
+                debug_assert!(revision.0 > 0, "a revision counts from 1");
                 held.lease = Some(lease);
                 held.token = Some(revision);
                 let valid_until = held.sent_local_ms + ttl;

@@ -59,6 +59,11 @@ impl<C: Context + ?Sized> Strategy<C> for Fencing {
         };
         match (tag, reply) {
             (TAG_SET, Reply::Redis(RedisReply::Integer(value))) => {
+                // A run is granted at most once, and INCR counts from 1 (from
+                // 1 again after a restart that lost the counter: the token
+                // may repeat, but it is never 0 or negative).
+                debug_assert!(held.token.is_none(), "run {} granted twice", cx.run());
+                debug_assert!(value > 0, "INCR gave {value}");
                 held.holds = true;
                 let token = Token(value.unsigned_abs());
                 held.token = Some(token);

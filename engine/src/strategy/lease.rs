@@ -48,6 +48,8 @@ impl LeaseKeeper {
 
     /// A renewal succeeded: the lease now lasts until `valid_until_local_ms`.
     pub(crate) fn secured<C: Context + ?Sized>(&mut self, cx: &mut C, valid_until_local_ms: i64) {
+        // A renewal every 0 ms would renew in a loop that never lets time pass.
+        debug_assert!(self.renew_every_ms > 0, "a lease renewed every 0 ms");
         self.valid_until_local_ms = valid_until_local_ms;
         self.stop(cx);
         let remaining = u64::try_from(valid_until_local_ms - cx.local_now()).unwrap_or(0);

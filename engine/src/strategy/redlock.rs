@@ -56,8 +56,13 @@ impl Redlock {
         Redlock { settings, runs: RunMap::new() }
     }
 
+    /// A majority of the nodes: two majorities always share a node, which is
+    /// all that keeps two clients from both counting a quorum at one moment.
     fn quorum(&self) -> usize {
-        usize::from(self.settings.nodes) / 2 + 1
+        let nodes = usize::from(self.settings.nodes);
+        let quorum = nodes / 2 + 1;
+        debug_assert!(2 * quorum > nodes && quorum <= nodes, "{quorum} of {nodes} is not a majority");
+        quorum
     }
 
     /// `drift_factor × TTL + 2 ms`: the reference implementations' allowance
@@ -103,6 +108,7 @@ impl Redlock {
         let Some(attempt) = self.runs.get_mut(&cx.run()) else {
             return;
         };
+        debug_assert_eq!(attempt.votes.len(), usize::from(self.settings.nodes), "one vote per node");
         if attempt.votes.contains(&Vote::Waiting) {
             return;
         }

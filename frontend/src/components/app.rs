@@ -238,6 +238,7 @@ pub fn app(props: &AppProps) -> Html {
                         cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
                         instances={state.scenario.world.instances}
                         replica={state.scenario.world.redis_replica}
+                        lock_parties={state.scenario.settings_for(state.strategy).lock_parties(&state.scenario.world)}
                         dispatch={dispatch.clone()} />
                 </section>
                 { run_panels }

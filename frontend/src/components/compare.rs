@@ -7,7 +7,7 @@ use crate::components::verdicts::{
     EFFICIENCY_TITLE, badge_markup, liveness_badge, liveness_badge_parts, safety_badge, safety_badge_parts,
 };
 use crate::format;
-use crate::lab::{CompareRuns, PICKER_ORDER, RunRef, strategy_label_in};
+use crate::lab::{CompareRuns, RunRef, strategy_label_in};
 use crate::state::Action;
 use crate::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
@@ -24,7 +24,10 @@ pub struct CompareProps {
 }
 
 fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
-    PICKER_ORDER.iter().filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned()).collect()
+    StrategyId::PICKER_ORDER
+        .iter()
+        .filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned())
+        .collect()
 }
 
 #[function_component(CompareView)]

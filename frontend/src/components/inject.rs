@@ -9,9 +9,10 @@
 //! re-render gets its focus back.
 
 use crate::format;
-use crate::state::{Action, InjectKind, InjectParams, lock_service};
+use crate::state::{Action, InjectKind, InjectParams};
 use crate::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
+use locklab_engine::ids::Party;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -24,6 +25,8 @@ pub struct InjectProps {
     pub duration_ms: u64,
     pub instances: u8,
     pub replica: bool,
+    /// The parties of the strategy's lock in this world.
+    pub lock_parties: Vec<Party>,
     pub dispatch: Callback<Action>,
 }
 
@@ -82,23 +85,18 @@ const PARAMS: [(&str, Getter, Setter); 8] = [
     ),
 ];
 
-/// The parties a fault can be aimed at under a strategy, with their labels.
-fn targets(strategy: StrategyId, instances: u8, replica: bool) -> Vec<(String, String)> {
+/// The parties a fault can be aimed at, with their labels: the holder, the
+/// instances, the parties of the strategy's lock (the engine's
+/// `StrategySettings::lock_parties`) and the database.
+fn targets(instances: u8, lock_parties: &[Party]) -> Vec<(String, String)> {
     let mut targets = vec![("holder".to_owned(), "the lock holder".to_owned())];
     for index in 0..instances {
         let letter = char::from(b'a' + index).to_string();
         targets.push((letter.clone(), letter));
     }
-    match strategy {
-        StrategyId::Redlock => targets.extend((1..=5).map(|node| (format!("redis-{node}"), format!("redis-{node}")))),
-        StrategyId::Naive | StrategyId::Fencing => {
-            targets.push(("redis-1".to_owned(), "redis-1".to_owned()));
-            if replica {
-                targets.push(("redis-1-replica".to_owned(), "replica".to_owned()));
-            }
-        }
-        StrategyId::Consensus => targets.push(("consensus".to_owned(), "consensus".to_owned())),
-        StrategyId::DbLock | StrategyId::UniqueInsert => {}
+    for party in lock_parties {
+        let label = if *party == Party::RedisReplica { "replica".to_owned() } else { party.to_string() };
+        targets.push((party.to_string(), label));
     }
     targets.push(("db".to_owned(), "db".to_owned()));
     targets
@@ -150,15 +148,16 @@ fn form_markup(
     strategy: StrategyId,
     instances: u8,
     replica: bool,
+    lock_parties: &[Party],
     target: &str,
     inside: bool,
 ) -> String {
-    let service = lock_service(strategy);
+    let service = strategy.lock_service();
     let mut form = Form { svg: Svg::new(), params, disabled: if inside { "" } else { " disabled" } };
     form.svg.raw(format_args!(
         "<fieldset class=\"targets\"><legend>Strike</legend><div class=\"chips\" role=\"radiogroup\" aria-label=\"Strike\">"
     ));
-    for (name, text) in targets(strategy, instances, replica) {
+    for (name, text) in targets(instances, lock_parties) {
         let chosen = name == target;
         form.svg.raw(format_args!(
             "<label for=\"target-{name}\" class=\"chip radio-chip{}\"><input type=\"radio\" name=\"fault-target\" id=\"target-{name}\" value=\"{name}\" data-target=\"{name}\"{}><span>{}</span></label>",
@@ -260,7 +259,7 @@ fn closest(event: &Event, attribute: &str) -> Option<web_sys::Element> {
 #[function_component(InjectPanel)]
 pub fn inject_panel(props: &InjectProps) -> Html {
     let refocus: Rc<std::cell::RefCell<Option<String>>> = use_mut_ref(|| None);
-    let known = targets(props.strategy, props.instances, props.replica);
+    let known = targets(props.instances, &props.lock_parties);
     let target = if known.iter().any(|(name, _)| *name == props.params.target) {
         props.params.target.clone()
     } else {
@@ -269,9 +268,17 @@ pub fn inject_panel(props: &InjectProps) -> Html {
     let inside = props.cursor_ms < props.duration_ms;
     // The form changes with its inputs, not with the cursor: written once per change.
     let markup = use_memo(
-        (props.params.clone(), props.strategy, props.instances, props.replica, target.clone(), inside),
-        |(params, strategy, instances, replica, target, inside)| {
-            AttrValue::from(form_markup(params, *strategy, *instances, *replica, target, *inside))
+        (
+            props.params.clone(),
+            props.strategy,
+            props.instances,
+            props.replica,
+            props.lock_parties.clone(),
+            target.clone(),
+            inside,
+        ),
+        |(params, strategy, instances, replica, lock_parties, target, inside)| {
+            AttrValue::from(form_markup(params, *strategy, *instances, *replica, lock_parties, target, *inside))
         },
     );
 

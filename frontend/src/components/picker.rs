@@ -1,7 +1,6 @@
 //! The strategy picker: the quiz options A–D by letter and name, the naive
 //! baseline and the consensus lease, as one radio group (keys 1–6).
 
-use crate::lab::PICKER_ORDER;
 use crate::state::Action;
 use locklab_engine::StrategyId;
 use yew::prelude::*;
@@ -14,21 +13,9 @@ pub struct PickerProps {
 
 #[function_component(StrategyPicker)]
 pub fn strategy_picker(props: &PickerProps) -> Html {
-    let options = PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
+    let options = StrategyId::PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
         let strategy = *strategy;
-        let badge = match strategy.quiz_letter() {
-            Some(letter) => letter.to_string(),
-            None if strategy == StrategyId::Naive => "0".to_owned(),
-            None => "∗".to_owned(),
-        };
-        let short = match strategy {
-            StrategyId::Fencing => "Fencing token",
-            StrategyId::Redlock => "Redlock",
-            StrategyId::DbLock => "SELECT FOR UPDATE",
-            StrategyId::UniqueInsert => "Unique key, no lock",
-            StrategyId::Naive => "Naive baseline",
-            StrategyId::Consensus => "Consensus lease",
-        };
+        let (badge, short) = (strategy.badge(), strategy.short_title());
         let onchange = props.dispatch.reform(move |_: Event| Action::SelectStrategy(strategy));
         let id = format!("strategy-{}", strategy.name());
         let checked = strategy == props.selected;

@@ -10,7 +10,7 @@ use crate::format;
 use crate::lab::RunRef;
 use crate::state::{Action, Message, Tone};
 use crate::svg::{Esc, Svg};
-use locklab_engine::scenario::{FAULT_KINDS, Target};
+use locklab_engine::scenario::{FAULT_KINDS, FieldValue, Target};
 use locklab_engine::{Fault, builtin};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -29,161 +29,44 @@ pub struct ScriptProps {
     pub on_builtin: Callback<String>,
 }
 
-/// How a fault field is edited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FieldType {
-    Ms,
-    OptionalMs,
-    SignedMs,
-    Ppm,
-    Factor,
-    Party,
-    Bool,
-}
-
-/// The fields a fault's kind has besides `kind` and `at_ms`.
-fn fields_of(fault: &Fault) -> &'static [(&'static str, FieldType)] {
-    use Fault as F;
-    match fault {
-        F::GcPause { .. } => &[("target", FieldType::Party), ("duration_ms", FieldType::Ms)],
-        F::OomKill { .. } | F::HostLoss { .. } => {
-            &[("target", FieldType::Party), ("restart_after_ms", FieldType::OptionalMs)]
-        }
-        F::ClockJump { .. } => &[("target", FieldType::Party), ("by_ms", FieldType::SignedMs)],
-        F::ClockDrift { .. } => &[("target", FieldType::Party), ("ppm", FieldType::Ppm)],
-        F::NetworkDelay { .. } => &[
-            ("from", FieldType::Party),
-            ("to", FieldType::Party),
-            ("extra_ms", FieldType::Ms),
-            ("duration_ms", FieldType::Ms),
-        ],
-        F::Partition { .. } => &[
-            ("between[0]", FieldType::Party),
-            ("between[1]", FieldType::Party),
-            ("duration_ms", FieldType::Ms),
-            ("one_way", FieldType::Bool),
-        ],
-        F::RedisRestart { .. } => &[("target", FieldType::Party), ("down_ms", FieldType::Ms)],
-        F::RedisFailover { .. } => &[("target", FieldType::Party)],
-        F::DbSlow { .. } => &[("factor", FieldType::Factor), ("duration_ms", FieldType::Ms)],
-        F::ConsensusLeaderLoss { .. } => &[],
-    }
-}
-
-/// The text a field's input shows.
-fn field_text(fault: &Fault, name: &str) -> String {
-    use Fault as F;
-    match (fault, name) {
-        (
-            F::GcPause { target, .. }
-            | F::OomKill { target, .. }
-            | F::HostLoss { target, .. }
-            | F::ClockJump { target, .. }
-            | F::ClockDrift { target, .. }
-            | F::RedisRestart { target, .. }
-            | F::RedisFailover { target, .. },
-            "target",
-        ) => target.to_string(),
-        (
-            F::GcPause { duration_ms, .. }
-            | F::NetworkDelay { duration_ms, .. }
-            | F::Partition { duration_ms, .. }
-            | F::DbSlow { duration_ms, .. },
-            "duration_ms",
-        ) => duration_ms.to_string(),
-        (F::OomKill { restart_after_ms, .. } | F::HostLoss { restart_after_ms, .. }, "restart_after_ms") => {
-            restart_after_ms.map(|after| after.to_string()).unwrap_or_default()
-        }
-        (F::ClockJump { by_ms, .. }, "by_ms") => by_ms.to_string(),
-        (F::ClockDrift { ppm, .. }, "ppm") => ppm.to_string(),
-        (F::NetworkDelay { from, .. }, "from") => from.to_string(),
-        (F::NetworkDelay { to, .. }, "to") => to.to_string(),
-        (F::NetworkDelay { extra_ms, .. }, "extra_ms") => extra_ms.to_string(),
-        (F::Partition { between, .. }, "between[0]") => between[0].to_string(),
-        (F::Partition { between, .. }, "between[1]") => between[1].to_string(),
-        (F::Partition { one_way, .. }, "one_way") => one_way.to_string(),
-        (F::RedisRestart { down_ms, .. }, "down_ms") => down_ms.to_string(),
-        (F::DbSlow { factor, .. }, "factor") => factor.to_string(),
-        _ => String::new(),
-    }
-}
-
 fn parse_ms(text: &str) -> Result<u64, String> {
     text.parse().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))
 }
 
 fn parse_party(text: &str) -> Result<Target, String> {
-    crate::state::parse_target(text).ok_or_else(|| format!("unknown party `{text}`"))
+    Target::parse(text).ok_or_else(|| format!("unknown party `{text}`"))
 }
 
-/// The fault's time, to change it.
-fn at_ms_mut(fault: &mut Fault) -> &mut u64 {
-    use Fault as F;
-    match fault {
-        F::OomKill { at_ms, .. }
-        | F::HostLoss { at_ms, .. }
-        | F::GcPause { at_ms, .. }
-        | F::ClockJump { at_ms, .. }
-        | F::ClockDrift { at_ms, .. }
-        | F::NetworkDelay { at_ms, .. }
-        | F::Partition { at_ms, .. }
-        | F::RedisRestart { at_ms, .. }
-        | F::RedisFailover { at_ms, .. }
-        | F::ConsensusLeaderLoss { at_ms }
-        | F::DbSlow { at_ms, .. } => at_ms,
-    }
-}
-
-/// A fault with one field changed, or what is wrong with the text. Ranges
-/// are checked afterwards, by the scenario's own validation.
+/// A fault with one field changed from the text of its control, or what is
+/// wrong with the text. The field's type is the engine's (`Fault::fields`);
+/// an element of a pair is named `between[1]`. Ranges are checked
+/// afterwards, by the scenario's own validation.
 pub fn with_field(fault: &Fault, name: &str, text: &str) -> Result<Fault, String> {
-    use Fault as F;
-    let mut fault = fault.clone();
     let text = text.trim();
-    if name == "at_ms" {
-        *at_ms_mut(&mut fault) = parse_ms(text)?;
-        return Ok(fault);
-    }
-    match (&mut fault, name) {
-        (
-            F::GcPause { target, .. }
-            | F::OomKill { target, .. }
-            | F::HostLoss { target, .. }
-            | F::ClockJump { target, .. }
-            | F::ClockDrift { target, .. }
-            | F::RedisRestart { target, .. }
-            | F::RedisFailover { target, .. },
-            "target",
-        ) => *target = parse_party(text)?,
-        (
-            F::GcPause { duration_ms, .. }
-            | F::NetworkDelay { duration_ms, .. }
-            | F::Partition { duration_ms, .. }
-            | F::DbSlow { duration_ms, .. },
-            "duration_ms",
-        ) => *duration_ms = parse_ms(text)?,
-        (F::OomKill { restart_after_ms, .. } | F::HostLoss { restart_after_ms, .. }, "restart_after_ms") => {
-            *restart_after_ms = if text.is_empty() { None } else { Some(parse_ms(text)?) };
+    let (field, element) = match name.split_once('[') {
+        Some((field, rest)) => (field, rest.trim_end_matches(']').parse::<usize>().ok()),
+        None => (name, None),
+    };
+    let missing = || format!("a {} fault has no field `{name}`", fault.kind_name());
+    let current = fault.fields().into_iter().find(|(known, _)| *known == field).map(|(_, value)| value);
+    let value = match current.ok_or_else(missing)? {
+        FieldValue::Ms(_) => FieldValue::Ms(parse_ms(text)?),
+        FieldValue::OptionalMs(_) => FieldValue::OptionalMs(if text.is_empty() { None } else { Some(parse_ms(text)?) }),
+        FieldValue::Signed(_) => {
+            FieldValue::Signed(text.parse().map_err(|_| format!("`{text}` is not a whole number"))?)
         }
-        (F::ClockJump { by_ms, .. }, "by_ms") => {
-            *by_ms = text.parse().map_err(|_| format!("`{text}` is not a whole number of milliseconds"))?;
+        FieldValue::Decimal(_) => {
+            FieldValue::Decimal(format::parse_decimal(text).ok_or_else(|| format!("`{text}` is not a number"))?)
         }
-        (F::ClockDrift { ppm, .. }, "ppm") => {
-            *ppm = text.parse().map_err(|_| format!("`{text}` is not a whole number"))?;
+        FieldValue::Flag(_) => FieldValue::Flag(text == "true"),
+        FieldValue::Party(_) => FieldValue::Party(parse_party(text)?),
+        FieldValue::Parties(mut parties) => {
+            let slot = element.and_then(|index| parties.get_mut(index)).ok_or_else(missing)?;
+            *slot = parse_party(text)?;
+            FieldValue::Parties(parties)
         }
-        (F::NetworkDelay { from, .. }, "from") => *from = parse_party(text)?,
-        (F::NetworkDelay { to, .. }, "to") => *to = parse_party(text)?,
-        (F::NetworkDelay { extra_ms, .. }, "extra_ms") => *extra_ms = parse_ms(text)?,
-        (F::Partition { between, .. }, "between[0]") => between[0] = parse_party(text)?,
-        (F::Partition { between, .. }, "between[1]") => between[1] = parse_party(text)?,
-        (F::Partition { one_way, .. }, "one_way") => *one_way = text == "true",
-        (F::RedisRestart { down_ms, .. }, "down_ms") => *down_ms = parse_ms(text)?,
-        (F::DbSlow { factor, .. }, "factor") => {
-            *factor = format::parse_decimal(text).ok_or_else(|| format!("`{text}` is not a number"))?;
-        }
-        _ => return Err(format!("a {} fault has no field `{name}`", fault.kind_name())),
-    }
-    Ok(fault)
+    };
+    fault.with_field(field, value).ok_or_else(missing)
 }
 
 /// The parties a target select offers.
@@ -211,6 +94,41 @@ fn input_value(event: &Event) -> String {
     target.dyn_ref::<web_sys::HtmlSelectElement>().map(web_sys::HtmlSelectElement::value).unwrap_or_default()
 }
 
+/// One field's control, labelled: a party's select, a checkbox, or a text
+/// field for a number (empty for none).
+fn control(out: &mut Svg, parties: &[String], index: usize, name: &str, value: FieldValue) {
+    let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
+    out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
+    let text = match value {
+        FieldValue::Party(target) | FieldValue::Parties([target, _]) => {
+            let text = target.to_string();
+            out.raw(format_args!("<select id=\"{id}\" data-fault=\"{index}\" data-field=\"{name}\">"));
+            for party in parties {
+                let selected = if *party == text { " selected" } else { "" };
+                out.raw(format_args!("<option value=\"{party}\"{selected}>{party}</option>"));
+            }
+            out.raw(format_args!("</select></label>"));
+            return;
+        }
+        FieldValue::Flag(checked) => {
+            out.raw(format_args!(
+                "<input id=\"{id}\" type=\"checkbox\" data-fault=\"{index}\" data-field=\"{name}\"{}></label>",
+                if checked { " checked" } else { "" }
+            ));
+            return;
+        }
+        FieldValue::Ms(ms) | FieldValue::OptionalMs(Some(ms)) => ms.to_string(),
+        FieldValue::OptionalMs(None) => String::new(),
+        FieldValue::Signed(value) => value.to_string(),
+        FieldValue::Decimal(value) => value.to_string(),
+    };
+    let none = if matches!(value, FieldValue::OptionalMs(_)) { " placeholder=\"none\"" } else { "" };
+    out.raw(format_args!(
+        "<input id=\"{id}\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"{name}\" value=\"{}\"{none}></label>",
+        Esc(&text)
+    ));
+}
+
 /// The fault list as markup: each control names its fault and field in
 /// `data-*` attributes, read by the list's change and click listeners.
 fn rows_markup(faults: &[Fault], instances: u8) -> String {
@@ -234,30 +152,21 @@ fn rows_markup(faults: &[Fault], instances: u8) -> String {
             out.raw(format_args!("<option value=\"{option}\"{selected}>{option}</option>"));
         }
         out.raw(format_args!("</select></label>"));
-        for (name, field_type) in fields_of(fault) {
-            let text = field_text(fault, name);
-            let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
-            out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
-            match field_type {
-                FieldType::Party => {
-                    out.raw(format_args!("<select id=\"{id}\" data-fault=\"{index}\" data-field=\"{name}\">"));
-                    for party in &parties {
-                        let selected = if *party == text { " selected" } else { "" };
-                        out.raw(format_args!("<option value=\"{party}\"{selected}>{party}</option>"));
-                    }
-                    out.raw(format_args!("</select>"));
+        // The fields the engine lists for this kind, after `at_ms` (shown
+        // first); each of a pair gets its own control (`between[0]`).
+        for (name, value) in fault.fields().into_iter().skip(1) {
+            match value {
+                FieldValue::Parties([first, second]) => {
+                    control(&mut out, &parties, index, &format!("{name}[0]"), FieldValue::Party(first));
+                    control(&mut out, &parties, index, &format!("{name}[1]"), FieldValue::Party(second));
                 }
-                FieldType::Bool => out.raw(format_args!(
-                    "<input id=\"{id}\" type=\"checkbox\" data-fault=\"{index}\" data-field=\"{name}\"{}>",
-                    if text == "true" { " checked" } else { "" }
-                )),
-                FieldType::Ms | FieldType::OptionalMs | FieldType::SignedMs | FieldType::Ppm | FieldType::Factor => out.raw(format_args!(
-                    "<input id=\"{id}\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"{name}\" value=\"{}\"{}>",
-                    Esc(&text),
-                    if *field_type == FieldType::OptionalMs { " placeholder=\"none\"" } else { "" }
-                )),
+                FieldValue::Ms(_)
+                | FieldValue::OptionalMs(_)
+                | FieldValue::Signed(_)
+                | FieldValue::Decimal(_)
+                | FieldValue::Flag(_)
+                | FieldValue::Party(_) => control(&mut out, &parties, index, name, value),
             }
-            out.raw(format_args!("</label>"));
         }
         let summary = fault.to_string();
         out.raw(format_args!(

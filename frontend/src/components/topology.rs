@@ -10,7 +10,7 @@ use locklab_engine::event::{BackgroundOutcome, DbClient, LockValue, RowLockMode,
 use locklab_engine::ids::{Party, ReportOf, Token};
 use locklab_engine::scenario::Output;
 use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
-use locklab_engine::{Fault, Scenario, StrategyId};
+use locklab_engine::{Scenario, StrategyId};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq, Debug)]
@@ -529,26 +529,11 @@ fn network_now(run: &RunRef, at_ms: u64) -> Vec<(String, Vec<Party>)> {
     run.timeline
         .faults
         .iter()
-        .filter_map(|mark| match &mark.fault {
-            Fault::Partition { duration_ms, .. } | Fault::NetworkDelay { duration_ms, .. }
-                if mark.at_ms <= at_ms && at_ms < mark.at_ms + duration_ms =>
-            {
-                Some((
-                    format!("{} (until {})", mark.fault, format::t_label(mark.at_ms + duration_ms)),
-                    mark.targets.clone(),
-                ))
-            }
-            Fault::OomKill { .. }
-            | Fault::HostLoss { .. }
-            | Fault::GcPause { .. }
-            | Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
-            | Fault::NetworkDelay { .. }
-            | Fault::Partition { .. }
-            | Fault::RedisRestart { .. }
-            | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => None,
+        .filter_map(|mark| {
+            let duration_ms = mark.fault.network_duration_ms()?;
+            (mark.at_ms <= at_ms && at_ms < mark.at_ms + duration_ms).then(|| {
+                (format!("{} (until {})", mark.fault, format::t_label(mark.at_ms + duration_ms)), mark.targets.clone())
+            })
         })
         .collect()
 }

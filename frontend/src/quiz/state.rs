@@ -8,7 +8,7 @@
 //! outcome exists until they have picked. The reducer is pure: no browser
 //! calls, so it behaves the same in tests.
 
-use crate::lab::{LabRun, RunRef};
+use crate::lab::{LabRun, RunRef, Shared};
 use crate::quiz::progress::{Progress, Status};
 use crate::state::{Message, Tone};
 use locklab_engine::quiz::{Choice, Quiz};
@@ -171,7 +171,7 @@ fn partner(card: &Card, pick: &str, pick_report: &StrategyReport) -> Option<(Cho
 pub fn answer(card: &Card, pick: &str) -> Option<Answered> {
     let column = |choice: Choice| Column {
         right: card.is_right(&choice.id),
-        run: RunRef(Rc::new(LabRun::compute(card.scenario.clone(), choice.strategy))),
+        run: Shared(Rc::new(LabRun::compute(card.scenario.clone(), choice.strategy))),
         choice,
     };
     let pick_column = column(card.choice(pick)?.clone());

@@ -5,7 +5,7 @@
 //! step's moment is found in its run then, so moving between steps is
 //! instant and a step whose moment is missing is known before it is shown.
 
-use crate::lab::{LabRun, RunRef};
+use crate::lab::{LabRun, RunRef, Shared};
 use locklab_engine::Scenario;
 use locklab_engine::story::{Found, LookAt, Story};
 use std::rc::Rc;
@@ -137,7 +137,7 @@ fn shown_steps(story: &Story) -> Result<Vec<Shown>, String> {
                 let text = locklab_engine::story::scenario_text(&chapter.scenario)
                     .ok_or_else(|| format!("there is no built-in `{}`", chapter.scenario))?;
                 let scenario = Scenario::from_json(text).map_err(|error| error.to_string())?;
-                let run = RunRef(Rc::new(LabRun::compute(Rc::new(scenario), chapter.strategy)));
+                let run = Shared(Rc::new(LabRun::compute(Rc::new(scenario), chapter.strategy)));
                 runs.push((key, run.clone()));
                 run
             }
