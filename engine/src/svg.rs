@@ -18,7 +18,7 @@ use crate::format;
 use crate::ids::{InstanceId, Token};
 use crate::report::{Metric, StrategyReport};
 use crate::scenario::{Fault, Scenario};
-use crate::view::{HolderSpan, ProcessKind, Resource, Timeline, WriteMark, WriteTarget, WriteVerdict};
+use crate::view::{HolderSpan, LockSpan, ProcessKind, Resource, Span, Timeline, WriteMark, WriteTarget, WriteVerdict};
 use std::fmt::{self, Display, Write};
 
 /// A number with at most one decimal, written without the float formatting
@@ -132,6 +132,12 @@ impl Geometry {
     pub fn x(&self, at_ms: u64) -> f64 {
         let share = if self.duration_ms == 0 { 0.0 } else { at_ms as f64 / self.duration_ms as f64 };
         self.gutter + share.clamp(0.0, 1.0) * self.plot
+    }
+
+    /// Where a stretch of time is drawn: its x and its width.
+    fn extent(&self, span: &Span) -> (f64, f64) {
+        let x = self.x(span.from_ms);
+        (x, self.x(span.to_ms) - x)
     }
 
     /// The time at a fraction of the drawing's width (a pointer position).
@@ -536,8 +542,7 @@ fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, h
         svg.text(18.0, grant_y + grant_h - 2.0, "lane-sub", None, "granted");
     }
     for span in timeline.processes.iter().filter(|span| span.instance == *instance) {
-        let x = geometry.x(span.span.from_ms);
-        let width = geometry.x(span.span.to_ms) - x;
+        let (x, width) = geometry.extent(&span.span);
         let kind = match span.state {
             ProcessKind::Paused => "paused",
             ProcessKind::Dead | ProcessKind::HostLost => "dead",
@@ -563,15 +568,9 @@ fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, h
         }
     }
     for span in timeline.beliefs_of(*instance) {
-        let x = geometry.x(span.span.from_ms);
-        let width = geometry.x(span.span.to_ms) - x;
+        let (x, width) = geometry.extent(&span.span);
         let token = span.token.map(|token| format!(" token {token}")).unwrap_or_default();
-        let title = format!(
-            "{instance} believes it holds the lock{token} ({}, {} → {})",
-            span.run,
-            format::t_label(span.span.from_ms),
-            format::t_label(span.span.to_ms)
-        );
+        let title = format!("{instance} believes it holds the lock{token} ({})", stretch(span));
         svg.rect(&format!("belief {class}"), x, belief_y, width, belief_h, &title);
         let twice = span.token.is_some_and(|token| reused.contains(&token));
         if !compact && width > 34.0 {
@@ -585,16 +584,15 @@ fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, h
         }
     }
     for span in timeline.grants_of(*instance) {
-        let x = geometry.x(span.span.from_ms);
-        let width = geometry.x(span.span.to_ms) - x;
-        let title = format!(
-            "the lock service counts {instance} as holder ({}, {} → {})",
-            span.run,
-            format::t_label(span.span.from_ms),
-            format::t_label(span.span.to_ms)
-        );
+        let (x, width) = geometry.extent(&span.span);
+        let title = format!("the lock service counts {instance} as holder ({})", stretch(span));
         svg.rect(&format!("grant {class}"), x, grant_y, width, grant_h, &title);
     }
+}
+
+/// A lock span's run and times, for its tooltip: `run 3, t=5:00.179 → t=8:50.031`.
+fn stretch(span: &LockSpan) -> String {
+    format!("{}, {} → {}", span.run, format::t_label(span.span.from_ms), format::t_label(span.span.to_ms))
 }
 
 /// A resource's lane: who held it when.
@@ -603,8 +601,7 @@ fn holder_row(svg: &mut Svg, lane: &Lane<'_>, resource: &Resource, y: f64, heigh
     let label_class = if compact { "lane-label tiny" } else { "lane-label" };
     svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
     for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
-        let x = geometry.x(span.span.from_ms);
-        let width = geometry.x(span.span.to_ms) - x;
+        let (x, width) = geometry.extent(&span.span);
         let title = format!(
             "{} held by {} from {} to {}",
             resource_label(*resource, false),
