@@ -153,6 +153,45 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
   await context.close();
 });
 
+test('the fault script edits a fault by the fields the engine lists, and refuses a bad value by name', async () => {
+  const { page, context, problems } = await pausedHolderRun('fencing');
+  const summary = page.locator('#fault-list .fault-summary').first();
+  const changed = async (before) => page.waitForFunction(
+    (old) => document.querySelector('.timeline')?.dataset.digest !== old, before);
+
+  // A duration: typed, committed, and the run recomputed.
+  let before = await digest(page);
+  await page.locator('#fault-0-duration_ms').fill('30000');
+  await page.locator('#fault-0-duration_ms').dispatchEvent('change');
+  await summary.filter({ hasText: 'GC pause on holder for 30 s' }).waitFor();
+  await changed(before);
+
+  // A party, from its select.
+  before = await digest(page);
+  await page.selectOption('#fault-0-target', 'c');
+  await summary.filter({ hasText: 'GC pause on c for 30 s' }).waitFor();
+  await changed(before);
+
+  // A value that is not a number is refused by name, and the run is kept.
+  before = await digest(page);
+  await dismiss(page);
+  await page.locator('#fault-0-duration_ms').fill('soon');
+  await page.locator('#fault-0-duration_ms').dispatchEvent('change');
+  await message(page, /faults\[0\]\.duration_ms: `soon` is not a whole number of milliseconds/);
+  assert.equal(await digest(page), before, 'the run is unchanged');
+
+  // Another kind brings its own fields: a partition's two sides, each a select.
+  await page.selectOption('#fault-0-kind', 'partition');
+  await page.locator('#fault-0-between-1-').waitFor();
+  await page.selectOption('#fault-0-between-1-', 'db');
+  await summary.filter({ hasText: 'partition holder ↔ db' }).waitFor();
+  await page.locator('#fault-0-one_way').check();
+  await summary.filter({ hasText: 'partition holder → db' }).waitFor();
+  await shot(page, '13-fault-script');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a saved scenario, loaded again in a fresh page, gives the same timeline', async () => {
   const first = await pausedHolderRun('redlock');
   const original = { digest: await digest(first.page), events: await first.page.getAttribute('.timeline', 'data-events') };
