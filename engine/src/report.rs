@@ -76,12 +76,29 @@ pub struct Metrics {
     pub background_query_timeouts: u32,
 }
 
-/// One figure of a report. Every table and line that shows the metrics (the
-/// lab's verdict and its comparison of the six strategies, the command line,
-/// the exported figure) lists them from here, in this order and under these
-/// names, so a metric is added or renamed in one place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
+/// Declares the metrics once: the enum, and [`Metric::ALL`] in the order
+/// they are declared, so a new metric is shown everywhere without a second
+/// list to forget.
+macro_rules! metrics {
+    ($( $(#[$meta:meta])* $variant:ident ),* $(,)?) => {
+        /// One figure of a report. Every table and line that shows the
+        /// metrics (the lab's verdict and its comparison of the six
+        /// strategies, the command line, the exported figure) lists them from
+        /// here, in this order and under these names, so a metric is added or
+        /// renamed in one place.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Metric {
+            $( $(#[$meta])* $variant ),*
+        }
+
+        impl Metric {
+            /// Every metric, in the order tables and lines show them.
+            pub const ALL: [Metric; [$( stringify!($variant) ),*].len()] = [$( Metric::$variant ),*];
+        }
+    };
+}
+
+metrics! {
     Overlap,
     StaleWritesAccepted,
     StaleWritesRejected,
@@ -97,20 +114,6 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 11] = [
-        Metric::Overlap,
-        Metric::StaleWritesAccepted,
-        Metric::StaleWritesRejected,
-        Metric::CorruptedReports,
-        Metric::Runs,
-        Metric::DuplicateSideEffects,
-        Metric::MissedPeriods,
-        Metric::MaxReportDelay,
-        Metric::RowLockWaits,
-        Metric::PoolExhausted,
-        Metric::BackgroundFailures,
-    ];
-
     /// Its key in the pages' markup (`data-metric`) and tests.
     pub fn key(self) -> &'static str {
         match self {
@@ -129,7 +132,7 @@ impl Metric {
     }
 
     /// Its name for people, as a title (the lab's verdict, the comparison's
-    /// column's tooltip); a line writes it in lower case.
+    /// column's tooltip); a line of text writes [`Metric::name`].
     pub fn title(self) -> &'static str {
         match self {
             Metric::Overlap => "Two believed they held the lock",

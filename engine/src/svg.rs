@@ -372,16 +372,8 @@ fn marks(
         .collect();
     let hatch = format!("hatch-{}{}", timeline.strategy.name(), if compact { "-small" } else { "" });
     let reused = reused_tokens(timeline);
-    let lane = Lane {
-        timeline,
-        geometry,
-        narrow,
-        compact,
-        hatch: &hatch,
-        reused: &reused,
-        stale_events: &stale_events,
-        clock_origin,
-    };
+    let lane =
+        Lane { timeline, geometry, narrow, hatch: &hatch, reused: &reused, stale_events: &stale_events, clock_origin };
     svg.raw(format_args!(
         "<defs><pattern id=\"{hatch}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
          <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" class=\"hatch-line\"/></pattern></defs>"
@@ -410,7 +402,6 @@ struct Lane<'a> {
     timeline: &'a Timeline,
     geometry: &'a Geometry,
     narrow: bool,
-    compact: bool,
     /// The id of the hatch pattern a pause is filled with.
     hatch: &'a str,
     /// Tokens the lock service handed to more than one run.
@@ -423,7 +414,7 @@ struct Lane<'a> {
 /// The stretches where two or more believed they held the lock, as bands
 /// across every instance's lane.
 fn overlap_bands(svg: &mut Svg, lane: &Lane<'_>, all_rows: &[Row]) {
-    let (timeline, geometry, compact) = (lane.timeline, lane.geometry, lane.compact);
+    let (timeline, geometry, compact) = (lane.timeline, lane.geometry, lane.geometry.compact);
     let mut top = 0.0;
     let mut instances_from = None;
     let mut instances_to = 0.0;
@@ -436,15 +427,14 @@ fn overlap_bands(svg: &mut Svg, lane: &Lane<'_>, all_rows: &[Row]) {
     }
     if let Some(band_top) = instances_from {
         for span in &timeline.overlaps {
-            let x = geometry.x(span.from_ms);
-            let width = (geometry.x(span.to_ms) - x).max(1.5);
+            let (x, width) = geometry.extent(span);
             let title = format!(
                 "{} → {}: two or more instances each believe they hold the lock",
                 format::t_label(span.from_ms),
                 format::t_label(span.to_ms)
             );
             svg.raw(format_args!("<g class=\"overlap\">"));
-            svg.rect("band", x, band_top, width, instances_to - band_top, &title);
+            svg.rect("band", x, band_top, width.max(1.5), instances_to - band_top, &title);
             svg.raw(format_args!("</g>"));
         }
     }
@@ -452,7 +442,8 @@ fn overlap_bands(svg: &mut Svg, lane: &Lane<'_>, all_rows: &[Row]) {
 
 /// The time axis: ticks, labelled by the wall clock when they are minutes apart.
 fn axis_row(svg: &mut Svg, lane: &Lane<'_>, y: f64) {
-    let (geometry, narrow, compact, clock_origin) = (lane.geometry, lane.narrow, lane.compact, lane.clock_origin);
+    let (geometry, narrow, compact, clock_origin) =
+        (lane.geometry, lane.narrow, lane.geometry.compact, lane.clock_origin);
     if !compact {
         let step = tick_step_ms(geometry.duration_ms, if narrow { 5 } else { 10 });
         let mut at = 0;
@@ -472,7 +463,7 @@ fn axis_row(svg: &mut Svg, lane: &Lane<'_>, y: f64) {
 
 /// The faults: a line down the drawing where each struck, and its words.
 fn faults_row(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
-    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.compact);
+    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.geometry.compact);
     if !compact {
         svg.text(4.0, y + 15.0, "lane-label", None, if narrow { "fault" } else { "faults" });
     }
@@ -530,7 +521,7 @@ fn overlap_labels(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
 /// token) and what the lock service granted it.
 fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, height: f64) {
     let (timeline, geometry, narrow, compact, hatch, reused) =
-        (lane.timeline, lane.geometry, lane.narrow, lane.compact, lane.hatch, lane.reused);
+        (lane.timeline, lane.geometry, lane.narrow, lane.geometry.compact, lane.hatch, lane.reused);
     let right = geometry.gutter + geometry.plot;
     let class = instance_class(*instance);
     let (belief_y, belief_h, grant_y, grant_h) =
@@ -556,13 +547,13 @@ fn instance_row(svg: &mut Svg, lane: &Lane<'_>, instance: &InstanceId, y: f64, h
         );
         let fill = if kind == "paused" { format!(" fill=\"url(#{hatch})\"") } else { String::new() };
         svg.raw(format_args!(
-                "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
-                Num(x),
-                Num(y + 1.0),
-                Num(width.max(1.0)),
-                Num(height - 2.0),
-                Esc(&title)
-            ));
+            "<rect class=\"process {kind}\"{fill} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+            Num(x),
+            Num(y + 1.0),
+            Num(width.max(1.0)),
+            Num(height - 2.0),
+            Esc(&title)
+        ));
         if !compact && width > 30.0 {
             svg.text(x + 3.0, y + height - 3.0, "process-label", None, span.state.label());
         }
@@ -597,7 +588,7 @@ fn stretch(span: &LockSpan) -> String {
 
 /// A resource's lane: who held it when.
 fn holder_row(svg: &mut Svg, lane: &Lane<'_>, resource: &Resource, y: f64, height: f64) {
-    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.compact);
+    let (timeline, geometry, narrow, compact) = (lane.timeline, lane.geometry, lane.narrow, lane.geometry.compact);
     let label_class = if compact { "lane-label tiny" } else { "lane-label" };
     svg.text(4.0, y + height - 4.0, label_class, None, &resource_label(*resource, narrow || compact));
     for span in timeline.holders.iter().filter(|span: &&HolderSpan| span.resource == *resource) {
@@ -800,7 +791,8 @@ mod tests {
         let scenario = Scenario::from_json(builtin::find(name).expect("built-in").text).expect("valid");
         let log = simulate(&scenario, strategy);
         let report = report::analyze(&scenario, strategy, &log);
-        (scenario.clone(), Timeline::build(&scenario, strategy, &log), report)
+        let timeline = Timeline::build(&scenario, strategy, &log);
+        (scenario, timeline, report)
     }
 
     /// The marks of a drawing: each group's and shape's class with its

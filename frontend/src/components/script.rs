@@ -95,12 +95,19 @@ fn input_value(event: &Event) -> String {
 }
 
 /// One field's control, labelled: a party's select, a checkbox, or a text
-/// field for a number (empty for none).
+/// field for a number (empty for none); a pair of parties is a select for
+/// each (`between[0]`, `between[1]`).
 fn control(out: &mut Svg, parties: &[String], index: usize, name: &str, value: FieldValue) {
     let id = format!("fault-{index}-{}", name.replace(['[', ']'], "-"));
-    out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
+    let label = |out: &mut Svg| out.raw(format_args!("<label class=\"field small\" for=\"{id}\"><span>{name}</span>"));
     let text = match value {
-        FieldValue::Party(target) | FieldValue::Parties([target, _]) => {
+        FieldValue::Parties([first, second]) => {
+            control(out, parties, index, &format!("{name}[0]"), FieldValue::Party(first));
+            control(out, parties, index, &format!("{name}[1]"), FieldValue::Party(second));
+            return;
+        }
+        FieldValue::Party(target) => {
+            label(out);
             let text = target.to_string();
             out.raw(format_args!("<select id=\"{id}\" data-fault=\"{index}\" data-field=\"{name}\">"));
             for party in parties {
@@ -111,6 +118,7 @@ fn control(out: &mut Svg, parties: &[String], index: usize, name: &str, value: F
             return;
         }
         FieldValue::Flag(checked) => {
+            label(out);
             out.raw(format_args!(
                 "<input id=\"{id}\" type=\"checkbox\" data-fault=\"{index}\" data-field=\"{name}\"{}></label>",
                 if checked { " checked" } else { "" }
@@ -123,6 +131,7 @@ fn control(out: &mut Svg, parties: &[String], index: usize, name: &str, value: F
         FieldValue::Decimal(value) => value.to_string(),
     };
     let none = if matches!(value, FieldValue::OptionalMs(_)) { " placeholder=\"none\"" } else { "" };
+    label(out);
     out.raw(format_args!(
         "<input id=\"{id}\" type=\"text\" inputmode=\"numeric\" class=\"num\" data-fault=\"{index}\" data-field=\"{name}\" value=\"{}\"{none}></label>",
         Esc(&text)
@@ -152,21 +161,9 @@ fn rows_markup(faults: &[Fault], instances: u8) -> String {
             out.raw(format_args!("<option value=\"{option}\"{selected}>{option}</option>"));
         }
         out.raw(format_args!("</select></label>"));
-        // The fields the engine lists for this kind, after `at_ms` (shown
-        // first); each of a pair gets its own control (`between[0]`).
+        // The fields the engine lists for this kind, after `at_ms` (shown first).
         for (name, value) in fault.fields().into_iter().skip(1) {
-            match value {
-                FieldValue::Parties([first, second]) => {
-                    control(&mut out, &parties, index, &format!("{name}[0]"), FieldValue::Party(first));
-                    control(&mut out, &parties, index, &format!("{name}[1]"), FieldValue::Party(second));
-                }
-                FieldValue::Ms(_)
-                | FieldValue::OptionalMs(_)
-                | FieldValue::Signed(_)
-                | FieldValue::Decimal(_)
-                | FieldValue::Flag(_)
-                | FieldValue::Party(_) => control(&mut out, &parties, index, name, value),
-            }
+            control(&mut out, &parties, index, name, value);
         }
         let summary = fault.to_string();
         out.raw(format_args!(
