@@ -103,6 +103,16 @@ impl<'de> Deserialize<'de> for LockValue {
     }
 }
 
+/// The lock key as a Redis node holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockKey {
+    pub value: LockValue,
+    /// The instance whose command set it (the seed's literal `locked` does not say).
+    pub setter: InstanceId,
+    /// Absolute expiry on the clock of the node that set it.
+    pub expires_local_ms: i64,
+}
+
 /// The Redis commands the strategies use. The lock commands act on
 /// [`LOCK_KEY`], `INCR` on [`TOKEN_KEY`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -729,6 +739,16 @@ pub enum EventKind {
         node: Party,
         keys: u32,
     },
+    /// What a replica holds once a write from its primary has reached it,
+    /// `replication_lag_ms` after the primary applied it; a write the dead
+    /// primary had not yet sent never comes. A live run cannot see the
+    /// replication stream: it logs this once, as read from the replica when
+    /// it is promoted.
+    Replicated {
+        node: Party,
+        key: Option<LockKey>,
+        counter: i64,
+    },
     RedisDown {
         node: Party,
     },
@@ -796,6 +816,13 @@ pub enum EventKind {
     Leader {
         up: bool,
     },
+    /// A new leader gave a lease its whole TTL again (etcd's lessor does
+    /// this for every lease on promotion, so no lease expires for the
+    /// election's sake).
+    LeaseRefreshed {
+        lease: LeaseId,
+        ttl_ms: u64,
+    },
     /// A report row took effect (autocommit, or at COMMIT).
     RowApplied {
         period: Period,
@@ -826,7 +853,11 @@ impl Event {
             K::Sent { from, to, .. } => vec![*from, *to],
             K::Lost { .. } => Vec::new(),
             K::Redis { node, client, .. } => vec![*node, Party::Instance(*client)],
-            K::KeyExpired { node, .. } | K::KeysLost { node, .. } | K::RedisDown { node } | K::RedisUp { node, .. } => {
+            K::KeyExpired { node, .. }
+            | K::KeysLost { node, .. }
+            | K::Replicated { node, .. }
+            | K::RedisDown { node }
+            | K::RedisUp { node, .. } => {
                 vec![*node]
             }
             K::Sql { client, .. } | K::Connection { client, .. } | K::RowLock { client, .. } => match client {
@@ -837,7 +868,7 @@ impl Event {
             K::Put { instance, .. } => vec![Party::Storage, Party::Instance(*instance)],
             K::Post { instance, .. } => vec![Party::Slack, Party::Instance(*instance)],
             K::Consensus { client, .. } => vec![Party::Consensus, Party::Instance(*client)],
-            K::LeaseExpired { .. } | K::Leader { .. } => vec![Party::Consensus],
+            K::LeaseExpired { .. } | K::Leader { .. } | K::LeaseRefreshed { .. } => vec![Party::Consensus],
             K::RowApplied { .. } => vec![Party::Db],
         }
     }
@@ -859,6 +890,7 @@ impl Event {
             K::Redis { .. } => "redis",
             K::KeyExpired { .. } => "key_expired",
             K::KeysLost { .. } => "keys_lost",
+            K::Replicated { .. } => "replicated",
             K::RedisDown { .. } => "redis_down",
             K::RedisUp { .. } => "redis_up",
             K::Sql { .. } => "sql",
@@ -871,6 +903,7 @@ impl Event {
             K::Consensus { .. } => "consensus",
             K::LeaseExpired { .. } => "lease_expired",
             K::Leader { .. } => "leader",
+            K::LeaseRefreshed { .. } => "lease_refreshed",
             K::RowApplied { .. } => "row_applied",
             K::DbSlow { .. } => "db_slow",
         }
@@ -953,6 +986,13 @@ impl fmt::Display for Event {
                 write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock")
             }
             K::KeysLost { node, keys } => write!(f, "{node}: {keys} key(s) lost"),
+            K::Replicated { node, key, counter } => {
+                match key {
+                    Some(key) => write!(f, "{node}: replication brings {LOCK_KEY} = {}", key.value)?,
+                    None => write!(f, "{node}: replication brings no {LOCK_KEY}")?,
+                }
+                write!(f, ", {TOKEN_KEY} = {counter}")
+            }
             K::RedisDown { node } => write!(f, "{node}: down"),
             K::RedisUp { node, promoted } => {
                 if *promoted {
@@ -1024,10 +1064,18 @@ impl fmt::Display for Event {
             }
             K::Leader { up } => {
                 if *up {
-                    f.write_str("consensus: new leader elected; leases refreshed")
+                    f.write_str("consensus: new leader elected")
                 } else {
                     f.write_str("consensus: leader lost; electing")
                 }
+            }
+            K::LeaseRefreshed { lease, ttl_ms } => {
+                write!(
+                    f,
+                    "consensus: the new leader gives lease {} its whole TTL, {}",
+                    lease.0,
+                    crate::format::duration(*ttl_ms)
+                )
             }
             K::RowApplied { period, report, run, token } => {
                 match report {

@@ -460,7 +460,10 @@ impl ReportBuilder {
             // believers, time with a pool exhausted) only changes at events the
             // report reads, so the time since the last one is added at the next.
             let read = match &event.kind {
-                EventKind::Sent { .. } | EventKind::Redis { .. } => false,
+                EventKind::Sent { .. }
+                | EventKind::Redis { .. }
+                | EventKind::Replicated { .. }
+                | EventKind::LeaseRefreshed { .. } => false,
                 EventKind::Sql { outcome, .. } => matches!(outcome, SqlOutcome::StaleToken { .. }),
                 EventKind::Fault { .. }
                 | EventKind::Cron { .. }
@@ -765,6 +768,7 @@ impl Analysis {
             | EventKind::Redis { .. }
             | EventKind::KeyExpired { .. }
             | EventKind::KeysLost { .. }
+            | EventKind::Replicated { .. }
             | EventKind::RedisDown { .. }
             | EventKind::RedisUp { .. }
             | EventKind::Sql { .. }
@@ -777,6 +781,7 @@ impl Analysis {
             | EventKind::Consensus { .. }
             | EventKind::LeaseExpired { .. }
             | EventKind::Leader { .. }
+            | EventKind::LeaseRefreshed { .. }
             | EventKind::RowApplied { .. }
             | EventKind::DbSlow { .. } => {}
         }
@@ -886,6 +891,8 @@ impl Analysis {
             | EventKind::Consensus { .. }
             | EventKind::LeaseExpired { .. }
             | EventKind::Leader { .. }
+            | EventKind::LeaseRefreshed { .. }
+            | EventKind::Replicated { .. }
             | EventKind::DbSlow { .. } => {}
         }
     }

@@ -10,19 +10,19 @@
 //! nearest checkpoint, so scrubbing a three-hour run costs a few hundred
 //! events per frame, not the whole log.
 //!
-//! Where the log is silent the view reconstructs what the engine does, and
-//! says so: a Redis replica's keys are the primary's writes applied
-//! `replication_lag_ms` later (the log records no replication traffic), and a
-//! key's TTL is read against the node's own clock.
+//! The world at a moment holds only what the log says: a replica's keys are
+//! what its `replicated` events bring, a lease's deadline moves only at the
+//! replies and refreshes the log records, and a key's TTL is read against
+//! the clock of its node that the log's clock events give.
 //!
 //! No I/O, no hash maps: same log, same view.
 
 use crate::clock::LocalClock;
 use crate::event::{
-    BackgroundOutcome, ConnectionChange, ConsensusOp, ConsensusReply, DbClient, Event, EventKind, LockValue, Owner,
-    ProcessState, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode, RunPhase, Sql, SqlOutcome,
+    BackgroundOutcome, ConnectionChange, ConsensusOp, ConsensusReply, DbClient, Event, EventKind, LockKey, LockValue,
+    Owner, ProcessState, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode, RunPhase, Sql, SqlOutcome,
 };
-use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
+use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{Fault, Scenario, StrategyId};
 use crate::table::Table;
 
@@ -221,7 +221,6 @@ pub struct Timeline {
     /// `at_ms` of every event, for finding the event at a time.
     times_ms: Vec<u64>,
     checkpoints: Vec<WorldAt>,
-    replication_lag_ms: u64,
 }
 
 /// A party's clock as the log last reported it.
@@ -309,16 +308,6 @@ pub struct InstanceView {
     pub pool: PoolView,
 }
 
-/// The lock key on a Redis node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyView {
-    pub value: LockValue,
-    /// The instance whose command set it (the seed's literal `locked` does not say).
-    pub setter: InstanceId,
-    /// Absolute expiry on the clock of the node that set it.
-    pub expires_local_ms: i64,
-}
-
 /// A Redis node at a moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RedisNodeView {
@@ -326,7 +315,7 @@ pub struct RedisNodeView {
     pub up: bool,
     /// The replica before a failover promotes it: it takes no commands.
     pub standby: bool,
-    pub key: Option<KeyView>,
+    pub key: Option<LockKey>,
     /// `job:daily-report:token`; 0 when absent.
     pub counter: i64,
     pub clock: ClockView,
@@ -442,15 +431,6 @@ impl Flight {
     }
 }
 
-/// A replication write waiting to reach the replica.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PendingReplication {
-    apply_at_ms: u64,
-    incarnation: u32,
-    key: Option<KeyView>,
-    counter: i64,
-}
-
 /// The whole world at a moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorldAt {
@@ -467,8 +447,6 @@ pub struct WorldAt {
     pub recent_posts: Vec<PostMark>,
     pub consensus: ConsensusView,
     pub flights: Vec<Flight>,
-    primary_incarnation: u32,
-    replication: Vec<PendingReplication>,
     /// Restarts promised by faults, applied when the process event comes.
     restarts: Vec<(InstanceId, u64)>,
     db_clock: ClockView,
@@ -508,8 +486,6 @@ impl WorldAt {
             recent_posts: Vec::new(),
             consensus: ConsensusView::default(),
             flights: Vec::new(),
-            primary_incarnation: 0,
-            replication: Vec::new(),
             restarts: Vec::new(),
             db_clock: ClockView::default(),
             consensus_clock: ClockView::default(),
@@ -537,49 +513,17 @@ impl WorldAt {
         self.instances.iter().filter(|view| view.belief.is_some()).map(|view| view.id).collect()
     }
 
-    /// Moves time on to `at_ms`: replication lands, finished flights leave.
+    /// Moves time on to `at_ms`: finished flights leave.
     fn advance(&mut self, at_ms: u64) {
         self.at_ms = self.at_ms.max(at_ms);
         let now = self.at_ms;
-        let incarnation = self.primary_incarnation;
-        let (due, later): (Vec<_>, Vec<_>) = self.replication.drain(..).partition(|pending| pending.apply_at_ms <= now);
-        self.replication = later;
-        for pending in due {
-            if pending.incarnation != incarnation {
-                continue; // the primary died before this write reached the replica
-            }
-            if let Some(replica) = self.redis_mut(Party::RedisReplica)
-                && replica.standby
-            {
-                replica.key = pending.key;
-                replica.counter = pending.counter;
-            }
-        }
         self.flights.retain(|flight| match flight.arrive_ms {
             Some(arrive) => arrive > now,
             None => flight.sent_ms + DROPPED_VISIBLE_MS > now,
         });
     }
 
-    fn queue_replication(&mut self, node: Party, lag_ms: u64) {
-        if node != Party::Redis(RedisNodeId(0)) {
-            return;
-        }
-        let standby = self.redis_node(Party::RedisReplica).is_some_and(|replica| replica.standby);
-        if !standby {
-            return;
-        }
-        if let Some(primary) = self.redis_node(node).copied() {
-            self.replication.push(PendingReplication {
-                apply_at_ms: self.at_ms + lag_ms,
-                incarnation: self.primary_incarnation,
-                key: primary.key,
-                counter: primary.counter,
-            });
-        }
-    }
-
-    fn apply(&mut self, index: u32, event: &Event, lag_ms: u64) {
+    fn apply(&mut self, index: u32, event: &Event) {
         self.advance(event.at_ms);
         self.applied = index + 1;
         let at = event.at_ms;
@@ -683,21 +627,20 @@ impl WorldAt {
             }
             EventKind::Redis { node, client, command, reply, .. } => {
                 self.redis_command(*node, *client, *command, *reply, at);
-                if command.writes() && !matches!(reply, RedisReply::ConnectionRefused) {
-                    self.queue_replication(*node, lag_ms);
-                }
             }
             EventKind::KeyExpired { node, .. } => {
                 if let Some(state) = self.redis_mut(*node) {
                     state.key = None;
                 }
-                self.queue_replication(*node, lag_ms);
             }
             EventKind::KeysLost { .. } => {}
-            EventKind::RedisDown { node } => {
-                if *node == Party::Redis(RedisNodeId(0)) {
-                    self.primary_incarnation += 1;
+            EventKind::Replicated { node, key, counter } => {
+                if let Some(state) = self.redis_mut(*node) {
+                    state.key = *key;
+                    state.counter = *counter;
                 }
+            }
+            EventKind::RedisDown { node } => {
                 if let Some(state) = self.redis_mut(*node) {
                     state.up = false;
                     state.key = None;
@@ -705,9 +648,6 @@ impl WorldAt {
                 }
             }
             EventKind::RedisUp { node, promoted } => {
-                if *promoted {
-                    self.replication.clear();
-                }
                 if let Some(state) = self.redis_mut(*node) {
                     state.up = true;
                     if *promoted {
@@ -792,10 +732,13 @@ impl WorldAt {
             EventKind::LeaseExpired { lease, .. } if self.consensus.key.is_some_and(|key| key.lease == *lease) => {
                 self.consensus.key = None;
             }
-            EventKind::Leader { up } => {
-                self.consensus.leader_up = *up;
-                if *up && let Some(key) = &mut self.consensus.key {
-                    key.expires_at_ms = at + key.ttl_ms;
+            EventKind::Leader { up } => self.consensus.leader_up = *up,
+            EventKind::LeaseRefreshed { lease, ttl_ms } => {
+                if let Some(key) = &mut self.consensus.key
+                    && key.lease == *lease
+                {
+                    key.ttl_ms = *ttl_ms;
+                    key.expires_at_ms = at + ttl_ms;
                 }
             }
             EventKind::RowApplied { period, report, run, token } => {
@@ -842,10 +785,10 @@ impl WorldAt {
         let expiry = |ttl_ms: u64| local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
         match (command, reply) {
             (RedisCommand::SetNxEx { value, ttl_s }, RedisReply::Ok) => {
-                state.key = Some(KeyView { value, setter, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
+                state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
             }
             (RedisCommand::SetNxPx { value, ttl_ms }, RedisReply::Ok) => {
-                state.key = Some(KeyView { value, setter, expires_local_ms: expiry(ttl_ms) });
+                state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_ms) });
             }
             (RedisCommand::Del | RedisCommand::CompareAndDelete { .. }, RedisReply::Integer(1)) => {
                 state.key = None;
@@ -859,7 +802,7 @@ impl WorldAt {
                 }
             }
             (RedisCommand::SetNxPxIncr { value, ttl_ms }, RedisReply::Integer(counter)) => {
-                state.key = Some(KeyView { value: LockValue::Owner(value), setter, expires_local_ms: expiry(ttl_ms) });
+                state.key = Some(LockKey { value: LockValue::Owner(value), setter, expires_local_ms: expiry(ttl_ms) });
                 state.counter = counter;
             }
             (RedisCommand::Incr, RedisReply::Integer(value)) => state.counter = value,
@@ -939,7 +882,6 @@ impl TimelineBuilder {
                 series: CostSeries::default(),
                 times_ms: Vec::new(),
                 checkpoints: Vec::new(),
-                replication_lag_ms: scenario.world.replication_lag_ms,
             },
             world,
             open: Open::default(),
@@ -949,14 +891,13 @@ impl TimelineBuilder {
 
     /// Reads the log's next events, in order.
     pub fn feed(&mut self, events: &[Event]) {
-        let lag_ms = self.timeline.replication_lag_ms;
         for event in events {
             let index = u32::try_from(self.timeline.times_ms.len()).unwrap_or(u32::MAX);
             if index % CHECKPOINT_EVERY == 0 {
                 self.timeline.checkpoints.push(self.world.clone());
             }
             self.timeline.times_ms.push(event.at_ms);
-            self.world.apply(index, event, lag_ms);
+            self.world.apply(index, event);
             self.timeline.lanes(&mut self.open, &self.world, index, event);
             self.series.record(event, &self.world);
         }
@@ -1129,6 +1070,8 @@ impl Timeline {
             | EventKind::Consensus { .. }
             | EventKind::LeaseExpired { .. }
             | EventKind::Leader { .. }
+            | EventKind::LeaseRefreshed { .. }
+            | EventKind::Replicated { .. }
             | EventKind::RowApplied { .. }
             | EventKind::DbSlow { .. } => {}
         }
@@ -1200,7 +1143,7 @@ impl Timeline {
         let from = world.applied;
         for index in from..count {
             if let Some(event) = log.get(usize::try_from(index).unwrap_or(usize::MAX)) {
-                world.apply(index, event, self.replication_lag_ms);
+                world.apply(index, event);
             }
         }
         world.advance(at_ms);
@@ -1300,6 +1243,7 @@ impl SeriesBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::RedisNodeId;
     use crate::simulate;
 
     fn scenario(json: &str) -> Scenario {
@@ -1320,7 +1264,7 @@ mod tests {
             if event.at_ms > at_ms {
                 break;
             }
-            world.apply(u32::try_from(position).unwrap(), event, timeline.replication_lag_ms);
+            world.apply(u32::try_from(position).unwrap(), event);
         }
         world.advance(at_ms);
         world
@@ -1502,6 +1446,49 @@ mod tests {
         let promoted = after.redis_node(Party::RedisReplica).unwrap();
         assert!(!promoted.standby && promoted.up, "the replica was promoted");
         assert!(!after.redis_node(Party::Redis(RedisNodeId(0))).unwrap().up);
+        // The replica holds what the last `replicated` event before the
+        // cursor brought, and nothing the primary wrote after it.
+        let last_replicated = log
+            .iter()
+            .rev()
+            .filter(|event| event.at_ms <= 50_000)
+            .find_map(|event| {
+                if let EventKind::Replicated { key, counter, .. } = event.kind { Some((key, counter)) } else { None }
+            })
+            .expect("writes reached the replica before 50 s");
+        assert_eq!((replica.key, replica.counter), last_replicated);
+        let primary_wrote_later = log.iter().any(|event| {
+            (50_000 - 2_000..=50_000).contains(&event.at_ms)
+                && matches!(&event.kind, EventKind::Redis { command, .. } if command.writes())
+        });
+        if !primary_wrote_later {
+            assert_eq!(replica.key, before.redis[0].key, "with no write in the lag, the replica has caught up");
+        }
+    }
+
+    #[test]
+    fn view_lease_deadline_moves_with_the_new_leaders_refresh() {
+        let scenario = scenario(
+            r#"{"format": "locklab/1", "seed": 1, "world": {"failover_ms": 4000},
+                "faults": [{"at_ms": 45000, "kind": "consensus_leader_loss"}]}"#,
+        );
+        let log = simulate(&scenario, StrategyId::Consensus);
+        let timeline = Timeline::build(&scenario, StrategyId::Consensus, &log);
+        let refreshed = log
+            .iter()
+            .find_map(|event| {
+                if let EventKind::LeaseRefreshed { lease, ttl_ms } = event.kind {
+                    Some((event.at_ms, lease, ttl_ms))
+                } else {
+                    None
+                }
+            })
+            .expect("the new leader refreshes the holder's lease");
+        let (at_ms, lease, ttl_ms) = refreshed;
+        let world = timeline.world_at(&log, at_ms);
+        let key = world.consensus.key.expect("the key is held through the election");
+        assert_eq!(key.lease, lease);
+        assert_eq!(key.expires_at_ms, at_ms + ttl_ms, "the deadline is the refresh's, not the last keep-alive's");
     }
 
     #[test]

@@ -1000,7 +1000,9 @@ impl Coordinator {
             | RedisReply::ConnectionRefused
             | RedisReply::Timeout => None,
         };
-        let promotion = record::Promotion { key };
+        // GET answers the counter as a quoted string, or (nil) where there is none.
+        let counter = kept[1].trim_matches('"').parse().unwrap_or(0);
+        let promotion = record::Promotion { key, counter };
         self.promotions.push(promotion);
         self.truth.promotions.push(promotion);
         self.record(EventKind::RedisUp { node: Party::RedisReplica, promoted: true });

@@ -17,8 +17,8 @@
 
 use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
-    ConnectionChange, ConsensusOp, ConsensusReply, DbClient, LockValue, Owner, RedisCommand, RedisReply, RevokeReason,
-    RunPhase, Sql, SqlError, SqlOutcome,
+    ConnectionChange, ConsensusOp, ConsensusReply, DbClient, LockKey, LockValue, Owner, RedisCommand, RedisReply,
+    RevokeReason, RunPhase, Sql, SqlError, SqlOutcome,
 };
 use locklab_engine::ids::{InstanceId, LeaseId, Party, RedisNodeId, RunId, SessionId, Token};
 use locklab_engine::scenario::StrategySettings;
@@ -34,10 +34,11 @@ pub(crate) const KEY_GONE: LeaseId = LeaseId(u32::MAX);
 const RELEASE_WINDOW_MS: u64 = 2_000;
 
 /// What a promoted replica held when it became the primary: the lock key's
-/// value and its expiry (scenario ms), if it had the key.
+/// value and its expiry (scenario ms), if it had the key, and the token counter.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Promotion {
     pub(crate) key: Option<(LockValue, u64)>,
+    pub(crate) counter: i64,
 }
 
 /// The log of a live run: what every process reported, in time order, its
@@ -149,6 +150,7 @@ fn each_run(kind: &mut EventKind, renumber: &mut impl FnMut(RunId) -> RunId) {
         | K::Lost { .. }
         | K::KeyExpired { .. }
         | K::KeysLost { .. }
+        | K::Replicated { .. }
         | K::RedisDown { .. }
         | K::RedisUp { .. }
         | K::Connection { .. }
@@ -157,9 +159,13 @@ fn each_run(kind: &mut EventKind, renumber: &mut impl FnMut(RunId) -> RunId) {
         | K::Background { .. }
         | K::LeaseExpired { .. }
         | K::Leader { .. }
+        | K::LeaseRefreshed { .. }
         | K::DbSlow { .. } => {}
     }
 }
+
+/// The consensus key's holder as the record keeps it: its value, its lease and the lease's TTL.
+type Lease = (Owner, LeaseId, u64);
 
 /// One node's key, as its replies showed it.
 #[derive(Clone, Copy, Debug)]
@@ -183,8 +189,8 @@ pub(crate) struct Truth {
     pub(crate) holder: Option<(RunId, InstanceId)>,
     /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
     row_lock: Option<SessionId>,
-    /// The consensus key's holder: its value and lease.
-    lease: Option<(Owner, LeaseId)>,
+    /// The consensus key's holder: its value, lease and the lease's TTL.
+    lease: Option<Lease>,
     /// Revokes the record knows of ([`releases`]), so that the key's
     /// deletion they caused is not taken for an expiry.
     releases: Vec<(Owner, u64)>,
@@ -238,7 +244,13 @@ impl Truth {
             None
         };
         let row_lock = self.row_lock_change(&event);
+        let leader_elected = matches!(event.kind, EventKind::Leader { up: true });
         self.log.push(event);
+        if leader_elected && let Some((_, lease, ttl_ms)) = self.lease {
+            // etcd's lessor refreshes every lease when its member becomes the
+            // leader; the record writes it as the simulator logs it.
+            self.log.push(Event { at_ms, kind: EventKind::LeaseRefreshed { lease, ttl_ms } });
+        }
         if let Some((node, client, run, command, reply)) = change {
             let reason = self.apply(node, client, run, command, reply, at_ms);
             self.recount(at_ms, reason);
@@ -255,11 +267,11 @@ impl Truth {
     /// succeeded grants the lock to its run, with the put's revision for a
     /// token; a revoke that succeeded, by the holder, takes it back.
     #[allow(clippy::type_complexity)]
-    fn lease_change(&self, event: &Event) -> Option<Option<(RunId, InstanceId, Owner, LeaseId, Token)>> {
+    fn lease_change(&self, event: &Event) -> Option<Option<(RunId, InstanceId, Lease, Token)>> {
         let EventKind::Consensus { client, run, op, reply } = &event.kind else { return None };
         match (op, reply) {
-            (ConsensusOp::Acquire { value, .. }, ConsensusReply::Acquired { lease, revision }) => {
-                Some(Some((*run, *client, *value, *lease, *revision)))
+            (ConsensusOp::Acquire { value, ttl_ms }, ConsensusReply::Acquired { lease, revision }) => {
+                Some(Some((*run, *client, (*value, *lease, *ttl_ms), *revision)))
             }
             (ConsensusOp::Revoke { .. }, ConsensusReply::Revoked) => {
                 self.holder.filter(|(holder, _)| holder == run).map(|_| None)
@@ -268,17 +280,12 @@ impl Truth {
         }
     }
 
-    fn lease_moved(
-        &mut self,
-        at_ms: u64,
-        holder: Option<(RunId, InstanceId, Owner, LeaseId, Token)>,
-        reason: RevokeReason,
-    ) {
+    fn lease_moved(&mut self, at_ms: u64, holder: Option<(RunId, InstanceId, Lease, Token)>, reason: RevokeReason) {
         if let Some((run, instance)) = self.holder.take() {
             self.log.push(Event { at_ms, kind: EventKind::Revoked { run, instance, reason } });
         }
-        self.lease = holder.map(|(_, _, value, lease, _)| (value, lease));
-        if let Some((run, instance, _, _, token)) = holder {
+        self.lease = holder.map(|(_, _, lease, _)| lease);
+        if let Some((run, instance, _, token)) = holder {
             self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: Some(token) } });
             self.holder = Some((run, instance));
         }
@@ -290,7 +297,7 @@ impl Truth {
             .releases
             .iter()
             .any(|(owner, released_ms)| *owner == value && released_ms.abs_diff(at_ms) <= RELEASE_WINDOW_MS);
-        let Some((held, lease)) = self.lease else { return };
+        let Some((held, lease, _)) = self.lease else { return };
         if released || held != value {
             return;
         }
@@ -335,6 +342,15 @@ impl Truth {
             let deadline_local_ms = i64::try_from(expires_ms).unwrap_or(i64::MAX / 2);
             Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms })
         });
+        // The replication stream is not watched: what the replica held is
+        // logged once, as read when it was promoted.
+        let key = held.map(|held| LockKey {
+            value: held.value,
+            setter: held.instance,
+            expires_local_ms: held.deadline_local_ms,
+        });
+        let counter = promotion.map_or(0, |promotion| promotion.counter);
+        self.log.push(Event { at_ms, kind: EventKind::Replicated { node: Party::RedisReplica, key, counter } });
         if let Some(slot) = self.nodes.first_mut() {
             *slot = held;
         }

@@ -15,7 +15,7 @@
 //! that is the primary's key; under Redlock, a value present on a majority.
 
 use super::{Action, Sim, TimerId, TimerPurpose, run_index};
-use crate::event::{EventKind, LockValue, Owner, RedisCommand, RedisReply, RevokeReason};
+use crate::event::{EventKind, LockKey, LockValue, Owner, RedisCommand, RedisReply, RevokeReason};
 use crate::ids::{InstanceId, Party, RedisNodeId, RunId};
 
 /// The lock key's entry.
@@ -332,6 +332,13 @@ impl Sim {
             ReplicationOp::DelLock => replica.lock = None,
             ReplicationOp::Counter(value) => replica.counter = value,
         }
+        let (lock, counter) = (replica.lock, replica.counter);
+        let key = lock.map(|entry| LockKey {
+            value: entry.value,
+            setter: self.runs[run_index(entry.run)].instance,
+            expires_local_ms: entry.expires_at_local_ms,
+        });
+        self.record(EventKind::Replicated { node: Party::RedisReplica, key, counter });
     }
 
     /// A restart without persistence (or, without a replica, a failover): every key is gone.
