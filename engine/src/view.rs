@@ -528,103 +528,27 @@ impl WorldAt {
         self.applied = index + 1;
         let at = event.at_ms;
         match &event.kind {
-            // The process event that follows says "dead"; the fault says when it comes back.
-            EventKind::Fault {
-                fault:
-                    Fault::OomKill { restart_after_ms: Some(after), .. }
-                    | Fault::HostLoss { restart_after_ms: Some(after), .. },
-                targets,
-            } => {
-                for target in targets {
-                    if let Party::Instance(id) = target {
-                        self.restarts.retain(|(pending, _)| pending != id);
-                        self.restarts.push((*id, at + after));
-                    }
-                }
-            }
-            EventKind::Process { instance, state } => {
-                let restart_at_ms =
-                    self.restarts.iter().find(|(id, _)| id == instance).map(|(_, restart_at)| *restart_at);
-                if matches!(state, ProcessState::Restarted) {
-                    self.restarts.retain(|(id, _)| id != instance);
-                }
-                if let Some(view) = self.instance_mut(*instance) {
-                    view.process = match state {
-                        ProcessState::Running | ProcessState::Restarted => ProcessView::Running,
-                        ProcessState::Paused { until_ms } => ProcessView::Paused { until_ms: *until_ms },
-                        ProcessState::Dead => ProcessView::Dead { restart_at_ms },
-                        ProcessState::HostLost => ProcessView::HostLost { restart_at_ms },
-                    };
-                    if matches!(state, ProcessState::Dead | ProcessState::HostLost) {
-                        // The process's memory is gone: it believes nothing any more.
-                        view.belief = None;
-                    }
-                    if matches!(state, ProcessState::Restarted) {
-                        view.run = None;
-                        view.pool = PoolView::default();
-                    }
-                }
-            }
+            EventKind::Fault { fault, targets } => self.on_fault(fault, targets, at),
+            EventKind::Process { instance, state } => self.on_process(*instance, *state),
             EventKind::Clock { party, local_ms, drift_ppm } => {
                 let mut clock = ClockView::default();
                 clock.set(at, *local_ms, *drift_ppm);
-                match party {
-                    Party::Instance(id) => {
-                        if let Some(view) = self.instance_mut(*id) {
-                            view.clock = clock;
-                        }
-                    }
-                    Party::Redis(_) | Party::RedisReplica => {
-                        if let Some(node) = self.redis_mut(*party) {
-                            node.clock = clock;
-                        }
-                    }
-                    Party::Db => self.db_clock = clock,
-                    Party::Consensus => self.consensus_clock = clock,
-                    Party::Storage | Party::Slack => {}
-                }
+                self.on_clock(*party, clock);
             }
-            EventKind::Sent { message, from, to, what, arrive_at_ms } => self.flights.push(Flight {
-                message: *message,
-                from: *from,
-                to: *to,
-                sent_ms: at,
-                arrive_ms: *arrive_at_ms,
-                request: !matches!(what, crate::event::MessageKind::Reply),
-            }),
-            EventKind::Lost { message, .. } => {
-                self.flights.retain(|flight| flight.message != *message);
+            EventKind::Sent { message, from, to, what, arrive_at_ms } => {
+                let request = !matches!(what, crate::event::MessageKind::Reply);
+                let (message, from, to, arrive_ms) = (*message, *from, *to, *arrive_at_ms);
+                self.flights.push(Flight { message, from, to, sent_ms: at, arrive_ms, request });
             }
-            EventKind::Run { run, instance, period, phase } => {
-                if let Some(view) = self.instance_mut(*instance) {
-                    let chunks_written = match view.run {
-                        Some(current) if current.run == *run => current.chunks_written,
-                        _ => 0,
-                    };
-                    view.run = Some(RunView { run: *run, period: *period, phase: *phase, chunks_written });
-                }
-            }
-            EventKind::Granted { run, instance, token } => {
-                if let Some(view) = self.instance_mut(*instance) {
-                    view.granted = Some((*run, *token));
-                }
-            }
+            EventKind::Lost { message, .. } => self.flights.retain(|flight| flight.message != *message),
+            EventKind::Run { run, instance, period, phase } => self.on_run(*instance, *run, *period, *phase),
+            EventKind::Granted { run, instance, token } => self.on_granted(*instance, Some((*run, *token))),
             EventKind::Revoked { run, instance, .. } => {
-                if let Some(view) = self.instance_mut(*instance)
-                    && view.granted.is_some_and(|(granted, _)| granted == *run)
-                {
-                    view.granted = None;
+                if self.instance(*instance).and_then(|view| view.granted).is_some_and(|(granted, _)| granted == *run) {
+                    self.on_granted(*instance, None);
                 }
             }
-            EventKind::Belief { instance, run, holds, token } => {
-                if let Some(view) = self.instance_mut(*instance) {
-                    if *holds {
-                        view.belief = Some((*run, *token));
-                    } else if view.belief.is_some_and(|(believed, _)| believed == *run) {
-                        view.belief = None;
-                    }
-                }
-            }
+            EventKind::Belief { instance, run, holds, token } => self.on_belief(*instance, *run, *holds, *token),
             EventKind::Redis { node, client, command, reply, .. } => {
                 self.redis_command(*node, *client, *command, *reply, at);
             }
@@ -633,123 +557,230 @@ impl WorldAt {
                     state.key = None;
                 }
             }
-            EventKind::KeysLost { .. } => {}
-            EventKind::Replicated { node, key, counter } => {
-                if let Some(state) = self.redis_mut(*node) {
-                    state.key = *key;
-                    state.counter = *counter;
-                }
-            }
-            EventKind::RedisDown { node } => {
-                if let Some(state) = self.redis_mut(*node) {
-                    state.up = false;
-                    state.key = None;
-                    state.counter = 0;
-                }
-            }
-            EventKind::RedisUp { node, promoted } => {
-                if let Some(state) = self.redis_mut(*node) {
-                    state.up = true;
-                    if *promoted {
-                        state.standby = false;
-                    } else {
-                        state.key = None;
-                        state.counter = 0;
-                    }
-                }
-            }
+            EventKind::KeysLost { .. } | EventKind::Cron { .. } => {}
+            EventKind::Replicated { node, key, counter } => self.redis_holds(*node, *key, *counter),
+            EventKind::RedisDown { node } => self.on_redis_down(*node),
+            EventKind::RedisUp { node, promoted } => self.on_redis_up(*node, *promoted),
             EventKind::Sql { client, outcome: SqlOutcome::Connected(opened), .. } => {
                 self.db.sessions.insert(*opened, *client);
             }
-            EventKind::Connection { session, client, change } => match change {
-                ConnectionChange::Opened => {
-                    self.db.sessions.insert(*session, *client);
-                }
-                ConnectionChange::Refused => {}
-                ConnectionChange::Closed | ConnectionChange::Terminated(_) => {
-                    self.db.sessions.remove(session);
-                    self.db.row_lock_holders.retain(|held| held.session != *session);
-                    self.db.row_lock_queue.retain(|held| held.session != *session);
-                }
-            },
+            EventKind::Sql { .. } => {}
+            EventKind::Connection { session, client, change } => self.on_connection(*session, *client, *change),
             EventKind::RowLock { session, client, mode, change } => {
                 let lock = RowLockView { session: *session, client: *client, mode: *mode, since_ms: at };
-                let same = |held: &RowLockView| held.session == *session && held.mode == *mode;
-                match change {
-                    RowLockChange::Waiting => self.db.row_lock_queue.push(lock),
-                    RowLockChange::Granted => {
-                        self.db.row_lock_queue.retain(|held| !same(held));
-                        self.db.row_lock_holders.push(lock);
-                    }
-                    RowLockChange::Released => self.db.row_lock_holders.retain(|held| !same(held)),
-                    RowLockChange::GaveUp => self.db.row_lock_queue.retain(|held| !same(held)),
-                }
+                self.on_row_lock(lock, *change);
             }
             EventKind::Pool { instance, busy, open, waiting } => {
-                if let Some(view) = self.instance_mut(*instance) {
-                    view.pool = PoolView { busy: *busy, open: *open, waiting: *waiting };
-                }
+                self.on_pool(*instance, PoolView { busy: *busy, open: *open, waiting: *waiting });
             }
             EventKind::Background { latency_ms, outcome, .. } => {
-                self.db.last_background = Some((*latency_ms, *outcome))
+                self.db.last_background = Some((*latency_ms, *outcome));
             }
-            EventKind::Put { instance, run, report, chunk, own_object, token, outcome, .. } => {
-                match outcome {
-                    PutOutcome::Accepted => {
-                        self.storage.puts_accepted += 1;
-                        if let Some(token) = token {
-                            let highest = self.storage.highest_token.get_or_insert(*report, *token);
-                            *highest = (*highest).max(*token);
-                        }
-                        if !*own_object {
-                            self.storage
-                                .chunks
-                                .insert((*report, *chunk), ChunkView { instance: *instance, run: *run, token: *token });
-                        }
-                        if let Some(view) = self.instance_mut(*instance)
-                            && let Some(current) = &mut view.run
-                            && current.run == *run
-                        {
-                            current.chunks_written = current.chunks_written.saturating_add(1);
-                        }
-                    }
-                    PutOutcome::Rejected(highest) => {
-                        self.storage.puts_rejected += 1;
-                        let seen = self.storage.highest_token.get_or_insert(*report, *highest);
-                        *seen = (*seen).max(*highest);
-                    }
-                }
-                self.forget_old_reports(*report);
-            }
+            EventKind::Put { .. } => self.on_put(&event.kind),
             EventKind::Post { instance, period, .. } => {
-                self.slack_post_count += 1;
-                if self.recent_posts.len() == RECENT_POSTS {
-                    self.recent_posts.remove(0);
-                }
-                self.recent_posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index });
+                self.on_post(PostMark { at_ms: at, instance: *instance, period: *period, event: index });
             }
             EventKind::Consensus { op, reply, .. } => self.consensus_op(*op, *reply, at),
-            EventKind::LeaseExpired { lease, .. } if self.consensus.key.is_some_and(|key| key.lease == *lease) => {
-                self.consensus.key = None;
-            }
+            EventKind::LeaseExpired { lease, .. } => self.consensus_lease(*lease, None),
             EventKind::Leader { up } => self.consensus.leader_up = *up,
-            EventKind::LeaseRefreshed { lease, ttl_ms } => {
-                if let Some(key) = &mut self.consensus.key
-                    && key.lease == *lease
-                {
-                    key.ttl_ms = *ttl_ms;
-                    key.expires_at_ms = at + ttl_ms;
-                }
-            }
+            EventKind::LeaseRefreshed { lease, ttl_ms } => self.consensus_lease(*lease, Some((*ttl_ms, at + ttl_ms))),
             EventKind::RowApplied { period, report, run, token } => {
                 self.db.report_rows.insert(*report, (*period, *run, *token));
                 self.forget_old_reports(*report);
             }
             EventKind::DbSlow { factor_percent } => self.db.slow_percent = *factor_percent,
-            EventKind::Fault { .. }
-            | EventKind::Cron { .. }
-            | EventKind::Sql { .. }
-            | EventKind::LeaseExpired { .. } => {}
+        }
+    }
+
+    fn on_granted(&mut self, instance: InstanceId, granted: Option<(RunId, Option<Token>)>) {
+        if let Some(view) = self.instance_mut(instance) {
+            view.granted = granted;
+        }
+    }
+
+    /// Slack's count and its last few posts.
+    fn on_post(&mut self, post: PostMark) {
+        self.slack_post_count += 1;
+        if self.recent_posts.len() == RECENT_POSTS {
+            self.recent_posts.remove(0);
+        }
+        self.recent_posts.push(post);
+    }
+
+    /// The consensus key's lease: refreshed to a TTL and deadline, or gone.
+    fn consensus_lease(&mut self, lease: LeaseId, refreshed: Option<(u64, u64)>) {
+        let Some(key) = self.consensus.key.as_mut().filter(|key| key.lease == lease) else { return };
+        match refreshed {
+            Some((ttl_ms, expires_at_ms)) => (key.ttl_ms, key.expires_at_ms) = (ttl_ms, expires_at_ms),
+            None => self.consensus.key = None,
+        }
+    }
+
+    fn on_process(&mut self, instance: InstanceId, state: ProcessState) {
+        let restart_at_ms = self.restarts.iter().find(|(id, _)| *id == instance).map(|(_, restart_at)| *restart_at);
+        if matches!(state, ProcessState::Restarted) {
+            self.restarts.retain(|(id, _)| *id != instance);
+        }
+        let Some(view) = self.instance_mut(instance) else { return };
+        view.process = match state {
+            ProcessState::Running | ProcessState::Restarted => ProcessView::Running,
+            ProcessState::Paused { until_ms } => ProcessView::Paused { until_ms },
+            ProcessState::Dead => ProcessView::Dead { restart_at_ms },
+            ProcessState::HostLost => ProcessView::HostLost { restart_at_ms },
+        };
+        if matches!(state, ProcessState::Dead | ProcessState::HostLost) {
+            // The process's memory is gone: it believes nothing any more.
+            view.belief = None;
+        }
+        if matches!(state, ProcessState::Restarted) {
+            view.run = None;
+            view.pool = PoolView::default();
+        }
+    }
+
+    fn on_clock(&mut self, party: Party, clock: ClockView) {
+        match party {
+            Party::Instance(id) => {
+                if let Some(view) = self.instance_mut(id) {
+                    view.clock = clock;
+                }
+            }
+            Party::Redis(_) | Party::RedisReplica => {
+                if let Some(node) = self.redis_mut(party) {
+                    node.clock = clock;
+                }
+            }
+            Party::Db => self.db_clock = clock,
+            Party::Consensus => self.consensus_clock = clock,
+            Party::Storage | Party::Slack => {}
+        }
+    }
+
+    fn on_run(&mut self, instance: InstanceId, run: RunId, period: Period, phase: RunPhase) {
+        if let Some(view) = self.instance_mut(instance) {
+            // A run keeps its count of chunks written from one phase to the next.
+            let chunks_written =
+                view.run.filter(|current| current.run == run).map_or(0, |current| current.chunks_written);
+            view.run = Some(RunView { run, period, phase, chunks_written });
+        }
+    }
+
+    fn on_belief(&mut self, instance: InstanceId, run: RunId, holds: bool, token: Option<Token>) {
+        if let Some(view) = self.instance_mut(instance) {
+            if holds {
+                view.belief = Some((run, token));
+            } else if view.belief.is_some_and(|(believed, _)| believed == run) {
+                view.belief = None;
+            }
+        }
+    }
+
+    /// Sets what a node holds: its lock key and its counter.
+    fn redis_holds(&mut self, node: Party, key: Option<LockKey>, counter: i64) {
+        if let Some(state) = self.redis_mut(node) {
+            state.key = key;
+            state.counter = counter;
+        }
+    }
+
+    /// A node down forgets every key (no persistence; a promotion keeps the replica's own).
+    fn on_redis_down(&mut self, node: Party) {
+        self.redis_holds(node, None, 0);
+        if let Some(state) = self.redis_mut(node) {
+            state.up = false;
+        }
+    }
+
+    fn on_pool(&mut self, instance: InstanceId, pool: PoolView) {
+        if let Some(view) = self.instance_mut(instance) {
+            view.pool = pool;
+        }
+    }
+
+    /// A node back up: a promoted replica keeps what it had, a restarted node is empty.
+    fn on_redis_up(&mut self, node: Party, promoted: bool) {
+        if let Some(state) = self.redis_mut(node) {
+            state.up = true;
+            if promoted {
+                state.standby = false;
+            } else {
+                state.key = None;
+                state.counter = 0;
+            }
+        }
+    }
+
+    fn on_connection(&mut self, session: SessionId, client: DbClient, change: ConnectionChange) {
+        match change {
+            ConnectionChange::Opened => {
+                self.db.sessions.insert(session, client);
+            }
+            ConnectionChange::Refused => {}
+            ConnectionChange::Closed | ConnectionChange::Terminated(_) => {
+                self.db.sessions.remove(&session);
+                self.db.row_lock_holders.retain(|held| held.session != session);
+                self.db.row_lock_queue.retain(|held| held.session != session);
+            }
+        }
+    }
+
+    fn on_row_lock(&mut self, lock: RowLockView, change: RowLockChange) {
+        let same = |held: &RowLockView| held.session == lock.session && held.mode == lock.mode;
+        match change {
+            RowLockChange::Waiting => self.db.row_lock_queue.push(lock),
+            RowLockChange::Granted => {
+                self.db.row_lock_queue.retain(|held| !same(held));
+                self.db.row_lock_holders.push(lock);
+            }
+            RowLockChange::Released => self.db.row_lock_holders.retain(|held| !same(held)),
+            RowLockChange::GaveUp => self.db.row_lock_queue.retain(|held| !same(held)),
+        }
+    }
+
+    /// A chunk PUT: the store's counts, its highest token per report, its
+    /// chunks, and the writer's progress.
+    fn on_put(&mut self, put: &EventKind) {
+        let EventKind::Put { instance, run, report, chunk, own_object, token, outcome, .. } = *put else { return };
+        match outcome {
+            PutOutcome::Accepted => {
+                self.storage.puts_accepted += 1;
+                if let Some(token) = token {
+                    let highest = self.storage.highest_token.get_or_insert(report, token);
+                    *highest = (*highest).max(token);
+                }
+                if !own_object {
+                    self.storage.chunks.insert((report, chunk), ChunkView { instance, run, token });
+                }
+                if let Some(view) = self.instance_mut(instance)
+                    && let Some(current) = &mut view.run
+                    && current.run == run
+                {
+                    current.chunks_written = current.chunks_written.saturating_add(1);
+                }
+            }
+            PutOutcome::Rejected(highest) => {
+                self.storage.puts_rejected += 1;
+                let seen = self.storage.highest_token.get_or_insert(report, highest);
+                *seen = (*seen).max(highest);
+            }
+        }
+        self.forget_old_reports(report);
+    }
+
+    /// A kill or host loss that restarts: the process event that follows
+    /// says "dead", and only the fault says when it comes back.
+    fn on_fault(&mut self, fault: &Fault, targets: &[Party], at: u64) {
+        let (Fault::OomKill { restart_after_ms: Some(after), .. }
+        | Fault::HostLoss { restart_after_ms: Some(after), .. }) = fault
+        else {
+            return;
+        };
+        let after = *after;
+        for target in targets {
+            if let Party::Instance(id) = target {
+                self.restarts.retain(|(pending, _)| pending != id);
+                self.restarts.push((*id, at + after));
+            }
         }
     }
 
