@@ -18,12 +18,12 @@
 //! intact. Else `safe`: every write made during an overlap was fenced.
 
 use crate::event::{
-    AbortReason, BackgroundOutcome, ConnectionChange, Event, EventKind, PutOutcome, RevokeReason, RowLockChange,
-    RunPhase, SqlOutcome, TerminateReason, abort_text,
+    AbortReason, BackgroundOutcome, ConnectionChange, DbClient, Event, EventKind, PutOutcome, RevokeReason,
+    RowLockChange, RunPhase, SqlOutcome, TerminateReason, abort_text,
 };
 use crate::format::seconds;
-use crate::ids::{InstanceId, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{Expectation, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World};
+use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
+use crate::scenario::{Expectation, Fault, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -741,6 +741,68 @@ impl Analysis {
 
     fn event(&mut self, index: u32, event: &Event) {
         let at = event.at_ms;
+        self.track_epochs(event);
+        match &event.kind {
+            EventKind::Fault { fault, targets } => self.on_fault(at, index, fault, targets),
+            EventKind::Run { run, instance, period, phase } => self.on_run(at, index, run, instance, period, phase),
+            EventKind::Granted { run, instance, token } => self.on_granted(at, index, run, instance, token),
+            EventKind::Revoked { run, instance, reason } => self.on_revoked(at, index, run, instance, reason),
+            EventKind::Belief { instance, run, holds, token } => self.on_belief(at, index, instance, run, holds, token),
+            EventKind::Put { .. } => self.on_put(at, index, &event.kind),
+            EventKind::Post { instance, run, period } => self.on_post(at, index, *instance, *run, *period),
+            EventKind::RowApplied { period, report, run, token } => {
+                self.on_row_applied(at, index, period, report, run, token)
+            }
+            EventKind::Sql { client, outcome: SqlOutcome::StaleToken { highest }, .. } => {
+                self.metrics.stale_writes_rejected += 1;
+                let text = format!("the database refused {client}'s report row: the row already has token {highest}");
+                self.say(at, index, "stale_write_rejected", text);
+            }
+            EventKind::RowLock { session, change, client, .. } => {
+                self.on_row_lock(at, index, *session, *change, *client)
+            }
+            EventKind::Connection { client, change: ConnectionChange::Terminated(reason), .. } => {
+                self.on_terminated(at, index, *client, *reason);
+            }
+            EventKind::Pool { instance, busy, .. } => self.on_pool(at, index, *instance, *busy),
+            EventKind::Background { outcome, .. } if *outcome != BackgroundOutcome::Ok => {
+                self.metrics.background_query_timeouts += 1;
+                if !self.said_background {
+                    self.said_background = true;
+                    let text =
+                        "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
+                    self.say(at, index, "background_timeouts", text.to_owned());
+                }
+            }
+            EventKind::KeysLost { node, keys } => {
+                let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
+                self.say(at, index, "keys_lost", text);
+            }
+            EventKind::Cron { .. }
+            | EventKind::Process { .. }
+            | EventKind::Clock { .. }
+            | EventKind::Sent { .. }
+            | EventKind::Lost { .. }
+            | EventKind::Redis { .. }
+            | EventKind::KeyExpired { .. }
+            | EventKind::RedisDown { .. }
+            | EventKind::RedisUp { .. }
+            | EventKind::Sql { .. }
+            | EventKind::Connection { .. }
+            | EventKind::Background { .. }
+            | EventKind::Consensus { .. }
+            | EventKind::LeaseExpired { .. }
+            | EventKind::Leader { .. }
+            | EventKind::LeaseRefreshed { .. }
+            | EventKind::Replicated { .. }
+            | EventKind::DbSlow { .. } => {}
+        }
+    }
+
+    /// Which grant each run works under: a grant begins an epoch (under
+    /// unique-insert, which grants nothing, a run's start does), and a
+    /// redelivered job runs under the grant it was first handed out with.
+    fn track_epochs(&mut self, event: &Event) {
         match event.kind {
             EventKind::Granted { run, .. } if self.strategy != StrategyId::UniqueInsert => self.begin_epoch(run),
             EventKind::Run { run, phase: RunPhase::Started, .. }
@@ -749,7 +811,6 @@ impl Analysis {
                 self.begin_epoch(run);
             }
             EventKind::Run { run, phase: RunPhase::Redelivered(from), .. } => {
-                // The job runs under the grant it was first handed out with.
                 let epoch = self.epoch(from);
                 let facts = entry(&mut self.runs, run.0);
                 facts.epoch = epoch;
@@ -785,115 +846,78 @@ impl Analysis {
             | EventKind::RowApplied { .. }
             | EventKind::DbSlow { .. } => {}
         }
-        match &event.kind {
-            EventKind::Fault { fault, targets } => {
-                let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
-                let text = if targets.is_empty() {
-                    format!("{fault}: there was nothing to strike, so the fault did nothing")
-                } else if fault.targets_holder() {
-                    format!("{fault} — it strikes {}", names.join(", "))
-                } else {
-                    format!("{fault}")
-                };
-                self.say(at, index, "fault", text);
+    }
+
+    fn on_fault(&mut self, at: u64, index: u32, fault: &Fault, targets: &[Party]) {
+        let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
+        let text = if targets.is_empty() {
+            format!("{fault}: there was nothing to strike, so the fault did nothing")
+        } else if fault.targets_holder() {
+            format!("{fault} — it strikes {}", names.join(", "))
+        } else {
+            format!("{fault}")
+        };
+        self.say(at, index, "fault", text);
+    }
+
+    /// A Slack post: Slack cannot check a token, so a second post of a period is a duplicate side effect.
+    fn on_post(&mut self, at: u64, index: u32, instance: InstanceId, run: RunId, period: Period) {
+        self.unfenced(at, index, run, WriteKind::Post);
+        let count = {
+            let facts = entry(&mut self.periods, period.0);
+            facts.posts += 1;
+            facts.posts
+        };
+        if count > 1 {
+            let text = format!(
+                "{instance} posts period {}'s report to Slack again (post {count}); Slack cannot check a token",
+                period.0
+            );
+            self.say(at, index, "duplicate_post", text);
+        }
+    }
+
+    /// Time spent waiting for the jobs row lock, and an instance's long wait.
+    fn on_row_lock(&mut self, at: u64, index: u32, session: SessionId, change: RowLockChange, client: DbClient) {
+        match change {
+            RowLockChange::Waiting => {
+                self.waits.insert(session, at);
             }
-            EventKind::Run { run, instance, period, phase } => self.on_run(at, index, run, instance, period, phase),
-            EventKind::Granted { run, instance, token } => self.on_granted(at, index, run, instance, token),
-            EventKind::Revoked { run, instance, reason } => self.on_revoked(at, index, run, instance, reason),
-            EventKind::Belief { instance, run, holds, token } => self.on_belief(at, index, instance, run, holds, token),
-            EventKind::Put { .. } => self.on_put(at, index, &event.kind),
-            EventKind::Post { instance, run, period } => {
-                self.unfenced(at, index, *run, WriteKind::Post);
-                let count = {
-                    let facts = entry(&mut self.periods, period.0);
-                    facts.posts += 1;
-                    facts.posts
-                };
-                if count > 1 {
-                    let text = format!(
-                        "{instance} posts period {}'s report to Slack again (post {count}); Slack cannot check a token",
-                        period.0
-                    );
-                    self.say(at, index, "duplicate_post", text);
-                }
-            }
-            EventKind::RowApplied { period, report, run, token } => {
-                self.on_row_applied(at, index, period, report, run, token)
-            }
-            EventKind::Sql { client, outcome: SqlOutcome::StaleToken { highest }, .. } => {
-                self.metrics.stale_writes_rejected += 1;
-                let text = format!("the database refused {client}'s report row: the row already has token {highest}");
-                self.say(at, index, "stale_write_rejected", text);
-            }
-            EventKind::RowLock { session, change, client, .. } => match change {
-                RowLockChange::Waiting => {
-                    self.waits.insert(*session, at);
-                }
-                RowLockChange::Granted | RowLockChange::GaveUp => {
-                    if let Some(since) = self.waits.remove(session) {
-                        self.metrics.db_lock_wait_ms += at - since;
-                        if at - since >= 60_000 && matches!(client, crate::event::DbClient::Instance(_)) {
-                            let text = format!("{client} waited {} for the jobs row lock", seconds(at - since));
-                            self.say(at, index, "long_lock_wait", text);
-                        }
+            RowLockChange::Granted | RowLockChange::GaveUp => {
+                if let Some(since) = self.waits.remove(&session) {
+                    self.metrics.db_lock_wait_ms += at - since;
+                    if at - since >= 60_000 && matches!(client, DbClient::Instance(_)) {
+                        let text = format!("{client} waited {} for the jobs row lock", seconds(at - since));
+                        self.say(at, index, "long_lock_wait", text);
                     }
                 }
-                RowLockChange::Released => {}
-            },
-            EventKind::Connection { client, change: ConnectionChange::Terminated(reason), .. } => {
-                let how = match reason {
-                    TerminateReason::ClientDisconnected => "its socket closed",
-                    TerminateReason::KeepaliveTimeout => "TCP keepalive gave up on the vanished host",
-                    TerminateReason::IdleInTransactionTimeout => "idle_in_transaction_session_timeout fired",
-                };
-                let text = format!("the database ended {client}'s session ({how}); its transaction rolled back");
-                self.say(at, index, "session_ended", text);
             }
-            EventKind::Pool { instance, busy, .. } => {
-                let size = self.world.db_pool_size;
-                // Exhausted: every connection the pool may open is busy (waiting for one to open is not).
-                if *busy >= size {
-                    if self.exhausted.insert(*instance) && !self.said_pool {
-                        self.said_pool = true;
-                        let text =
-                            format!("{instance}'s connection pool is exhausted: all {size} connections are busy");
-                        self.say(at, index, "pool_exhausted", text);
-                    }
-                } else {
-                    self.exhausted.remove(instance);
-                }
+            RowLockChange::Released => {}
+        }
+    }
+
+    fn on_terminated(&mut self, at: u64, index: u32, client: DbClient, reason: TerminateReason) {
+        let how = match reason {
+            TerminateReason::ClientDisconnected => "its socket closed",
+            TerminateReason::KeepaliveTimeout => "TCP keepalive gave up on the vanished host",
+            TerminateReason::IdleInTransactionTimeout => "idle_in_transaction_session_timeout fired",
+        };
+        let text = format!("the database ended {client}'s session ({how}); its transaction rolled back");
+        self.say(at, index, "session_ended", text);
+    }
+
+    /// A pool is exhausted when every connection it may open is busy
+    /// (waiting for one to open is not); the first exhaustion is a finding.
+    fn on_pool(&mut self, at: u64, index: u32, instance: InstanceId, busy: u8) {
+        let size = self.world.db_pool_size;
+        if busy >= size {
+            if self.exhausted.insert(instance) && !self.said_pool {
+                self.said_pool = true;
+                let text = format!("{instance}'s connection pool is exhausted: all {size} connections are busy");
+                self.say(at, index, "pool_exhausted", text);
             }
-            EventKind::Background { outcome, .. } if *outcome != BackgroundOutcome::Ok => {
-                self.metrics.background_query_timeouts += 1;
-                if !self.said_background {
-                    self.said_background = true;
-                    let text =
-                        "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
-                    self.say(at, index, "background_timeouts", text.to_owned());
-                }
-            }
-            EventKind::KeysLost { node, keys } => {
-                let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
-                self.say(at, index, "keys_lost", text);
-            }
-            EventKind::Cron { .. }
-            | EventKind::Process { .. }
-            | EventKind::Clock { .. }
-            | EventKind::Sent { .. }
-            | EventKind::Lost { .. }
-            | EventKind::Redis { .. }
-            | EventKind::KeyExpired { .. }
-            | EventKind::RedisDown { .. }
-            | EventKind::RedisUp { .. }
-            | EventKind::Sql { .. }
-            | EventKind::Connection { .. }
-            | EventKind::Background { .. }
-            | EventKind::Consensus { .. }
-            | EventKind::LeaseExpired { .. }
-            | EventKind::Leader { .. }
-            | EventKind::LeaseRefreshed { .. }
-            | EventKind::Replicated { .. }
-            | EventKind::DbSlow { .. } => {}
+        } else {
+            self.exhausted.remove(&instance);
         }
     }
 
