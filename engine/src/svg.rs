@@ -882,4 +882,56 @@ mod tests {
         assert_eq!(Num(0.05).to_string(), "0.1");
         assert_eq!(Esc("a<b & \"c\"").to_string(), "a&lt;b &amp; &quot;c&quot;");
     }
+
+    /// The lab's light theme: the first `:root` block of its style sheet, as
+    /// (variable, value) pairs.
+    fn light_theme() -> Vec<(String, String)> {
+        let css = include_str!("../../static/style.css");
+        let block = css.split(":root {").nth(1).and_then(|rest| rest.split('}').next()).expect("a :root block");
+        block
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("--")?.strip_suffix(';')?.split_once(": "))
+            .map(|(name, value)| (name.to_owned(), value.replace(", ", ",").replace("0.", ".")))
+            .collect()
+    }
+
+    /// Every colour the figure's style sheet names (`#rrggbb`, `#fff` or `rgba(…)`).
+    fn colours(style: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut rest = style;
+        while let Some(start) = rest.find(['#', 'r']) {
+            let tail = &rest[start..];
+            let length = if let Some(hex) = tail.strip_prefix('#') {
+                1 + hex.chars().take_while(char::is_ascii_hexdigit).count()
+            } else if tail.starts_with("rgba(") {
+                tail.find(')').map_or(0, |end| end + 1)
+            } else {
+                0
+            };
+            if length > 1 {
+                found.push(tail[..length].to_owned());
+            }
+            rest = &tail[length.max(1)..];
+        }
+        found
+    }
+
+    #[test]
+    fn the_figure_speaks_the_labs_light_theme() {
+        // The exported file carries its own style sheet, so that it looks as
+        // the lab does with no page around it; this holds the two together.
+        let theme = light_theme();
+        let value = |name: &str| theme.iter().find(|(variable, _)| variable == name).map(|(_, value)| value.as_str());
+        for (index, colour) in FIGURE_INSTANCE_COLOURS.iter().enumerate() {
+            let letter = char::from(b'a' + u8::try_from(index).unwrap());
+            assert_eq!(Some(*colour), value(&format!("inst-{letter}")), "instance {index}'s colour");
+        }
+        let figure_colours = colours(FIGURE_STYLE);
+        assert!(figure_colours.len() > 10, "the style sheet's colours were found: {figure_colours:?}");
+        for colour in figure_colours {
+            // White is the panel's colour, and the text on a filled bar.
+            let known = colour == "#fff" || theme.iter().any(|(_, value)| *value == colour);
+            assert!(known, "the figure's {colour} is not a colour of the lab's light theme ({theme:?})");
+        }
+    }
 }
