@@ -124,6 +124,24 @@ pub enum WriteVerdict {
     NoEffect,
 }
 
+impl WriteVerdict {
+    fn of_put(outcome: PutOutcome) -> WriteVerdict {
+        match outcome {
+            PutOutcome::Accepted => WriteVerdict::Accepted,
+            PutOutcome::Rejected(highest) => WriteVerdict::Rejected { highest },
+        }
+    }
+
+    /// A report row's write took effect where it touched a row.
+    fn of_row_write(outcome: SqlOutcome) -> WriteVerdict {
+        match outcome {
+            SqlOutcome::Rows(rows) if rows > 0 => WriteVerdict::Accepted,
+            SqlOutcome::StaleToken { highest } => WriteVerdict::Rejected { highest },
+            SqlOutcome::Connected(_) | SqlOutcome::Rows(_) | SqlOutcome::Error(_) => WriteVerdict::NoEffect,
+        }
+    }
+}
+
 /// One write, with its token and verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteMark {
@@ -977,64 +995,18 @@ impl Timeline {
     fn lanes(&mut self, open: &mut Open, world: &WorldAt, index: u32, event: &Event) {
         let at = event.at_ms;
         match &event.kind {
-            EventKind::Belief { instance, .. } | EventKind::Process { instance, .. } => {
-                let now = world.instance(*instance).and_then(|view| view.belief);
-                let current = open.beliefs.get(instance).map(|span| (span.run, span.token));
-                if now != current {
-                    if let Some(mut span) = open.beliefs.remove(instance) {
-                        span.span.to_ms = at;
-                        self.beliefs.push(span);
-                    }
-                    if let Some((run, token)) = now {
-                        open.beliefs.insert(
-                            *instance,
-                            LockSpan {
-                                instance: *instance,
-                                run,
-                                token,
-                                span: Span { from_ms: at, to_ms: at },
-                                event: index,
-                            },
-                        );
-                    }
-                }
-                if let EventKind::Process { instance, .. } = &event.kind {
-                    let kind = world.instance(*instance).map_or(ProcessKind::Running, |view| view.process.kind());
-                    let current = open.processes.get(instance).map(|span| span.state);
-                    if current != Some(kind) {
-                        if let Some(mut span) = open.processes.remove(instance) {
-                            span.span.to_ms = at;
-                            self.processes.push(span);
-                        }
-                        if kind != ProcessKind::Running {
-                            open.processes.insert(
-                                *instance,
-                                ProcessSpan { instance: *instance, state: kind, span: Span { from_ms: at, to_ms: at } },
-                            );
-                        }
-                    }
-                }
-                let believers = open.beliefs.len();
-                match (open.overlap_from, believers >= 2) {
-                    (None, true) => open.overlap_from = Some(at),
-                    (Some(from_ms), false) => {
-                        self.overlaps.push(Span { from_ms, to_ms: at });
-                        open.overlap_from = None;
-                    }
-                    _ => {}
-                }
+            EventKind::Belief { instance, .. } => {
+                self.track_belief(open, world, *instance, at, index);
+                self.track_overlap(open, at);
+            }
+            EventKind::Process { instance, .. } => {
+                self.track_belief(open, world, *instance, at, index);
+                self.track_process(open, world, *instance, at);
+                self.track_overlap(open, at);
             }
             EventKind::Granted { run, instance, token } => {
-                open.grants.insert(
-                    *run,
-                    LockSpan {
-                        instance: *instance,
-                        run: *run,
-                        token: *token,
-                        span: Span { from_ms: at, to_ms: at },
-                        event: index,
-                    },
-                );
+                let (instance, run, token, span) = (*instance, *run, *token, Span { from_ms: at, to_ms: at });
+                open.grants.insert(run, LockSpan { instance, run, token, span, event: index });
             }
             EventKind::Revoked { run, .. } => {
                 if let Some(mut span) = open.grants.remove(run) {
@@ -1043,19 +1015,10 @@ impl Timeline {
                 }
             }
             EventKind::Put { instance, run, period, chunk, own_object, token, outcome, .. } => {
-                self.writes.push(WriteMark {
-                    at_ms: at,
-                    instance: *instance,
-                    run: *run,
-                    period: *period,
-                    target: WriteTarget::Storage { chunk: *chunk, own_object: *own_object },
-                    token: *token,
-                    verdict: match outcome {
-                        PutOutcome::Accepted => WriteVerdict::Accepted,
-                        PutOutcome::Rejected(highest) => WriteVerdict::Rejected { highest: *highest },
-                    },
-                    event: index,
-                })
+                let verdict = WriteVerdict::of_put(*outcome);
+                let target = WriteTarget::Storage { chunk: *chunk, own_object: *own_object };
+                let (instance, run, period, token) = (*instance, *run, *period, *token);
+                self.writes.push(WriteMark { at_ms: at, instance, run, period, target, token, verdict, event: index });
             }
             EventKind::Sql {
                 client: DbClient::Instance(instance),
@@ -1063,20 +1026,11 @@ impl Timeline {
                 statement: Sql::WriteReport { period, token, .. },
                 outcome,
                 ..
-            } => self.writes.push(WriteMark {
-                at_ms: at,
-                instance: *instance,
-                run: *run,
-                period: *period,
-                target: WriteTarget::Row,
-                token: *token,
-                verdict: match outcome {
-                    SqlOutcome::Rows(rows) if *rows > 0 => WriteVerdict::Accepted,
-                    SqlOutcome::StaleToken { highest } => WriteVerdict::Rejected { highest: *highest },
-                    SqlOutcome::Connected(_) | SqlOutcome::Rows(_) | SqlOutcome::Error(_) => WriteVerdict::NoEffect,
-                },
-                event: index,
-            }),
+            } => {
+                let verdict = WriteVerdict::of_row_write(*outcome);
+                let (instance, run, period, token, target) = (*instance, *run, *period, *token, WriteTarget::Row);
+                self.writes.push(WriteMark { at_ms: at, instance, run, period, target, token, verdict, event: index });
+            }
             EventKind::Post { instance, period, .. } => {
                 self.posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
             }
@@ -1107,6 +1061,53 @@ impl Timeline {
             | EventKind::DbSlow { .. } => {}
         }
         self.track_holders(open, world, at);
+    }
+
+    /// Ends the instance's belief span where its belief changed, and opens the new one.
+    fn track_belief(&mut self, open: &mut Open, world: &WorldAt, instance: InstanceId, at: u64, index: u32) {
+        let now = world.instance(instance).and_then(|view| view.belief);
+        let current = open.beliefs.get(&instance).map(|span| (span.run, span.token));
+        if now == current {
+            return;
+        }
+        if let Some(mut span) = open.beliefs.remove(&instance) {
+            span.span.to_ms = at;
+            self.beliefs.push(span);
+        }
+        if let Some((run, token)) = now {
+            let span = Span { from_ms: at, to_ms: at };
+            open.beliefs.insert(instance, LockSpan { instance, run, token, span, event: index });
+        }
+    }
+
+    /// Ends the instance's process span (paused, dead, host lost) where its state changed.
+    fn track_process(&mut self, open: &mut Open, world: &WorldAt, instance: InstanceId, at: u64) {
+        let kind = world.instance(instance).map_or(ProcessKind::Running, |view| view.process.kind());
+        let current = open.processes.get(&instance).map(|span| span.state);
+        if current == Some(kind) {
+            return;
+        }
+        if let Some(mut span) = open.processes.remove(&instance) {
+            span.span.to_ms = at;
+            self.processes.push(span);
+        }
+        if kind != ProcessKind::Running {
+            open.processes
+                .insert(instance, ProcessSpan { instance, state: kind, span: Span { from_ms: at, to_ms: at } });
+        }
+    }
+
+    /// Opens an overlap where a second instance came to believe it holds
+    /// the lock, and closes it where fewer than two do.
+    fn track_overlap(&mut self, open: &mut Open, at: u64) {
+        match (open.overlap_from, open.beliefs.len() >= 2) {
+            (None, true) => open.overlap_from = Some(at),
+            (Some(from_ms), false) => {
+                self.overlaps.push(Span { from_ms, to_ms: at });
+                open.overlap_from = None;
+            }
+            (None, false) | (Some(_), true) => {}
+        }
     }
 
     /// Keeps the holder lanes (Redis keys per node, the row lock, the lease) in step.
