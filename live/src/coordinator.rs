@@ -764,20 +764,12 @@ impl Coordinator {
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
         match fault {
             Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
-                let (from, to) = (self.parties(*from), self.parties(*to));
-                let mut targets = from.clone();
-                targets.extend(to.iter().copied());
-                self.record(EventKind::Fault { fault: fault.clone(), targets });
-                self.cut(&from, &to, false, Effect::Delay { extra_ms: *extra_ms }, *duration_ms);
-                return Ok(Vec::new());
+                self.strike_links(fault, (*from, *to), false, Effect::Delay { extra_ms: *extra_ms }, *duration_ms);
+                Ok(Vec::new())
             }
             Fault::Partition { between, duration_ms, one_way, .. } => {
-                let (from, to) = (self.parties(between[0]), self.parties(between[1]));
-                let mut targets = from.clone();
-                targets.extend(to.iter().copied());
-                self.record(EventKind::Fault { fault: fault.clone(), targets });
-                self.cut(&from, &to, !one_way, Effect::Drop, *duration_ms);
-                return Ok(Vec::new());
+                self.strike_links(fault, (between[0], between[1]), !one_way, Effect::Drop, *duration_ms);
+                Ok(Vec::new())
             }
             Fault::ClockJump { target, .. } | Fault::ClockDrift { target, .. } => {
                 let targets = self.parties(*target);
@@ -785,7 +777,7 @@ impl Coordinator {
                 for party in targets {
                     self.change_clock(party, fault)?;
                 }
-                return Ok(Vec::new());
+                Ok(Vec::new())
             }
             Fault::RedisRestart { target, down_ms, .. } => {
                 let targets = self.parties(*target);
@@ -794,98 +786,118 @@ impl Coordinator {
                 for party in targets {
                     later.extend(self.restart_redis(party, *down_ms, now)?);
                 }
-                return Ok(later);
+                Ok(later)
             }
-            Fault::RedisFailover { target, .. } => {
-                // The primary dies; its replica is promoted `failover_ms`
-                // later with whatever had reached it. A node with no replica
-                // (or one already promoted) is down that long and comes back empty.
-                let targets = self.parties(*target);
-                self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
-                let failover_ms = self.options.scenario.world.failover_ms;
-                let mut later = Vec::new();
-                for party in targets {
-                    let promotes = self.replica.as_ref().map(|replica| replica.primary_held.is_none());
-                    match (party == record::PRIMARY, promotes) {
-                        (true, Some(true)) => later.push(self.fail_primary(now)?),
-                        (true, Some(false)) => {}
-                        (false, _) | (true, None) => later.extend(self.restart_redis(party, failover_ms, now)?),
-                    }
-                }
-                return Ok(later);
-            }
+            Fault::RedisFailover { target, .. } => self.fail_over(fault, *target, now),
             Fault::DbSlow { factor, duration_ms, .. } => {
-                // The server answers `factor` times slower: each answer is
-                // held back by what the simulator adds to its statement's time.
-                self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Db] });
-                self.record(EventKind::DbSlow { factor_percent: factor_percent(*factor) });
-                let extra = |base_ms: u64| Effect::Delay {
-                    extra_ms: locklab_engine::strategy::slowed_ms(base_ms, *factor).saturating_sub(base_ms),
-                };
-                let rule =
-                    |effect| Rule { direction: Direction::Back, from_ms: now, until_ms: now + duration_ms, effect };
-                for ((_, party), proxy) in &self.proxies {
-                    if *party == Party::Db {
-                        proxy.add(rule(extra(locklab_engine::strategy::STATEMENT_MS)));
-                    }
-                }
-                self.services_link.add(rule(extra(locklab_engine::strategy::BACKGROUND_QUERY_MS)));
-                return Ok(Vec::new());
+                self.slow_database(fault, *factor, *duration_ms, now);
+                Ok(Vec::new())
             }
             Fault::ConsensusLeaderLoss { .. } => {
                 self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Consensus] });
-                return self.lose_leader(now);
+                self.lose_leader(now)
             }
-            Fault::OomKill { .. } | Fault::HostLoss { .. } | Fault::GcPause { .. } => {}
-        }
-        let (target, follow) = match fault {
-            Fault::OomKill { target, restart_after_ms, .. } | Fault::HostLoss { target, restart_after_ms, .. } => {
-                (*target, restart_after_ms.map(|after| (after, true)))
+            Fault::OomKill { target, restart_after_ms, .. } => {
+                let Some(instance) = self.struck_instance(fault, *target) else { return Ok(Vec::new()) };
+                self.kill(instance)?;
+                Ok(restart_after_ms.map(|after| (now + after, Later::Restart(instance))).into_iter().collect())
             }
-            Fault::GcPause { target, duration_ms, .. } => (*target, Some((*duration_ms, false))),
-            Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
-            | Fault::NetworkDelay { .. }
-            | Fault::Partition { .. }
-            | Fault::RedisRestart { .. }
-            | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => return Err(format!("the `{}` fault is not played live", fault.kind_name())),
-        };
-        let Some(instance) = self.resolve(target).filter(|instance| self.processes.contains_key(instance)) else {
-            self.record(EventKind::Fault { fault: fault.clone(), targets: Vec::new() });
-            return Ok(Vec::new());
-        };
-        self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Instance(instance)] });
-        match (fault, follow) {
-            (Fault::GcPause { .. }, Some((duration_ms, _))) => {
+            Fault::HostLoss { target, restart_after_ms, .. } => {
+                let Some(instance) = self.struck_instance(fault, *target) else { return Ok(Vec::new()) };
+                self.lose_host(instance, *restart_after_ms, now)
+            }
+            Fault::GcPause { target, duration_ms, .. } => {
+                let Some(instance) = self.struck_instance(fault, *target) else { return Ok(Vec::new()) };
                 self.signal(instance, "-STOP")?;
                 let until_ms = now + duration_ms;
                 self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms } });
                 Ok(vec![(until_ms, Later::Resume(instance))])
             }
-            (Fault::HostLoss { .. }, _) => {
-                // The machine is gone: its process stops where it is, and
-                // its connections go silent with no FIN; the servers find out
-                // when their TCP keepalive gives up.
-                self.signal(instance, "-STOP")?;
-                let keepalive_ms = self.options.scenario.world.tcp_keepalive_ms;
-                for ((owner, _), proxy) in &self.proxies {
-                    if *owner == instance {
-                        proxy.silence(now + keepalive_ms);
-                    }
-                }
-                self.end_runs(instance, now);
-                self.record_at(None, now, EventKind::Process { instance, state: ProcessState::HostLost });
-                let mut later = vec![(now + keepalive_ms, Later::KeepaliveGaveUp(instance))];
-                later.extend(follow.map(|(after, _)| (now + after, Later::Restart(instance))));
-                Ok(later)
-            }
-            _ => {
-                self.kill(instance)?;
-                Ok(follow.map(|(after, _)| (now + after, Later::Restart(instance))).into_iter().collect())
+        }
+    }
+
+    /// A network fault on every link between two sides, both ways or one.
+    fn strike_links(
+        &mut self,
+        fault: &Fault,
+        sides: (Target, Target),
+        both_ways: bool,
+        effect: Effect,
+        duration_ms: u64,
+    ) {
+        let (from, to) = (self.parties(sides.0), self.parties(sides.1));
+        let mut targets = from.clone();
+        targets.extend(to.iter().copied());
+        self.record(EventKind::Fault { fault: fault.clone(), targets });
+        self.cut(&from, &to, both_ways, effect, duration_ms);
+    }
+
+    /// The instance a fault on `target` strikes, if it names a running one;
+    /// the fault is recorded with it, or with nothing to strike.
+    fn struck_instance(&mut self, fault: &Fault, target: Target) -> Option<InstanceId> {
+        let instance = self.resolve(target).filter(|instance| self.processes.contains_key(instance));
+        let targets = instance.map(Party::Instance).into_iter().collect();
+        self.record(EventKind::Fault { fault: fault.clone(), targets });
+        instance
+    }
+
+    /// The primary dies; its replica is promoted `failover_ms` later with
+    /// whatever had reached it. A node with no replica (or one already
+    /// promoted) is down that long and comes back empty.
+    fn fail_over(&mut self, fault: &Fault, target: Target, now: u64) -> Result<Vec<(u64, Later)>, String> {
+        let targets = self.parties(target);
+        self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
+        let failover_ms = self.options.scenario.world.failover_ms;
+        let mut later = Vec::new();
+        for party in targets {
+            let promotes = self.replica.as_ref().map(|replica| replica.primary_held.is_none());
+            match (party == record::PRIMARY, promotes) {
+                (true, Some(true)) => later.push(self.fail_primary(now)?),
+                (true, Some(false)) => {}
+                (false, _) | (true, None) => later.extend(self.restart_redis(party, failover_ms, now)?),
             }
         }
+        Ok(later)
+    }
+
+    /// The server answers `factor` times slower: each answer is held back
+    /// by what the simulator adds to its statement's time.
+    fn slow_database(&mut self, fault: &Fault, factor: f64, duration_ms: u64, now: u64) {
+        self.record(EventKind::Fault { fault: fault.clone(), targets: vec![Party::Db] });
+        self.record(EventKind::DbSlow { factor_percent: factor_percent(factor) });
+        let extra = |base_ms: u64| Effect::Delay {
+            extra_ms: locklab_engine::strategy::slowed_ms(base_ms, factor).saturating_sub(base_ms),
+        };
+        let rule = |effect| Rule { direction: Direction::Back, from_ms: now, until_ms: now + duration_ms, effect };
+        for ((_, party), proxy) in &self.proxies {
+            if *party == Party::Db {
+                proxy.add(rule(extra(locklab_engine::strategy::STATEMENT_MS)));
+            }
+        }
+        self.services_link.add(rule(extra(locklab_engine::strategy::BACKGROUND_QUERY_MS)));
+    }
+
+    /// The machine is gone: its process stops where it is, and its
+    /// connections go silent with no FIN; the servers find out when their
+    /// TCP keepalive gives up.
+    fn lose_host(
+        &mut self,
+        instance: InstanceId,
+        restart_after_ms: Option<u64>,
+        now: u64,
+    ) -> Result<Vec<(u64, Later)>, String> {
+        self.signal(instance, "-STOP")?;
+        let keepalive_ms = self.options.scenario.world.tcp_keepalive_ms;
+        for ((owner, _), proxy) in &self.proxies {
+            if *owner == instance {
+                proxy.silence(now + keepalive_ms);
+            }
+        }
+        self.end_runs(instance, now);
+        self.record_at(None, now, EventKind::Process { instance, state: ProcessState::HostLost });
+        let mut later = vec![(now + keepalive_ms, Later::KeepaliveGaveUp(instance))];
+        later.extend(restart_after_ms.map(|after| (now + after, Later::Restart(instance))));
+        Ok(later)
     }
 
     /// A restart without persistence: the node goes down now, forgetting
