@@ -924,17 +924,7 @@ impl fmt::Display for Event {
             K::Cron { instance, period } => {
                 write!(f, "{instance}: cron fires generate-daily-report (period {})", period.0)
             }
-            K::Process { instance, state } => match state {
-                ProcessState::Running => write!(f, "{instance}: running"),
-                ProcessState::Paused { until_ms } => {
-                    write!(f, "{instance}: stop-the-world GC pause until t={}", crate::format::seconds(*until_ms))
-                }
-                ProcessState::Dead => {
-                    write!(f, "{instance}: OOM-killed; the kernel closes its sockets")
-                }
-                ProcessState::HostLost => write!(f, "{instance}: host lost; no FIN is sent"),
-                ProcessState::Restarted => write!(f, "{instance}: restarted as a fresh process"),
-            },
+            K::Process { instance, state } => write!(f, "{instance}: {}", state.sentence()),
             K::Clock { party, local_ms, drift_ppm } => {
                 write!(f, "{party}: clock now reads {}", crate::format::seconds(local_ms.unsigned_abs()))?;
                 if *local_ms < 0 {
@@ -951,20 +941,7 @@ impl fmt::Display for Event {
             },
             K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
             K::Run { run, instance, period, phase } => {
-                let what = match phase {
-                    RunPhase::Trying => "tries to take the lock".to_owned(),
-                    RunPhase::Busy => "lost the race; will retry".to_owned(),
-                    RunPhase::Acquired => "believes it holds the lock".to_owned(),
-                    RunPhase::Skipped => "finds the report already there and skips".to_owned(),
-                    RunPhase::Started => "starts the job".to_owned(),
-                    RunPhase::Finished => "finishes the job".to_owned(),
-                    RunPhase::Aborted(reason) => format!("stops the job ({})", abort_text(*reason)),
-                    RunPhase::GaveUp => "gives up: the next tick has come".to_owned(),
-                    RunPhase::Redelivered(from) => {
-                        format!("is handed again the job {from} died in, and runs it without taking the lock")
-                    }
-                };
-                write!(f, "{instance} ({run}, period {}): {what}", period.0)
+                write!(f, "{instance} ({run}, period {}): {}", period.0, phase.sentence())
             }
             K::Granted { run, instance, token } => {
                 write!(f, "lock service grants the lock to {instance} ({run})")?;
@@ -1009,21 +986,12 @@ impl fmt::Display for Event {
                 Ok(())
             }
             K::Connection { session, client, change } => match change {
-                ConnectionChange::Opened => {
-                    write!(f, "db: backend {} opened for {client}", session.0)
-                }
-                ConnectionChange::Refused => {
-                    write!(f, "db: {client} refused: too many clients already")
-                }
-                ConnectionChange::Closed => {
-                    write!(f, "db: backend {} of {client} closed", session.0)
-                }
+                ConnectionChange::Opened => write!(f, "db: backend {} opened for {client}", session.0),
+                ConnectionChange::Refused => write!(f, "db: {client} refused: too many clients already"),
+                ConnectionChange::Closed => write!(f, "db: backend {} of {client} closed", session.0),
                 ConnectionChange::Terminated(reason) => {
-                    write!(
-                        f,
-                        "db: backend {} of {client} terminated ({reason:?}); its transaction rolls back",
-                        session.0
-                    )
+                    let session = session.0;
+                    write!(f, "db: backend {session} of {client} terminated ({reason:?}); its transaction rolls back")
                 }
             },
             K::RowLock { session, client, mode, change } => {
@@ -1037,24 +1005,7 @@ impl fmt::Display for Event {
                 "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
                 crate::format::seconds(*latency_ms)
             ),
-            K::Put { instance, run, period, report, chunk, own_object, token, outcome } => {
-                let object = if *own_object {
-                    format!("reports/{}/{}/chunk-{chunk}", period.0, run.0)
-                } else {
-                    format!("{report}/chunk-{chunk}")
-                };
-                write!(f, "{instance} → storage: PUT {object}")?;
-                if let Some(token) = token {
-                    write!(f, " token={token}")?;
-                }
-                match outcome {
-                    PutOutcome::Accepted => f.write_str(" → 200 OK ✓"),
-                    PutOutcome::Rejected(highest) => {
-                        let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
-                        write!(f, " → 409 rejected ✗ (stale token {token} < {highest})")
-                    }
-                }
-            }
+            K::Put { .. } => put_sentence(f, &self.kind),
             K::Post { instance, period, .. } => {
                 write!(f, "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"", period.0)
             }
@@ -1093,6 +1044,63 @@ impl fmt::Display for Event {
                 } else {
                     write!(f, "db: queries take {}× as long", f64::from(*factor_percent) / 100.0)
                 }
+            }
+        }
+    }
+}
+
+/// A chunk PUT: the object, the token it carried and storage's answer.
+fn put_sentence(f: &mut fmt::Formatter<'_>, put: &EventKind) -> fmt::Result {
+    let EventKind::Put { instance, run, period, report, chunk, own_object, token, outcome } = put else {
+        return Ok(());
+    };
+    let object = if *own_object {
+        format!("reports/{}/{}/chunk-{chunk}", period.0, run.0)
+    } else {
+        format!("{report}/chunk-{chunk}")
+    };
+    write!(f, "{instance} → storage: PUT {object}")?;
+    if let Some(token) = token {
+        write!(f, " token={token}")?;
+    }
+    match outcome {
+        PutOutcome::Accepted => f.write_str(" → 200 OK ✓"),
+        PutOutcome::Rejected(highest) => {
+            let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
+            write!(f, " → 409 rejected ✗ (stale token {token} < {highest})")
+        }
+    }
+}
+
+impl ProcessState {
+    /// What became of the process, for the event's line.
+    fn sentence(&self) -> String {
+        match self {
+            ProcessState::Running => "running".to_owned(),
+            ProcessState::Paused { until_ms } => {
+                format!("stop-the-world GC pause until t={}", crate::format::seconds(*until_ms))
+            }
+            ProcessState::Dead => "OOM-killed; the kernel closes its sockets".to_owned(),
+            ProcessState::HostLost => "host lost; no FIN is sent".to_owned(),
+            ProcessState::Restarted => "restarted as a fresh process".to_owned(),
+        }
+    }
+}
+
+impl RunPhase {
+    /// What the run did, for the event's line.
+    fn sentence(&self) -> String {
+        match self {
+            RunPhase::Trying => "tries to take the lock".to_owned(),
+            RunPhase::Busy => "lost the race; will retry".to_owned(),
+            RunPhase::Acquired => "believes it holds the lock".to_owned(),
+            RunPhase::Skipped => "finds the report already there and skips".to_owned(),
+            RunPhase::Started => "starts the job".to_owned(),
+            RunPhase::Finished => "finishes the job".to_owned(),
+            RunPhase::Aborted(reason) => format!("stops the job ({})", abort_text(*reason)),
+            RunPhase::GaveUp => "gives up: the next tick has come".to_owned(),
+            RunPhase::Redelivered(from) => {
+                format!("is handed again the job {from} died in, and runs it without taking the lock")
             }
         }
     }
