@@ -816,9 +816,10 @@ pub enum EventKind {
     Leader {
         up: bool,
     },
-    /// A new leader gave a lease its whole TTL again (etcd's lessor does
-    /// this for every lease on promotion, so no lease expires for the
-    /// election's sake).
+    /// A new leader gave a lease its whole TTL again, so that no lease
+    /// expires for the election's sake. etcd's lessor refreshes every lease
+    /// when its member becomes the leader (`Promote`), adding a margin the
+    /// simulator leaves out.
     LeaseRefreshed {
         lease: LeaseId,
         ttl_ms: u64,
