@@ -3,14 +3,15 @@
 //! props and keeps no app state. The side-by-side reuses the lab's timeline
 //! and verdict components on the two runs, under one shared cursor.
 
-use crate::components::timeline::Timeline;
-use crate::components::verdicts::Verdicts;
-use crate::format;
-use crate::lab::RunRef;
+use crate::lab::state::Action;
 use crate::quiz::effects::{self, QuizBoot};
 use crate::quiz::progress::Progress;
 use crate::quiz::state::{Answered, Column, DEFAULT_SPEED_RATIO, Pairing, QuizAction, QuizState, SPEEDS};
-use crate::state::{Action, Message, Tone};
+use crate::ui::format;
+use crate::ui::message::{Message, Tone};
+use crate::ui::run::RunRef;
+use crate::ui::timeline::Timeline;
+use crate::ui::verdicts::Verdicts;
 use locklab_engine::Scenario;
 use locklab_engine::quiz::Choice;
 use std::cell::Cell;
@@ -79,7 +80,7 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
     effects::use_save_progress(state.progress.clone(), dispatch.clone());
     effects::use_playback(&state);
     effects::use_lab_hrefs(&state);
-    crate::effects::use_narrow_screen(lab_dispatch.clone());
+    crate::lab::effects::use_narrow_screen(lab_dispatch.clone());
     let card_name = state.card().map_or("", |card| card.name);
     effects::use_card_in_address(card_name);
     // After "Check my answer", focus goes to the result (the button is gone).

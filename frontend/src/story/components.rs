@@ -1,15 +1,15 @@
 //! The story page's components: the root, which owns the one state and
 //! calls the effects, and leaves that get data and callbacks. The figure is
-//! the lab's own timeline (`components::timeline`), with the step's
+//! the pages' timeline (`ui::timeline`), with the step's
 //! highlights drawn on a layer of the same geometry over it.
 
-use crate::components::timeline::Timeline;
-use crate::format;
-use crate::lab::strategy_label_in;
-use crate::state::Action;
+use crate::lab::state::Action;
 use crate::story::effects::{self, StoryBoot};
 use crate::story::state::{Shown, StoryAction, StoryState};
-use crate::svg::Num;
+use crate::ui::format;
+use crate::ui::run::strategy_label_in;
+use crate::ui::svg::Num;
+use crate::ui::timeline::Timeline;
 use locklab_engine::story::LookAt;
 use locklab_engine::svg::{Band, band, geometry, write_band};
 use locklab_engine::view::Resource;
@@ -193,7 +193,7 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
 
 #[derive(Properties, PartialEq, Debug)]
 pub struct RunCountsProps {
-    pub run: crate::lab::RunRef,
+    pub run: crate::ui::run::RunRef,
 }
 
 /// The run's verdict and the counts a chapter's point rests on: what the

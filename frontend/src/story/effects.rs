@@ -46,7 +46,7 @@ pub fn boot() -> StoryBoot {
         story: param("story").unwrap_or_else(|| DEFAULT_STORY.to_owned()),
         step,
         embed,
-        narrow: media_matches(crate::effects::NARROW_QUERY),
+        narrow: media_matches(crate::ui::input::NARROW_QUERY),
         autoplay: !embed && !media_matches("(prefers-reduced-motion: reduce)"),
     }
 }
@@ -78,7 +78,10 @@ pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
                 let Some(event) = event.dyn_ref::<KeyboardEvent>() else {
                     return;
                 };
-                if event.ctrl_key() || event.meta_key() || event.alt_key() || crate::effects::belongs_to_control(event)
+                if event.ctrl_key()
+                    || event.meta_key()
+                    || event.alt_key()
+                    || crate::ui::input::belongs_to_control(event)
                 {
                     return;
                 }
@@ -105,7 +108,7 @@ pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
 pub fn use_narrow(dispatch: Callback<StoryAction>) {
     use_effect_with((), move |()| {
         let query =
-            web_sys::window().and_then(|window| window.match_media(crate::effects::NARROW_QUERY).ok().flatten());
+            web_sys::window().and_then(|window| window.match_media(crate::ui::input::NARROW_QUERY).ok().flatten());
         let listener = query.map(|query| {
             EventListener::new(&query, "change", move |event| {
                 if let Some(event) = event.dyn_ref::<web_sys::MediaQueryListEvent>() {
@@ -148,9 +151,9 @@ pub fn use_lab_href(state: &UseReducerHandle<StoryState>) {
                     view: View::Single,
                     builtin: Some(step.scenario_name.clone()),
                 };
-                let page = crate::quiz::effects::LAB_PAGE;
+                let page = crate::ui::links::LAB_PAGE;
                 // Without the browser's compression the link falls back to the lab itself.
-                let href = crate::effects::share_fragment(&link)
+                let href = crate::ui::links::share_fragment(&link)
                     .await
                     .map_or_else(|| page.to_owned(), |fragment| format!("{page}{fragment}"));
                 dispatcher.dispatch(StoryAction::LabHref { step: current, href: AttrValue::from(href) });

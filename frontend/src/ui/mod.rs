@@ -1,0 +1,24 @@
+//! What more than one page uses. Components: the timeline ([`timeline`],
+//! over the engine's drawing of its lanes, [`lanes`]), the verdict
+//! ([`verdicts`]) and the event list ([`event_log`]); leaves all, they get
+//! data and callbacks as props and hold no app state. Helpers: the run as
+//! the pages show it ([`run`], shared by [`shared::Shared`]), how numbers
+//! read ([`format`]), SVG as text ([`svg`]), messages ([`message`]), file
+//! names ([`files`]), links between the pages ([`links`]), the screen and
+//! the keyboard ([`input`]), the playback clock ([`frames`]), and the error
+//! panel shown when a page panics ([`panic`]).
+
+pub mod event_log;
+pub mod files;
+pub mod format;
+pub mod frames;
+pub mod input;
+pub mod lanes;
+pub mod links;
+pub mod message;
+pub mod panic;
+pub mod run;
+pub mod shared;
+pub mod svg;
+pub mod timeline;
+pub mod verdicts;
