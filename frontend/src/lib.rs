@@ -14,8 +14,9 @@
 //! - [`recorded`]: a recorded run beside its simulated twin (recorded.html);
 //! - [`worker`]: the Web Worker (searches, figure exports, the speed probe);
 //! - [`ui`]: what more than one page uses: the run as the pages show it,
-//!   the timeline, verdict and event-log components, the shared hooks and
-//!   helpers, and the panic panel.
+//!   the timeline, verdict and event-log components (which take narrow
+//!   callbacks, such as `on_seek: Callback<u64>`, never a page's actions),
+//!   the shared hooks and helpers, and the panic panel.
 
 pub mod explore;
 pub mod lab;
@@ -30,15 +31,16 @@ pub mod worker;
 /// panic while the props are made (reading the address, storage) shows it.
 pub fn mount<C: yew::BaseComponent>(host: &str, props: impl FnOnce() -> C::Properties) {
     ui::panic::install_hook();
-    let props = props();
+    render::<C>(host, props());
+}
+
+/// Renders a page's root component on the element with id `host`, or the
+/// body if the page has none.
+pub fn render<C: yew::BaseComponent>(host: &str, props: C::Properties) {
+    let document = web_sys::window().and_then(|window| window.document());
     let element =
-        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id(host));
-    match element {
-        Some(element) => {
-            yew::Renderer::<C>::with_root_and_props(element, props).render();
-        }
-        None => {
-            yew::Renderer::<C>::with_props(props).render();
-        }
+        document.and_then(|document| document.get_element_by_id(host).or_else(|| document.body().map(Into::into)));
+    if let Some(element) = element {
+        yew::Renderer::<C>::with_root_and_props(element, props).render();
     }
 }

@@ -25,17 +25,6 @@ pub fn start() {
     crate::ui::panic::install_hook();
     wasm_bindgen_futures::spawn_local(async {
         let boot = effects::boot().await;
-        let host = web_sys::window()
-            .and_then(|window| window.document())
-            .and_then(|document| document.get_element_by_id("lab"));
-        match host {
-            Some(host) => {
-                yew::Renderer::<components::app::App>::with_root_and_props(host, components::app::AppProps { boot })
-                    .render();
-            }
-            None => {
-                yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot }).render();
-            }
-        }
+        crate::render::<components::app::App>("lab", components::app::AppProps { boot });
     });
 }

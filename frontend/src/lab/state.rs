@@ -12,7 +12,7 @@
 //! and the reducer adopts the result, or drops it on Stop.
 
 use crate::lab::run::{CompareRuns, RunJob};
-use crate::ui::event_log::{QUIET_KINDS, toggled};
+use crate::ui::event_log::{FilterChange, LogFilters};
 use crate::ui::message::{Message, Tone};
 use crate::ui::run::{LabRun, RunRef};
 use crate::ui::shared::Shared;
@@ -109,9 +109,8 @@ pub enum Action {
         source: String,
     },
     SetCompare(bool),
-    ToggleParty(String),
-    ToggleKind(String),
-    ShowAllEvents,
+    /// A change to the event log's filters.
+    Filter(FilterChange),
     SetNarrow(bool),
     /// The page advanced the pending run `id` a slice; it is this far along.
     RunProgress {
@@ -154,8 +153,8 @@ pub struct LabState {
     pub cursor_ms: u64,
     pub playing: bool,
     pub speed_ratio: f64,
-    pub hidden_parties: Rc<Vec<String>>,
-    pub hidden_kinds: Rc<Vec<String>>,
+    /// What the event log hides.
+    pub filters: LogFilters,
     pub inject: InjectParams,
     pub message: Option<Message>,
     /// Narrow screen: the topology stacks its columns tighter.
@@ -208,8 +207,7 @@ impl LabState {
             cursor_ms: 0,
             playing: false,
             speed_ratio: DEFAULT_SPEED_RATIO,
-            hidden_parties: Rc::new(Vec::new()),
-            hidden_kinds: Rc::new(QUIET_KINDS.iter().map(|kind| (*kind).to_owned()).collect()),
+            filters: LogFilters::default(),
             inject: InjectParams::default(),
             message: None,
             narrow: false,
@@ -525,11 +523,7 @@ impl Reducible for LabState {
                     .info("Stopped before that run was done; the lab shows the run it had, unchanged.".to_owned()),
                 None => state,
             },
-            Action::ToggleParty(party) => LabState { hidden_parties: toggled(&state.hidden_parties, party), ..state },
-            Action::ToggleKind(kind) => LabState { hidden_kinds: toggled(&state.hidden_kinds, kind), ..state },
-            Action::ShowAllEvents => {
-                LabState { hidden_parties: Rc::new(Vec::new()), hidden_kinds: Rc::new(Vec::new()), ..state }
-            }
+            Action::Filter(change) => LabState { filters: state.filters.changed(change), ..state },
             Action::SetNarrow(narrow) => LabState { narrow, ..state },
             Action::Dismiss => LabState { message: None, ..state },
             Action::Notify(message) => LabState { message: Some(message), ..state },

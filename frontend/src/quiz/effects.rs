@@ -6,6 +6,7 @@
 
 use crate::quiz::progress::{PROGRESS_KEY, Progress, parse_progress};
 use crate::quiz::state::{Answered, QuizAction, QuizState};
+use crate::ui::input::{NARROW_QUERY, media_matches};
 use crate::ui::message::{Message, Tone};
 use locklab_engine::link::{LinkState, View};
 use std::rc::Rc;
@@ -40,9 +41,7 @@ pub fn boot() -> QuizBoot {
     let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
     let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
     let card = hash.strip_prefix(CARD_PREFIX).filter(|name| !name.is_empty()).map(str::to_owned);
-    let narrow = web_sys::window()
-        .and_then(|window| window.match_media(crate::ui::input::NARROW_QUERY).ok().flatten())
-        .is_some_and(|query| query.matches());
+    let narrow = media_matches(NARROW_QUERY);
     let mut boot = QuizBoot { progress: Progress::default(), card, notice: None, narrow };
     let Some(storage) = storage() else {
         boot.notice = Some(Message {

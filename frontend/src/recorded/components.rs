@@ -2,11 +2,11 @@
 //! and calls the effects, and its leaves: the run and its twin on the
 //! pages' timeline, verdicts in a line, and the pages' event list.
 
-use crate::lab::state::Action;
 use crate::recorded::effects::{self, Boot};
 use crate::recorded::state::{Page, RecordedAction, RecordedState, Shown};
-use crate::ui::event_log::{EventLog, QUIET_KINDS};
+use crate::ui::event_log::{EventLog, LogFilters};
 use crate::ui::format;
+use crate::ui::input::{TimelineKey, use_timeline_keys};
 use crate::ui::run::RunRef;
 use crate::ui::timeline::Timeline;
 use crate::ui::verdicts::{headline, liveness_badge, safety_badge};
@@ -63,8 +63,7 @@ pub fn recorded_app(props: &RecordedProps) -> Html {
         page: Page::Loading,
         problem: None,
         cursor_ms: 0,
-        hidden_parties: Rc::new(Vec::new()),
-        hidden_kinds: Rc::new(QUIET_KINDS.iter().map(|kind| (*kind).to_owned()).collect()),
+        filters: LogFilters::default(),
         embed: boot.embed,
         narrow: boot.narrow,
     });
@@ -81,33 +80,13 @@ pub fn recorded_app(props: &RecordedProps) -> Html {
             });
         });
     }
-    let on_seek = {
-        let dispatch = dispatch.clone();
-        // The lab's components speak the lab's actions; this page takes the
-        // cursor and the event list's filters, and has nothing else to change.
-        Callback::from(move |action: Action| {
-            let taken = if let Action::Seek(at_ms) = action {
-                RecordedAction::Seek(at_ms)
-            } else if let Action::StepForward = action {
-                RecordedAction::Step { forward: true }
-            } else if let Action::StepBack = action {
-                RecordedAction::Step { forward: false }
-            } else if let Action::ScrubPercent(hundredths) = action {
-                RecordedAction::Scrub(hundredths)
-            } else if let Action::ToggleParty(party) = action {
-                RecordedAction::ToggleParty(party)
-            } else if let Action::ToggleKind(kind) = action {
-                RecordedAction::ToggleKind(kind)
-            } else if let Action::ShowAllEvents = action {
-                RecordedAction::ShowAllEvents
-            } else {
-                return;
-            };
-            dispatch.emit(taken);
-        })
-    };
-    // The lab's keys, as its legend says: arrows step, shift+arrows scrub.
-    crate::lab::effects::use_keyboard(on_seek.clone());
+    // The pages' timeline keys, as the lab's legend says them: arrows step,
+    // shift+arrows scrub; a recorded run neither plays nor changes strategy.
+    use_timeline_keys(dispatch.clone(), |key| match key {
+        TimelineKey::Step { forward } => Some(RecordedAction::Step { forward }),
+        TimelineKey::Scrub(hundredths) => Some(RecordedAction::Scrub(hundredths)),
+        TimelineKey::PlayOrPause | TimelineKey::Strategy(_) => None,
+    });
     let on_file = {
         let dispatch = dispatch.clone();
         Callback::from(move |event: Event| {
@@ -122,7 +101,7 @@ pub fn recorded_app(props: &RecordedProps) -> Html {
         Page::Failed(problem) => html! { <p class="message error" role="alert">{ problem.clone() }</p> },
         Page::Shown(shown) => html! {
             <ShownRun shown={shown.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow}
-                hidden_parties={state.hidden_parties.clone()} hidden_kinds={state.hidden_kinds.clone()} on_seek={on_seek} />
+                filters={state.filters.clone()} {dispatch} />
         },
     };
     let ready = matches!(state.page, Page::Shown(_) | Page::Failed(_));
@@ -163,9 +142,8 @@ struct ShownRunProps {
     shown: Shown,
     cursor_ms: u64,
     narrow: bool,
-    hidden_parties: Rc<Vec<String>>,
-    hidden_kinds: Rc<Vec<String>>,
-    on_seek: Callback<Action>,
+    filters: LogFilters,
+    dispatch: Callback<RecordedAction>,
 }
 
 /// The recorded run and its simulated twin, one above the other on one cursor.
@@ -175,6 +153,7 @@ fn shown_run(props: &ShownRunProps) -> Html {
     let run = &shown.run;
     let scenario = &run.scenario;
     let title = format!("{} — {}", scenario.name, scenario.settings_for(run.strategy).title());
+    let on_seek = props.dispatch.reform(RecordedAction::Seek);
     html! {
         <>
             <section class="recorded-run" aria-labelledby="recorded-title" data-live={shown.live.is_some().to_string()}>
@@ -182,7 +161,7 @@ fn shown_run(props: &ShownRunProps) -> Html {
                 <p class="recorded-origin" id="recorded-origin">{ origin(shown.live.as_ref(), scenario.seed) }</p>
                 <p class="recorded-source">{"Read from "}<code>{ shown.source.clone() }</code>{". A recorded run is shown as it happened; it cannot be changed or replayed."}</p>
                 <Verdict run={run.clone()} label="This run" findings_label="Findings of this run" />
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_seek.clone()}
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={on_seek.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the recorded run")} />
             </section>
             <section class="recorded-twin" aria-labelledby="twin-title">
@@ -190,13 +169,13 @@ fn shown_run(props: &ShownRunProps) -> Html {
                 <p>{ format!("The same scenario and strategy in locklab's engine (seed {}). ", scenario.seed) }
                     { twin_agreement(scenario, run.strategy, &run.report, &shown.twin.report) }</p>
                 <Verdict run={shown.twin.clone()} label="The simulated twin" findings_label="Findings of the simulated twin" />
-                <Timeline run={shown.twin.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_seek.clone()}
+                <Timeline run={shown.twin.clone()} cursor_ms={props.cursor_ms} on_seek={on_seek.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the simulated twin")} />
             </section>
             <section class="recorded-events" aria-labelledby="events-title">
                 <h2 id="events-title">{ format!("The recorded events at {}", format::t_label(props.cursor_ms)) }</h2>
-                <EventLog run={run.clone()} cursor_ms={props.cursor_ms} hidden_parties={props.hidden_parties.clone()}
-                    hidden_kinds={props.hidden_kinds.clone()} dispatch={props.on_seek.clone()} />
+                <EventLog run={run.clone()} cursor_ms={props.cursor_ms} filters={props.filters.clone()} {on_seek}
+                    on_filter={props.dispatch.reform(RecordedAction::Filter)} />
             </section>
         </>
     }

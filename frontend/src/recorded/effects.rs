@@ -3,7 +3,7 @@
 //! the reader chose. The root component calls these; the reducer never does.
 
 use crate::recorded::state::{RecordedAction, Shown, read};
-use crate::ui::input::NARROW_QUERY;
+use crate::ui::input::{NARROW_QUERY, media_matches};
 use crate::ui::links::call_page_function;
 use yew::prelude::*;
 
@@ -25,9 +25,7 @@ pub fn boot() -> Boot {
     let search = web_sys::window().and_then(|window| window.location().search().ok()).unwrap_or_default();
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
     let log = params.as_ref().and_then(|params| params.get("log")).filter(|log| !log.is_empty());
-    let narrow = web_sys::window()
-        .and_then(|window| window.match_media(NARROW_QUERY).ok().flatten())
-        .is_some_and(|query| query.matches());
+    let narrow = media_matches(NARROW_QUERY);
     Boot {
         log: log.unwrap_or_else(|| EXAMPLE.to_owned()),
         embed: params.as_ref().is_some_and(|params| params.has("embed")),

@@ -2,7 +2,7 @@
 //! calls: the document read (its run and the simulated twin), the cursor and
 //! the event list's filters.
 
-use crate::ui::event_log::toggled;
+use crate::ui::event_log::{FilterChange, LogFilters};
 use crate::ui::run::{LabRun, RunRef};
 use crate::ui::shared::Shared;
 use locklab_engine::{LiveRecording, LogDocument, Scenario};
@@ -46,8 +46,7 @@ pub struct RecordedState {
     pub problem: Option<String>,
     pub cursor_ms: u64,
     /// The event list's filters, as the lab's: the quiet kinds hidden at first.
-    pub hidden_parties: Rc<Vec<String>>,
-    pub hidden_kinds: Rc<Vec<String>>,
+    pub filters: LogFilters,
     pub embed: bool,
     pub narrow: bool,
 }
@@ -62,9 +61,8 @@ pub enum RecordedAction {
     },
     /// Shift and the arrow keys: a hundredth of the run either way.
     Scrub(i64),
-    ToggleParty(String),
-    ToggleKind(String),
-    ShowAllEvents,
+    /// A change to the event list's filters.
+    Filter(FilterChange),
 }
 
 impl Reducible for RecordedState {
@@ -100,12 +98,7 @@ impl Reducible for RecordedState {
                     next.cursor_ms = to.min(shown.run.duration_ms());
                 }
             }
-            RecordedAction::ToggleParty(party) => next.hidden_parties = toggled(&self.hidden_parties, party),
-            RecordedAction::ToggleKind(kind) => next.hidden_kinds = toggled(&self.hidden_kinds, kind),
-            RecordedAction::ShowAllEvents => {
-                next.hidden_parties = Rc::new(Vec::new());
-                next.hidden_kinds = Rc::new(Vec::new());
-            }
+            RecordedAction::Filter(change) => next.filters = self.filters.changed(change),
         }
         Rc::new(next)
     }

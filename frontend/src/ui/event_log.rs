@@ -1,8 +1,11 @@
 //! The event log, written as the commands and statements on the wire,
 //! filterable by party and kind, following the cursor: it shows the events
-//! around the cursor, the last one that has happened marked.
+//! around the cursor, the last one that has happened marked. The filters
+//! ([`LogFilters`]) are the page's state: the log shows them and asks for
+//! changes ([`FilterChange`]), which the page's reducer makes with
+//! [`LogFilters::changed`].
 
-use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
 use crate::ui::format;
 use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Svg};
@@ -13,8 +16,52 @@ use yew::prelude::*;
 /// Event kinds the log hides until asked: network chatter and background noise.
 pub const QUIET_KINDS: [&str; 3] = ["background", "pool", "sent"];
 
+/// What the log hides: the parties and the kinds whose events are left
+/// out, each a sorted set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogFilters {
+    pub hidden_parties: Rc<Vec<String>>,
+    pub hidden_kinds: Rc<Vec<String>>,
+}
+
+impl Default for LogFilters {
+    /// Every party shown, the quiet kinds hidden.
+    fn default() -> Self {
+        LogFilters {
+            hidden_parties: Rc::new(Vec::new()),
+            hidden_kinds: Rc::new(QUIET_KINDS.iter().map(|kind| (*kind).to_owned()).collect()),
+        }
+    }
+}
+
+/// A change to the log's filters, as a reader asks for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FilterChange {
+    /// Show or hide this party's events.
+    ToggleParty(String),
+    /// Show or hide this kind of event.
+    ToggleKind(String),
+    /// Show every event.
+    ShowAll,
+}
+
+impl LogFilters {
+    /// The filters with `change` made.
+    pub fn changed(&self, change: FilterChange) -> LogFilters {
+        match change {
+            FilterChange::ToggleParty(party) => {
+                LogFilters { hidden_parties: toggled(&self.hidden_parties, party), ..self.clone() }
+            }
+            FilterChange::ToggleKind(kind) => {
+                LogFilters { hidden_kinds: toggled(&self.hidden_kinds, kind), ..self.clone() }
+            }
+            FilterChange::ShowAll => LogFilters { hidden_parties: Rc::default(), hidden_kinds: Rc::default() },
+        }
+    }
+}
+
 /// The sorted set with `item` added, or removed if it was there.
-pub fn toggled(set: &[String], item: String) -> Rc<Vec<String>> {
+fn toggled(set: &[String], item: String) -> Rc<Vec<String>> {
     let mut set = set.to_vec();
     match set.binary_search(&item) {
         Ok(index) => {
@@ -33,9 +80,11 @@ const ROWS_AFTER: usize = 16;
 pub struct EventLogProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    pub hidden_parties: Rc<Vec<String>>,
-    pub hidden_kinds: Rc<Vec<String>>,
-    pub dispatch: Callback<Action>,
+    pub filters: LogFilters,
+    /// Asked to move the cursor to an event's time.
+    pub on_seek: Callback<u64>,
+    /// Asked to change the filters.
+    pub on_filter: Callback<FilterChange>,
 }
 
 /// The parties and kinds that occur in a log, in a stable order.
@@ -81,10 +130,9 @@ fn visible(run: &RunRef, hidden_parties: &[String], hidden_kinds: &[String]) -> 
 #[function_component(EventLog)]
 pub fn event_log(props: &EventLogProps) -> Html {
     let vocabulary = use_memo(props.run.clone(), vocabulary);
-    let shown = use_memo(
-        (props.run.clone(), props.hidden_parties.clone(), props.hidden_kinds.clone()),
-        |(run, parties, kinds)| visible(run, parties, kinds),
-    );
+    let shown = use_memo((props.run.clone(), props.filters.clone()), |(run, filters)| {
+        visible(run, &filters.hidden_parties, &filters.hidden_kinds)
+    });
     let run = &props.run;
     let applied = run.timeline.events_until(props.cursor_ms);
     // Rows before `position` have happened at the cursor.
@@ -117,7 +165,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
         ));
     }
     rows.raw(format_args!("</ol>"));
-    let dispatch = props.dispatch.clone();
+    let on_seek = props.on_seek.clone();
     let on_row = Callback::from(move |event: MouseEvent| {
         let at_ms = event
             .target()
@@ -126,14 +174,13 @@ pub fn event_log(props: &EventLogProps) -> Html {
             .and_then(|row| row.get_attribute("data-seek"))
             .and_then(|text| text.parse::<u64>().ok());
         if let Some(at_ms) = at_ms {
-            dispatch.emit(Action::Seek(at_ms));
+            on_seek.emit(at_ms);
         }
     });
     let (parties, kinds) = &*vocabulary;
     let party_buttons = parties.iter().map(|party| {
-        let hidden = is_hidden(&props.hidden_parties, party);
-        let name = party.clone();
-        let onclick = props.dispatch.reform(move |_: MouseEvent| Action::ToggleParty(name.clone()));
+        let hidden = is_hidden(&props.filters.hidden_parties, party);
+        let onclick = sending(&props.on_filter, FilterChange::ToggleParty(party.clone()));
         html! {
             <button class={classes!("chip", hidden.then_some("off"))} aria-pressed={(!hidden).to_string()} {onclick}
                 data-party={party.clone()}>
@@ -142,9 +189,8 @@ pub fn event_log(props: &EventLogProps) -> Html {
         }
     });
     let kind_boxes = kinds.iter().map(|kind| {
-        let hidden = is_hidden(&props.hidden_kinds, kind);
-        let name = kind.clone();
-        let onchange = props.dispatch.reform(move |_: Event| Action::ToggleKind(name.clone()));
+        let hidden = is_hidden(&props.filters.hidden_kinds, kind);
+        let onchange = sending(&props.on_filter, FilterChange::ToggleKind(kind.clone()));
         html! {
             <label class="kind-box">
                 <input type="checkbox" checked={!hidden} {onchange} data-kind={kind.clone()} />
@@ -152,8 +198,8 @@ pub fn event_log(props: &EventLogProps) -> Html {
             </label>
         }
     });
-    let hidden_kind_count = kinds.iter().filter(|kind| is_hidden(&props.hidden_kinds, kind)).count();
-    let on_all = props.dispatch.reform(|_: MouseEvent| Action::ShowAllEvents);
+    let hidden_kind_count = kinds.iter().filter(|kind| is_hidden(&props.filters.hidden_kinds, kind)).count();
+    let on_all = sending(&props.on_filter, FilterChange::ShowAll);
     html! {
         <div class="event-log">
             <div class="filters" role="group" aria-label="Show events of these parties">

@@ -1,8 +1,8 @@
 //! The timeline: the run's lanes with the time cursor on top. Click or drag
-//! anywhere on it to move the cursor; with focus, the lab's arrow keys step
-//! and scrub. It is a slider to assistive technology.
+//! anywhere on it to move the cursor (`on_seek`, the time the pointer is
+//! at); with focus, the page's arrow keys step and scrub. It is a slider to
+//! assistive technology.
 
-use crate::lab::state::Action;
 use crate::ui::format;
 use crate::ui::lanes::Lanes;
 use crate::ui::run::RunRef;
@@ -14,7 +14,8 @@ use yew::prelude::*;
 pub struct TimelineProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    pub dispatch: Callback<Action>,
+    /// Asked to move the cursor to this time.
+    pub on_seek: Callback<u64>,
     #[prop_or(false)]
     pub compact: bool,
     #[prop_or(false)]
@@ -41,11 +42,11 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let geometry = geometry(&run.timeline, props.compact, props.narrow);
     let node = use_node_ref();
     let seek = {
-        let dispatch = props.dispatch.clone();
+        let on_seek = props.on_seek.clone();
         let node = node.clone();
         move |event: &PointerEvent| {
             if let Some(fraction) = pointer_fraction(&node, event) {
-                dispatch.emit(Action::Seek(geometry.time_at(fraction)));
+                on_seek.emit(geometry.time_at(fraction));
             }
         }
     };

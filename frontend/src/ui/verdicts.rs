@@ -1,7 +1,7 @@
 //! The engine's report on the run: safety, liveness, the metrics and the
-//! findings as sentences. Clicking a finding moves the cursor to its event.
+//! findings as sentences. Clicking a finding asks to move the cursor to its
+//! event (`on_seek`).
 
-use crate::lab::state::Action;
 use crate::ui::format;
 use crate::ui::run::{RunRef, strategy_label_in};
 use crate::ui::svg::{Esc, Svg};
@@ -15,7 +15,8 @@ use yew::prelude::*;
 pub struct VerdictProps {
     pub run: RunRef,
     pub cursor_ms: u64,
-    pub dispatch: Callback<Action>,
+    /// Asked to move the cursor to a finding's time.
+    pub on_seek: Callback<u64>,
     /// The element's id: the lab has one verdict panel; a page that shows two
     /// (the quiz's side-by-side) names each.
     #[prop_or(AttrValue::Static("verdicts"))]
@@ -185,7 +186,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
     let metrics = &report.metrics;
     let markup = use_memo(run.clone(), |run| AttrValue::from(verdict_markup(run)));
     let onclick = {
-        let dispatch = props.dispatch.clone();
+        let on_seek = props.on_seek.clone();
         Callback::from(move |event: MouseEvent| {
             let at_ms = event
                 .target()
@@ -194,7 +195,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
                 .and_then(|button| button.get_attribute("data-seek"))
                 .and_then(|text| text.parse::<u64>().ok());
             if let Some(at_ms) = at_ms {
-                dispatch.emit(Action::Seek(at_ms));
+                on_seek.emit(at_ms);
             }
         })
     };

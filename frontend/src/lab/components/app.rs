@@ -6,6 +6,7 @@ use crate::lab::components::{
 };
 use crate::lab::effects::{self, Boot};
 use crate::lab::state::{Action, LabState};
+use crate::ui::callbacks::sending;
 use crate::ui::event_log::EventLog;
 use crate::ui::message::{Message, Tone};
 use crate::ui::timeline::Timeline;
@@ -44,12 +45,15 @@ pub fn app(props: &AppProps) -> Html {
         use_memo((), move |()| Callback::from(move |action: Action| dispatcher.dispatch(action)))
     };
     let dispatch: Callback<Action> = (*dispatch).clone();
+    // What the pages' timeline, verdict and event log ask for, as the lab's
+    // actions. They take the cursor as a prop, so they render with every
+    // frame anyway: the callbacks need not be kept from one render to the next.
+    let on_seek = dispatch.reform(Action::Seek);
 
     effects::use_persistence(&state, props.boot.stored_kept);
     effects::use_run_slices(&state);
     effects::use_playback(&state);
-    effects::use_keyboard(dispatch.clone());
-    effects::use_narrow_screen(dispatch.clone());
+    effects::use_input(dispatch.clone());
     let crash_test = props.boot.crash_test;
     use_effect_with((), move |()| {
         crate::ui::frames::mark_first_render();
@@ -135,7 +139,7 @@ pub fn app(props: &AppProps) -> Html {
             Tone::Error => ("message error", "alert"),
         };
         let icon = if message.tone == Tone::Error { "⚠ " } else { "ℹ " };
-        let dismiss = dispatch.reform(|_: MouseEvent| Action::Dismiss);
+        let dismiss = sending(&dispatch, Action::Dismiss);
         html! {
             <div class={class} role={role} id="message">
                 <span aria-hidden="true">{icon}</span>
@@ -146,7 +150,7 @@ pub fn app(props: &AppProps) -> Html {
     });
     // A run being computed: how far, and a way out.
     let pending = state.pending.as_ref().map(|pending| {
-        let stop = dispatch.reform(|_: MouseEvent| Action::StopRun);
+        let stop = sending(&dispatch, Action::StopRun);
         let name = pending.job.borrow().scenario().name.clone();
         html! {
             <div class="message info" role="status" id="pending">
@@ -161,7 +165,7 @@ pub fn app(props: &AppProps) -> Html {
     });
     let compare_toggle = {
         let on = state.compare.is_some();
-        let onchange = dispatch.reform(move |_: Event| Action::SetCompare(!on));
+        let onchange = sending(&dispatch, Action::SetCompare(!on));
         html! {
             <label class="switch">
                 <input type="checkbox" id="compare-toggle" checked={on} {onchange} />
@@ -189,11 +193,11 @@ pub fn app(props: &AppProps) -> Html {
         <>
             <section class="panel timeline-panel" aria-labelledby="timeline-title">
                 <h2 id="timeline-title">{"Timeline: belief beside truth"}</h2>
-                <Timeline run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} narrow={state.narrow} />
+                <Timeline run={run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} narrow={state.narrow} />
             </section>
             <section class="panel verdict-panel" aria-labelledby="verdict-title">
                 <h2 id="verdict-title">{"Verdict"}</h2>
-                <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} dispatch={dispatch.clone()} />
+                <Verdicts run={run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} />
             </section>
         </>
     };
@@ -226,7 +230,7 @@ pub fn app(props: &AppProps) -> Html {
         Some(runs) => html! {
             <main id="main" class="compare-main">
                 <CompareView runs={runs.clone()} cursor_ms={state.cursor_ms}
-                    selected={state.strategy} dispatch={dispatch.clone()} />
+                    selected={state.strategy} dispatch={dispatch.clone()} on_seek={on_seek.clone()} />
             </main>
         },
         None => html! {
@@ -247,9 +251,8 @@ pub fn app(props: &AppProps) -> Html {
                 { run_panels }
                 <section class="panel log-panel" aria-labelledby="log-title">
                     <h2 id="log-title">{"Event log: what went over the wire"}</h2>
-                    <EventLog run={run.clone()} cursor_ms={state.cursor_ms}
-                        hidden_parties={state.hidden_parties.clone()} hidden_kinds={state.hidden_kinds.clone()}
-                        dispatch={dispatch.clone()} />
+                    <EventLog run={run.clone()} cursor_ms={state.cursor_ms} filters={state.filters.clone()}
+                        {on_seek} on_filter={dispatch.reform(Action::Filter)} />
                 </section>
                 <section class="panel cost-panel" aria-labelledby="cost-title">
                     <h2 id="cost-title">{"What it costs"}</h2>

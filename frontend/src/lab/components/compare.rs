@@ -22,6 +22,8 @@ pub struct CompareProps {
     pub cursor_ms: u64,
     pub selected: StrategyId,
     pub dispatch: Callback<Action>,
+    /// The timelines' seek, as the lab's action.
+    pub on_seek: Callback<u64>,
 }
 
 fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
@@ -114,7 +116,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
                     { safety_badge(report.safety) }
                     { liveness_badge(report.liveness) }
                 </figcaption>
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.dispatch.clone()}
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
                     compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
                 <p class="multiple-note">{ crate::ui::verdicts::headline(report) }</p>
             </figure>

@@ -2,6 +2,7 @@
 //! baseline and the consensus lease, as one radio group (keys 1–6).
 
 use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
 use locklab_engine::StrategyId;
 use yew::prelude::*;
 
@@ -16,7 +17,7 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
     let options = StrategyId::PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
         let strategy = *strategy;
         let (badge, short) = (strategy.badge(), strategy.short_title());
-        let onchange = props.dispatch.reform(move |_: Event| Action::SelectStrategy(strategy));
+        let onchange = sending(&props.dispatch, Action::SelectStrategy(strategy));
         let id = format!("strategy-{}", strategy.name());
         let checked = strategy == props.selected;
         html! {

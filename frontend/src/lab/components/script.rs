@@ -7,6 +7,7 @@
 //! with the field named (`faults[2].duration_ms: …`) and the run is kept.
 
 use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
 use crate::ui::format;
 use crate::ui::message::{Message, Tone};
 use crate::ui::run::RunRef;
@@ -265,7 +266,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
             Action::SetFaults(next)
         })
     };
-    let on_clear = dispatch.reform(|_: MouseEvent| Action::SetFaults(Vec::new()));
+    let on_clear = sending(dispatch, Action::SetFaults(Vec::new()));
     let on_builtin = props.on_builtin.reform(|event: Event| input_value(&event));
     let on_file = {
         let on_file = props.on_file.clone();
@@ -280,7 +281,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
             input.set_value("");
         })
     };
-    let on_save = props.on_save.reform(|_: MouseEvent| ());
+    let on_save = sending(&props.on_save, ());
     html! {
         <div class="script">
             <div class="script-tools">

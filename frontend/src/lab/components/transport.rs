@@ -2,6 +2,7 @@
 //! seed, and where the cursor is in simulated and wall-clock time.
 
 use crate::lab::state::{Action, DEFAULT_SPEED_RATIO, SPEEDS};
+use crate::ui::callbacks::sending;
 use crate::ui::format;
 use crate::ui::message::{Message, Tone};
 use yew::prelude::*;
@@ -24,10 +25,10 @@ fn speed_text(speed: f64) -> String {
 #[function_component(Transport)]
 pub fn transport(props: &TransportProps) -> Html {
     let dispatch = &props.dispatch;
-    let on_reset = dispatch.reform(|_: MouseEvent| Action::Reset);
-    let on_back = dispatch.reform(|_: MouseEvent| Action::StepBack);
-    let on_play = dispatch.reform(|_: MouseEvent| Action::TogglePlay);
-    let on_forward = dispatch.reform(|_: MouseEvent| Action::StepForward);
+    let on_reset = sending(dispatch, Action::Reset);
+    let on_back = sending(dispatch, Action::StepBack);
+    let on_play = sending(dispatch, Action::TogglePlay);
+    let on_forward = sending(dispatch, Action::StepForward);
     let on_speed = dispatch.reform(|event: Event| {
         let value =
             event.target_dyn_into::<web_sys::HtmlSelectElement>().map(|select| select.value()).unwrap_or_default();

@@ -4,7 +4,7 @@
 //! page.
 
 use crate::lab::state::{Action, LabState};
-use crate::ui::input::NARROW_QUERY;
+use crate::ui::input::{NARROW_QUERY, media_matches};
 use crate::ui::links::{LINK_PREFIX, call_page_function, unpacked_link};
 use crate::ui::message::{Message, Tone};
 use locklab_engine::link::View;
@@ -71,10 +71,7 @@ pub async fn boot() -> Rc<Boot> {
     let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
     let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
     let storage = window.as_ref().and_then(|window| window.local_storage().ok().flatten());
-    let narrow = window
-        .as_ref()
-        .and_then(|window| window.match_media(NARROW_QUERY).ok().flatten())
-        .is_some_and(|query| query.matches());
+    let narrow = media_matches(NARROW_QUERY);
     let mut boot = Boot {
         scenario: crate::lab::run::default_scenario(),
         // A first visit opens on the post's own lock, the night as the post tells it.
