@@ -1,13 +1,17 @@
 //! The explorer's components: the root ([`ExplorePage`]), which owns the
-//! one state and calls the effects, and the form's parts.
+//! one state and calls the effects, and the page's named parts: the world
+//! searched, the form's fields and fault kinds, the search's progress or
+//! outcome, and the speed probe.
 
-use crate::explore::effects::{state_from_address, use_worker};
-use crate::explore::state::{ExploreAction, Outcome, Status};
+use crate::explore::effects::{WorkerLink, state_from_address, use_worker};
+use crate::explore::state::{ExploreAction, ExploreState, Outcome, Status};
 use crate::ui::run::{strategy_label, strategy_label_in};
+use crate::worker::protocol::ExploreRequest;
 use crate::worker::protocol::Request;
 use locklab_engine::scenario::FAULT_KINDS;
 use locklab_engine::scenario::StrategySettings;
 use locklab_engine::{Scenario, StrategyId};
+use std::rc::Rc;
 use yew::prelude::*;
 
 /// The goals the search can look for, with what each means.
@@ -74,10 +78,8 @@ pub fn explore_page() -> Html {
     let worker = use_worker(dispatch.clone());
     use_effect_with((), |()| crate::ui::frames::mark_first_render());
     let running = state.running();
-    let request = &state.request;
-
     let on_search = {
-        let (worker, dispatch, request) = (worker.clone(), dispatch.clone(), request.clone());
+        let (worker, dispatch, request) = (worker.clone(), dispatch.clone(), state.request.clone());
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
             // Checked here too, so a bad input is named at once, in the form's words.
@@ -93,14 +95,78 @@ pub fn explore_page() -> Html {
         let worker = worker.clone();
         Callback::from(move |_: MouseEvent| worker.send(Request::Cancel))
     };
-    let on_bench = {
-        let (worker, dispatch, strategy) = (worker.clone(), dispatch.clone(), request.strategy);
-        Callback::from(move |_: MouseEvent| {
-            dispatch.emit(ExploreAction::Bench);
-            worker.send(Request::Bench { strategy, runs: 1_000 });
-        })
-    };
+    html! {
+        <div class="lab explore" data-ready="true">
+            <header class="topbar">
+                <div class="brand">
+                    <h1>{"locklab · explorer"}</h1>
+                    <p class="tagline">{"Proof, not opinion: search for the schedule of faults that breaks a strategy."}</p>
+                </div>
+                <nav class="pages" aria-label="Other pages">
+                    <a href="./">{"Lab"}</a>
+                    <a href="quiz.html">{"Quiz"}</a>
+                </nav>
+            </header>
+            if let Some(error) = &state.error {
+                <div class="message error" role="alert" id="message"><span class="message-text">{ error }</span></div>
+            }
+            <form class="panel explore-form" onsubmit={on_search} aria-labelledby="search-title">
+                <h2 id="search-title">{"What to search"}</h2>
+                { world_line(&state.request, running, &dispatch) }
+                { search_fields(&state, running, &dispatch) }
+                { fault_kinds(&state.request, running, &dispatch) }
+                <div class="button-group">
+                    <button type="submit" class="primary" id="search" disabled={running}>{"Search"}</button>
+                    <button type="button" id="cancel" disabled={!running} onclick={on_cancel}>{"Cancel"}</button>
+                </div>
+                <p class="hint">{"The same inputs always give the same search. Each schedule is a full run of the \
+                    world above with the faults drawn for it; what was found is shrunk — fewer faults, shorter pauses, \
+                    earlier times — until nothing smaller still fails. The search runs in a Web Worker: this page stays usable."}</p>
+            </form>
+            { progress(&state.status) }
+            { bench_panel(&state, &dispatch, &worker) }
+        </div>
+    }
+}
 
+/// The world searched in: a lab's (its name, its length, its own faults set
+/// aside, how its settings differ), with a way back to the seed's; or the seed's.
+fn world_line(request: &ExploreRequest, running: bool, dispatch: &Callback<ExploreAction>) -> Html {
+    let Some(world) = &request.world else {
+        return html! {
+            <div class="world" id="world" data-world="seed">
+                <p>{"World: the seed's — 3 instances, one 5-minute cron period, every setting at its default. \
+                    To search another (a longer run, a shorter lock TTL, a replica), open it in the lab and press \
+                    “Search this world”."}</p>
+            </div>
+        };
+    };
+    let on_seed_world = dispatch.reform(|_: MouseEvent| ExploreAction::SetWorld(None));
+    let length = crate::ui::format::duration(world.duration_ms());
+    let own_faults = match world.faults.len() {
+        0 => "it has no faults of its own".to_owned(),
+        1 => "its own fault set aside".to_owned(),
+        count => format!("its own {count} faults set aside"),
+    };
+    html! {
+        <div class="world" id="world" data-world="lab">
+            <p>
+                {"World: "}<strong>{ world.name.clone() }</strong>
+                { format!(" from the lab — its instances, settings and seed over {length} of simulated time; \
+                    {own_faults}.") }
+                if let Some(note) = settings_note(world, request.strategy) {
+                    {" "}<span id="world-settings">{ note }</span>
+                }
+            </p>
+            <button type="button" id="seed-world" disabled={running} onclick={on_seed_world}>
+                {"Search the seed's world instead"}</button>
+        </div>
+    }
+}
+
+/// The strategy, the goal, and the search's limits and seed.
+fn search_fields(state: &ExploreState, running: bool, dispatch: &Callback<ExploreAction>) -> Html {
+    let request = &state.request;
     // In a lab's world, the labels say how its settings differ from the seed's ("SET NX EX 100").
     let label = |strategy: StrategyId| match &request.world {
         Some(world) => strategy_label_in(world, strategy),
@@ -123,6 +189,27 @@ pub fn explore_page() -> Html {
         let select: web_sys::HtmlSelectElement = event.target_unchecked_into();
         ExploreAction::SetGoal(select.value())
     });
+    let window_max_s = state.world_duration_s().max(1).to_string();
+    html! {
+        <div class="explore-fields">
+            <label class="field" for="strategy">
+                <span>{"Strategy"}</span>
+                <select id="strategy" disabled={running} onchange={on_strategy}>{ for strategies }</select>
+            </label>
+            <label class="field wide" for="goal">
+                <span>{"Stop at the first run that is"}</span>
+                <select id="goal" disabled={running} onchange={on_goal}>{ for goals }</select>
+            </label>
+            { number_input("max-faults", "Faults at most", request.max_faults, ["1", "8"], running, dispatch, ExploreAction::SetMaxFaults) }
+            { number_input("window-end", "Faults strike before (s)", request.window_ms.1 / 1_000, ["1", &window_max_s], running, dispatch, ExploreAction::SetWindowEndS) }
+            { number_input("runs", "Schedules at most", request.runs, ["1", "10000000"], running, dispatch, ExploreAction::SetRuns) }
+            { number_input("seed", "Seed", request.seed, ["0", "18446744073709551615"], running, dispatch, ExploreAction::SetSeed) }
+        </div>
+    }
+}
+
+/// The fault kinds the search may draw, in the engine's order.
+fn fault_kinds(request: &ExploreRequest, running: bool, dispatch: &Callback<ExploreAction>) -> Html {
     let kinds = FAULT_KINDS.iter().map(|kind| {
         let kind = *kind;
         let checked = request.kinds.iter().any(|known| known == kind);
@@ -135,42 +222,17 @@ pub fn explore_page() -> Html {
             </label>
         }
     });
+    html! {
+        <fieldset class="kinds">
+            <legend>{"Fault kinds allowed"}</legend>
+            { for kinds }
+        </fieldset>
+    }
+}
 
-    let window_max_s = state.world_duration_s().max(1).to_string();
-    let world = match &request.world {
-        Some(world) => {
-            let on_seed_world = dispatch.reform(|_: MouseEvent| ExploreAction::SetWorld(None));
-            let length = crate::ui::format::duration(world.duration_ms());
-            let own_faults = match world.faults.len() {
-                0 => "it has no faults of its own".to_owned(),
-                1 => "its own fault set aside".to_owned(),
-                count => format!("its own {count} faults set aside"),
-            };
-            html! {
-                <div class="world" id="world" data-world="lab">
-                    <p>
-                        {"World: "}<strong>{ world.name.clone() }</strong>
-                        { format!(" from the lab — its instances, settings and seed over {length} of simulated time; \
-                            {own_faults}.") }
-                        if let Some(note) = settings_note(world, request.strategy) {
-                            {" "}<span id="world-settings">{ note }</span>
-                        }
-                    </p>
-                    <button type="button" id="seed-world" disabled={running} onclick={on_seed_world}>
-                        {"Search the seed's world instead"}</button>
-                </div>
-            }
-        }
-        None => html! {
-            <div class="world" id="world" data-world="seed">
-                <p>{"World: the seed's — 3 instances, one 5-minute cron period, every setting at its default. \
-                    To search another (a longer run, a shorter lock TTL, a replica), open it in the lab and press \
-                    “Search this world”."}</p>
-            </div>
-        },
-    };
-
-    let progress = match &state.status {
+/// A running search's progress, or how the last one ended.
+fn progress(status: &Status) -> Html {
+    match status {
         Status::Idle => html! {},
         Status::Running { runs, budget, elapsed_ms, .. } => {
             let rate = f64::from(*runs) * 1_000.0 / elapsed_ms.max(1.0);
@@ -181,43 +243,60 @@ pub fn explore_page() -> Html {
                 </div>
             }
         }
-        Status::Done { runs, elapsed_ms, outcome } => {
-            let rate = f64::from(*runs) * 1_000.0 / elapsed_ms.max(1.0);
-            let summary = format!("{runs} schedules in {:.1} s ({rate:.0} schedules/s)", elapsed_ms / 1_000.0);
-            match outcome {
-                Outcome::Found { scenario, lab_href } => {
-                    let faults =
-                        scenario.faults.iter().map(|fault| html! { <li><code>{ fault.to_string() }</code></li> });
-                    html! {
-                        <section class="panel result found" id="result" data-outcome="found" aria-labelledby="result-title">
-                            <h2 id="result-title">{ format!("Broken: a counterexample after {runs} schedule{} (found and shrunk in {:.1} s)",
-                                if *runs == 1 { "" } else { "s" }, elapsed_ms / 1_000.0) }</h2>
-                            <p class="story">{ scenario.description.clone().unwrap_or_default() }</p>
-                            <h3>{ format!("The smallest schedule that still fails ({} fault{})", scenario.faults.len(),
-                                if scenario.faults.len() == 1 { "" } else { "s" }) }</h3>
-                            <ol class="faults">{ for faults }</ol>
-                            if let Some(href) = lab_href {
-                                <p><a class="button primary" id="open-in-lab" href={href.clone()}>{"Open it in the lab"}</a></p>
-                            } else {
-                                <p class="hint">{"Making the lab link…"}</p>
-                            }
-                        </section>
-                    }
-                }
-                Outcome::NotFound => html! {
-                    <section class="panel result" id="result" data-outcome="not-found">
-                        <h2>{ format!("Nothing found: {summary}") }</h2>
-                        <p>{"No schedule within these limits broke the strategy for this goal. That is evidence, not proof: \
-                            a larger budget, more faults or other kinds may still find one, and the lab's world is a model."}</p>
-                    </section>
-                },
-                Outcome::Cancelled => html! {
-                    <section class="panel result" id="result" data-outcome="cancelled">
-                        <h2>{ format!("Cancelled after {summary}") }</h2>
-                    </section>
-                },
+        Status::Done { runs, elapsed_ms, outcome } => outcome_panel(*runs, *elapsed_ms, outcome),
+    }
+}
+
+/// How a search ended: the smallest counterexample and the way into the
+/// lab, nothing found (evidence, not proof), or cancelled.
+fn outcome_panel(runs: u32, elapsed_ms: f64, outcome: &Outcome) -> Html {
+    let rate = f64::from(runs) * 1_000.0 / elapsed_ms.max(1.0);
+    let summary = format!("{runs} schedules in {:.1} s ({rate:.0} schedules/s)", elapsed_ms / 1_000.0);
+    match outcome {
+        Outcome::Found { scenario, lab_href } => found_panel(runs, elapsed_ms, scenario, lab_href.as_deref()),
+        Outcome::NotFound => html! {
+            <section class="panel result" id="result" data-outcome="not-found">
+                <h2>{ format!("Nothing found: {summary}") }</h2>
+                <p>{"No schedule within these limits broke the strategy for this goal. That is evidence, not proof: \
+                    a larger budget, more faults or other kinds may still find one, and the lab's world is a model."}</p>
+            </section>
+        },
+        Outcome::Cancelled => html! {
+            <section class="panel result" id="result" data-outcome="cancelled">
+                <h2>{ format!("Cancelled after {summary}") }</h2>
+            </section>
+        },
+    }
+}
+
+/// The counterexample: its story, its faults, and the lab link once made.
+fn found_panel(runs: u32, elapsed_ms: f64, scenario: &Rc<Scenario>, lab_href: Option<&str>) -> Html {
+    let faults = scenario.faults.iter().map(|fault| html! { <li><code>{ fault.to_string() }</code></li> });
+    html! {
+        <section class="panel result found" id="result" data-outcome="found" aria-labelledby="result-title">
+            <h2 id="result-title">{ format!("Broken: a counterexample after {runs} schedule{} (found and shrunk in {:.1} s)",
+                if runs == 1 { "" } else { "s" }, elapsed_ms / 1_000.0) }</h2>
+            <p class="story">{ scenario.description.clone().unwrap_or_default() }</p>
+            <h3>{ format!("The smallest schedule that still fails ({} fault{})", scenario.faults.len(),
+                if scenario.faults.len() == 1 { "" } else { "s" }) }</h3>
+            <ol class="faults">{ for faults }</ol>
+            if let Some(href) = lab_href {
+                <p><a class="button primary" id="open-in-lab" href={href.to_owned()}>{"Open it in the lab"}</a></p>
+            } else {
+                <p class="hint">{"Making the lab link…"}</p>
             }
-        }
+        </section>
+    }
+}
+
+/// The speed probe: runs of the seed's story per second in this browser.
+fn bench_panel(state: &ExploreState, dispatch: &Callback<ExploreAction>, worker: &Rc<WorkerLink>) -> Html {
+    let on_bench = {
+        let (worker, dispatch, strategy) = (worker.clone(), dispatch.clone(), state.request.strategy);
+        Callback::from(move |_: MouseEvent| {
+            dispatch.emit(ExploreAction::Bench);
+            worker.send(Request::Bench { strategy, runs: 1_000 });
+        })
     };
     let bench = state.bench.map(|(strategy, runs_per_s, runs)| {
         html! {
@@ -226,59 +305,13 @@ pub fn explore_page() -> Html {
             </p>
         }
     });
-
     html! {
-        <div class="lab explore" data-ready="true">
-            <header class="topbar">
-                <div class="brand">
-                    <h1>{"locklab · explorer"}</h1>
-                    <p class="tagline">{"Proof, not opinion: search for the schedule of faults that breaks a strategy."}</p>
-                </div>
-                <nav class="pages" aria-label="Other pages">
-                    <a href="./">{"Lab"}</a>
-                    <a href="quiz.html">{"Quiz"}</a>
-                </nav>
-            </header>
-            if let Some(error) = &state.error {
-                <div class="message error" role="alert" id="message"><span class="message-text">{ error }</span></div>
-            }
-            <form class="panel explore-form" onsubmit={on_search} aria-labelledby="search-title">
-                <h2 id="search-title">{"What to search"}</h2>
-                { world }
-                <div class="explore-fields">
-                    <label class="field" for="strategy">
-                        <span>{"Strategy"}</span>
-                        <select id="strategy" disabled={running} onchange={on_strategy}>{ for strategies }</select>
-                    </label>
-                    <label class="field wide" for="goal">
-                        <span>{"Stop at the first run that is"}</span>
-                        <select id="goal" disabled={running} onchange={on_goal}>{ for goals }</select>
-                    </label>
-                    { number_input("max-faults", "Faults at most", request.max_faults, ["1", "8"], running, &dispatch, ExploreAction::SetMaxFaults) }
-                    { number_input("window-end", "Faults strike before (s)", request.window_ms.1 / 1_000, ["1", &window_max_s], running, &dispatch, ExploreAction::SetWindowEndS) }
-                    { number_input("runs", "Schedules at most", request.runs, ["1", "10000000"], running, &dispatch, ExploreAction::SetRuns) }
-                    { number_input("seed", "Seed", request.seed, ["0", "18446744073709551615"], running, &dispatch, ExploreAction::SetSeed) }
-                </div>
-                <fieldset class="kinds">
-                    <legend>{"Fault kinds allowed"}</legend>
-                    { for kinds }
-                </fieldset>
-                <div class="button-group">
-                    <button type="submit" class="primary" id="search" disabled={running}>{"Search"}</button>
-                    <button type="button" id="cancel" disabled={!running} onclick={on_cancel}>{"Cancel"}</button>
-                </div>
-                <p class="hint">{"The same inputs always give the same search. Each schedule is a full run of the \
-                    world above with the faults drawn for it; what was found is shrunk — fewer faults, shorter pauses, \
-                    earlier times — until nothing smaller still fails. The search runs in a Web Worker: this page stays usable."}</p>
-            </form>
-            { progress }
-            <section class="panel bench" aria-labelledby="bench-title">
-                <h2 id="bench-title">{"Engine speed in this browser"}</h2>
-                <button type="button" id="bench" disabled={state.benching} onclick={on_bench}>
-                    { if state.benching { "Measuring…" } else { "Measure" } }
-                </button>
-                { for bench }
-            </section>
-        </div>
+        <section class="panel bench" aria-labelledby="bench-title">
+            <h2 id="bench-title">{"Engine speed in this browser"}</h2>
+            <button type="button" id="bench" disabled={state.benching} onclick={on_bench}>
+                { if state.benching { "Measuring…" } else { "Measure" } }
+            </button>
+            { for bench }
+        </section>
     }
 }

@@ -109,6 +109,8 @@ pub enum Action {
         source: String,
     },
     SetCompare(bool),
+    /// Leave compare mode for one strategy's run.
+    OpenAlone(StrategyId),
     /// A change to the event log's filters.
     Filter(FilterChange),
     SetNarrow(bool),
@@ -510,6 +512,7 @@ impl Reducible for LabState {
                 state.compute(scenario, strategy, true)
             }
             Action::SetCompare(false) => LabState { compare: None, pending: None, ..state },
+            Action::OpenAlone(strategy) => LabState { compare: None, pending: None, ..state.select_strategy(strategy) },
             Action::RunProgress { id, permille } => {
                 let mut state = state;
                 if let Some(pending) = state.pending.as_mut().filter(|pending| pending.id == id) {

@@ -4,6 +4,7 @@
 
 use crate::lab::run::CompareRuns;
 use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
 use crate::ui::format;
 use crate::ui::run::{RunRef, strategy_label_in};
 use crate::ui::svg::{Esc, Svg};
@@ -36,13 +37,6 @@ fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
 #[function_component(CompareView)]
 pub fn compare_view(props: &CompareProps) -> Html {
     let runs = in_picker_order(&props.runs);
-    let open = |strategy: StrategyId| {
-        let dispatch = props.dispatch.clone();
-        Callback::from(move |_: MouseEvent| {
-            dispatch.emit(Action::SelectStrategy(strategy));
-            dispatch.emit(Action::SetCompare(false));
-        })
-    };
     let mut table = Svg::new();
     // The six runs share the scenario: one line says which store they all write to.
     if let Some(run) = runs.first() {
@@ -101,8 +95,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
                 .and_then(|element| element.closest("[data-open]").ok().flatten())
                 .and_then(|button| button.get_attribute("data-open"));
             if let Some(strategy) = name.as_deref().and_then(StrategyId::parse) {
-                dispatch.emit(Action::SelectStrategy(strategy));
-                dispatch.emit(Action::SetCompare(false));
+                dispatch.emit(Action::OpenAlone(strategy));
             }
         })
     };
@@ -112,7 +105,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
         html! {
             <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
                 <figcaption>
-                    <button class="link title" onclick={open(run.strategy)}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
+                    <button class="link title" onclick={sending(&props.dispatch, Action::OpenAlone(run.strategy))}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
                     { safety_badge(report.safety) }
                     { liveness_badge(report.liveness) }
                 </figcaption>
