@@ -37,7 +37,7 @@ pub fn state_from_address() -> ExploreState {
 }
 
 /// The page's connection to the lab's Web Worker ([`crate::worker`]), made
-/// on first use so a visit that never exports loads no worker.
+/// on first use, so a visit that never searches or measures loads no worker.
 pub struct WorkerLink {
     bridge: RefCell<Option<WorkerBridge<LabWorker>>>,
     on_response: Callback<Response>,

@@ -1,5 +1,6 @@
-//! The lab's runs being computed: a run too long for one frame is simulated
-//! and read a slice at a time ([`RunJob`]), and compare mode holds all six.
+//! The lab's runs: the scenario a fresh lab opens with, a run too long for
+//! one frame simulated and read a slice at a time ([`RunJob`]), and compare
+//! mode's six.
 
 use crate::ui::run::{LabRun, Reading, RunRef};
 use crate::ui::shared::Shared;

@@ -7,7 +7,7 @@ pub enum Tone {
     Error,
 }
 
-/// A message shown above the lab until dismissed or replaced.
+/// A message shown above a page until dismissed or replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub tone: Tone,

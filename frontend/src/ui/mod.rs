@@ -5,12 +5,12 @@
 //! `on_filter: Callback<FilterChange>`) and hold no app state, and each
 //! page turns those into its own actions. Helpers: the run as the pages
 //! show it ([`run`], shared by [`shared::Shared`]), how numbers read
-//! ([`format`]), SVG as text ([`svg`]), messages ([`message`]), file names
+//! ([`mod@format`]), SVG as text ([`svg`]), messages ([`message`]), file names
 //! ([`files`]), links between the pages ([`links`]), the screen and the
 //! keyboard ([`input`]: the narrow screen and the timeline's keys, each
 //! heard as the page's own action), the playback clock ([`frames`]),
 //! callbacks that send one action ([`callbacks`]), and the error panel
-//! shown when a page panics ([`panic`]).
+//! shown when a page panics ([`mod@panic`]).
 
 pub mod callbacks;
 pub mod event_log;

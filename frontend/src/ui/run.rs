@@ -2,7 +2,7 @@
 //! and the engine's report, all pure functions of (scenario, strategy). They
 //! are computed once per change of either and shared by [`RunRef`]; the
 //! lab computes a long one in slices (`lab::run::RunJob`) through the same
-//! [`Reading`].
+//! `Reading`.
 
 use crate::ui::shared::Shared;
 use locklab_engine::report::{ReportBuilder, StrategyReport};

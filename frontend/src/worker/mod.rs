@@ -17,6 +17,7 @@
 //! [`FIGURES_WORKER_NAME`], which answers a plain protocol instead: the page
 //! posts `[scenario JSON, strategy id]` and gets `[svg, log JSON, file stem]`
 //! or `[reason]` back, after a first `"ready"`; no serde on the page's side.
+//! The gloo-worker messages are [`protocol`]'s.
 
 pub mod protocol;
 
