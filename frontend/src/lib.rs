@@ -1,66 +1,46 @@
-//! locklab's browser lab: the engine, compiled to WebAssembly, behind a Yew
-//! interface that shows a run's world at any moment, its timeline, verdicts,
-//! event log and costs, and lets people break things and watch what happens.
+//! locklab's browser pages: the engine, compiled to WebAssembly, behind Yew
+//! interfaces that show a run's world at any moment, its timeline, verdicts,
+//! event log and costs, and let people break things and watch what happens.
 //!
-//! Layout of the crate, following the house style:
-//! - [`state`]: the one reducer state and its actions; pure, no browser calls;
-//! - [`lab`]: the derived run (log, timeline, report), a pure function of the
-//!   scenario and strategy, recomputed only when they change;
-//! - [`components`]: function components; leaves get data and callbacks as
-//!   props and hold no app state;
-//! - [`effects`]: every side effect (animation frames, keyboard, storage,
-//!   files, media queries) in one module, used by the root component;
-//! - [`panic`]: the error panel shown when the app panics.
+//! Each page is its own wasm (a bin in `src/bin/`) over this one library,
+//! and its own module, laid out alike: one reducer state at the root
+//! (`state`, pure), function components whose leaves get data and callbacks
+//! as props and hold no app state (`components`), and every side effect in
+//! one place (`effects`), used by the root.
+//! - [`lab`]: the lab (index.html) and its `?embed` view;
+//! - [`quiz`]: the quiz (quiz.html);
+//! - [`story`]: the post's night, step by step (story.html);
+//! - [`explore`]: the counterexample explorer (explore.html);
+//! - [`recorded`]: a recorded run beside its simulated twin (recorded.html);
+//! - [`worker`]: the Web Worker (searches, figure exports, the speed probe);
+//! - [`ui`]: what more than one page uses: the run as the pages show it,
+//!   the timeline, verdict and event-log components (which take narrow
+//!   callbacks, such as `on_seek: Callback<u64>`, never a page's actions),
+//!   the shared hooks and helpers, and the panic panel.
 
-pub mod components;
-pub mod effects;
 pub mod explore;
-pub mod format;
 pub mod lab;
-pub mod panic;
 pub mod quiz;
 pub mod recorded;
-pub mod state;
 pub mod story;
-pub mod svg;
+pub mod ui;
 pub mod worker;
 
 /// Mounts a page's root component on the element with id `host` (or the
 /// body, if the page has none). The panic panel is installed first, so a
 /// panic while the props are made (reading the address, storage) shows it.
 pub fn mount<C: yew::BaseComponent>(host: &str, props: impl FnOnce() -> C::Properties) {
-    panic::install_hook();
-    let props = props();
-    let element =
-        web_sys::window().and_then(|window| window.document()).and_then(|document| document.get_element_by_id(host));
-    match element {
-        Some(element) => {
-            yew::Renderer::<C>::with_root_and_props(element, props).render();
-        }
-        None => {
-            yew::Renderer::<C>::with_props(props).render();
-        }
-    }
+    ui::panic::install_hook();
+    render::<C>(host, props());
 }
 
-/// Mounts the lab on the page's `#lab` element (or the body), once the
-/// address and storage are read (a built-in named in the address is fetched
-/// first, so the lab opens on it in one render).
-pub fn start() {
-    panic::install_hook();
-    wasm_bindgen_futures::spawn_local(async {
-        let boot = effects::boot().await;
-        let host = web_sys::window()
-            .and_then(|window| window.document())
-            .and_then(|document| document.get_element_by_id("lab"));
-        match host {
-            Some(host) => {
-                yew::Renderer::<components::app::App>::with_root_and_props(host, components::app::AppProps { boot })
-                    .render();
-            }
-            None => {
-                yew::Renderer::<components::app::App>::with_props(components::app::AppProps { boot }).render();
-            }
-        }
-    });
+/// Renders a page's root component on the element with id `host`, or the
+/// body if the page has none.
+pub fn render<C: yew::BaseComponent>(host: &str, props: C::Properties) {
+    let document = web_sys::window().and_then(|window| window.document());
+    let element =
+        document.and_then(|document| document.get_element_by_id(host).or_else(|| document.body().map(Into::into)));
+    if let Some(element) = element {
+        yew::Renderer::<C>::with_root_and_props(element, props).render();
+    }
 }

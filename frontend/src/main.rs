@@ -1,5 +1,5 @@
 //! The browser entry point: Trunk builds this binary; everything else is in the library.
 
 fn main() {
-    locklab_frontend::start();
+    locklab_frontend::lab::start();
 }

@@ -3,11 +3,13 @@
 //! panel, and the whole app mounted and clicked.
 
 use locklab_engine::{Fault, Scenario, StrategyId, builtin};
-use locklab_frontend::components::app::{App, AppProps};
-use locklab_frontend::effects::{Boot, link_state, restore};
-use locklab_frontend::lab::LabRun;
-use locklab_frontend::state::{Action, InjectKind, LabState, Tone};
-use locklab_frontend::{format, panic};
+use locklab_frontend::lab::components::app::{App, AppProps};
+use locklab_frontend::lab::effects::{Boot, restore};
+use locklab_frontend::lab::state::{Action, InjectKind, LabState};
+use locklab_frontend::ui::links::link_state;
+use locklab_frontend::ui::message::Tone;
+use locklab_frontend::ui::run::LabRun;
+use locklab_frontend::ui::{format, panic};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -62,13 +64,14 @@ fn an_out_of_range_fault_edit_names_the_field() {
         [Action::Seek(10_000), Action::Inject(InjectKind::GcPause)],
     );
     let mut faults = state.scenario.faults.clone();
-    faults[0] = locklab_frontend::components::script::with_field(&faults[0], "duration_ms", "0").unwrap();
+    faults[0] = locklab_frontend::lab::components::script::with_field(&faults[0], "duration_ms", "0").unwrap();
     let after = reduce(state.clone(), [Action::SetFaults(faults)]);
     let message = after.message.expect("a message");
     assert!(message.text.contains("faults[0].duration_ms"), "{}", message.text);
     assert_eq!(after.run, state.run);
     assert!(
-        locklab_frontend::components::script::with_field(&state.scenario.faults[0], "duration_ms", "soon").is_err()
+        locklab_frontend::lab::components::script::with_field(&state.scenario.faults[0], "duration_ms", "soon")
+            .is_err()
     );
 }
 
@@ -84,7 +87,7 @@ fn long_day() -> String {
 fn finish_pending(mut state: LabState) -> LabState {
     let mut last = 0;
     while let Some(pending) = state.pending.clone() {
-        let done = pending.job.borrow_mut().step(locklab_frontend::lab::SLICE_EVENTS);
+        let done = pending.job.borrow_mut().step(locklab_frontend::lab::run::SLICE_EVENTS);
         let permille = pending.job.borrow().progress_permille();
         assert!(permille >= last, "progress never goes back");
         last = permille;
@@ -180,7 +183,7 @@ fn stored_state_that_does_not_parse_is_reported() {
 #[wasm_bindgen_test]
 fn a_fault_field_reads_as_its_type_says() {
     use locklab_engine::scenario::{FieldValue, Target};
-    use locklab_frontend::components::script::with_field;
+    use locklab_frontend::lab::components::script::with_field;
     let partition = Fault::template("partition", 5_000).expect("a kind");
     let edited = with_field(&partition, "between[1]", "db").expect("a party");
     let db = Target::parse("db").expect("a party");
@@ -305,8 +308,8 @@ async fn the_app_mounts_steps_injects_and_compares() {
 /// scenario is refused with the field that is wrong.
 #[wasm_bindgen_test]
 fn an_explore_request_carries_its_world_as_a_scenario_document() {
-    use locklab_frontend::explore::{ExploreAction, ExploreState};
-    use locklab_frontend::worker::ExploreRequest;
+    use locklab_frontend::explore::state::{ExploreAction, ExploreState};
+    use locklab_frontend::worker::protocol::ExploreRequest;
     let world = Scenario::from_json(builtin::find("lock-sized-to-the-job").expect("built in").text).unwrap();
     let state = Rc::new(ExploreState::default()).reduce(ExploreAction::SetWorld(Some(Box::new(world.clone()))));
     assert_eq!(state.request.window_ms, (0, 200_000), "the first two thirds of its 300 s");

@@ -1,16 +1,18 @@
 //! The quiz's function components. The root ([`QuizApp`]) owns the state and
 //! calls the side effects; every other component gets data and callbacks as
-//! props and keeps no app state. The side-by-side reuses the lab's timeline
-//! and verdict components on the two runs, under one shared cursor.
+//! props and keeps no app state. The side-by-side shows the two runs on the
+//! pages' timeline and verdict components ([`crate::ui`]), under one shared
+//! cursor.
 
-use crate::components::timeline::Timeline;
-use crate::components::verdicts::Verdicts;
-use crate::format;
-use crate::lab::RunRef;
 use crate::quiz::effects::{self, QuizBoot};
 use crate::quiz::progress::Progress;
 use crate::quiz::state::{Answered, Column, DEFAULT_SPEED_RATIO, Pairing, QuizAction, QuizState, SPEEDS};
-use crate::state::{Action, Message, Tone};
+use crate::ui::format;
+use crate::ui::input::use_narrow_screen;
+use crate::ui::message::{Message, Tone};
+use crate::ui::run::RunRef;
+use crate::ui::timeline::Timeline;
+use crate::ui::verdicts::Verdicts;
 use locklab_engine::Scenario;
 use locklab_engine::quiz::Choice;
 use std::cell::Cell;
@@ -62,24 +64,14 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
         use_memo((), move |()| Callback::from(move |action: QuizAction| dispatcher.dispatch(action)))
     };
     let dispatch: Callback<QuizAction> = (*dispatch).clone();
-    // The lab's timeline, verdicts and narrow-screen hook speak the lab's
-    // actions; of those, the quiz needs "move the cursor" and "narrow or not".
-    let lab_dispatch = {
-        let dispatch = dispatch.clone();
-        use_memo((), move |()| {
-            Callback::from(move |action: Action| match action {
-                Action::Seek(at_ms) => dispatch.emit(QuizAction::Seek(at_ms)),
-                Action::SetNarrow(narrow) => dispatch.emit(QuizAction::SetNarrow(narrow)),
-                _ => {}
-            })
-        })
-    };
-    let lab_dispatch: Callback<Action> = (*lab_dispatch).clone();
+    // The pages' timeline and verdict ask to move the cursor; they take it as
+    // a prop, so the callback need not be kept from one render to the next.
+    let on_seek = dispatch.reform(QuizAction::Seek);
 
     effects::use_save_progress(state.progress.clone(), dispatch.clone());
     effects::use_playback(&state);
     effects::use_lab_hrefs(&state);
-    crate::effects::use_narrow_screen(lab_dispatch.clone());
+    use_narrow_screen(dispatch.clone(), QuizAction::SetNarrow);
     let card_name = state.card().map_or("", |card| card.name);
     effects::use_card_in_address(card_name);
     // After "Check my answer", focus goes to the result (the button is gone).
@@ -128,7 +120,7 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
                 explanation={AttrValue::from(card.quiz.explanation.clone())}
                 references={Rc::new(card.quiz.references.iter().map(|reference| (reference.title.clone(), reference.url.clone())).collect::<Vec<_>>())}
                 cursor_ms={state.cursor_ms} playing={state.playing} speed_ratio={state.speed_ratio}
-                narrow={state.narrow} dispatch={dispatch.clone()} lab_dispatch={lab_dispatch} on_check={on_check} />
+                narrow={state.narrow} dispatch={dispatch.clone()} {on_seek} {on_check} />
         },
         None => html! { <p class="boot-note">{"No quiz cards could be read."}</p> },
     };
@@ -234,7 +226,8 @@ pub struct CardViewProps {
     pub speed_ratio: f64,
     pub narrow: bool,
     pub dispatch: Callback<QuizAction>,
-    pub lab_dispatch: Callback<Action>,
+    /// The timelines' and verdicts' seek, as the quiz's action.
+    pub on_seek: Callback<u64>,
     pub on_check: Callback<()>,
 }
 
@@ -314,7 +307,7 @@ pub fn card_view(props: &CardViewProps) -> Html {
                     answer={props.answer.clone()} asks={props.asks} dispatch={props.dispatch.clone()} />
                 <SideBySide answered={answered.clone()} cursor_ms={props.cursor_ms} playing={props.playing}
                     speed_ratio={props.speed_ratio} narrow={props.narrow} dispatch={props.dispatch.clone()}
-                    lab_dispatch={props.lab_dispatch.clone()} />
+                    on_seek={props.on_seek.clone()} />
                 <section class="explanation" aria-labelledby="explanation-title">
                     <h3 id="explanation-title">{"Why"}</h3>
                     <p>{ props.explanation.clone() }</p>
@@ -386,7 +379,7 @@ pub struct SideBySideProps {
     pub speed_ratio: f64,
     pub narrow: bool,
     pub dispatch: Callback<QuizAction>,
-    pub lab_dispatch: Callback<Action>,
+    pub on_seek: Callback<u64>,
 }
 
 fn speed_text(speed: f64) -> String {
@@ -478,9 +471,9 @@ pub fn side_by_side(props: &SideBySideProps) -> Html {
             </div>
             <div class="run-columns" onkeydown={on_key}>
                 <RunColumn role="pick" column={answered.pick.clone()} lab_href={hrefs.map(|hrefs| AttrValue::from(hrefs.0.clone()))}
-                    cursor_ms={props.cursor_ms} narrow={props.narrow} lab_dispatch={props.lab_dispatch.clone()} />
+                    cursor_ms={props.cursor_ms} narrow={props.narrow} on_seek={props.on_seek.clone()} />
                 <RunColumn role="other" column={answered.other.clone()} lab_href={hrefs.map(|hrefs| AttrValue::from(hrefs.1.clone()))}
-                    cursor_ms={props.cursor_ms} narrow={props.narrow} lab_dispatch={props.lab_dispatch.clone()} />
+                    cursor_ms={props.cursor_ms} narrow={props.narrow} on_seek={props.on_seek.clone()} />
             </div>
             <p class="legend-line">
                 {"Each lane: solid, the instance believes it holds the lock (tok = its token); outline, the lock service counts it as holder; shaded ⚠, two believe at once; hatched, a GC pause. ✓ write accepted · ✗ rejected · ✉ Slack post · ⚡ fault. Click a timeline or a finding to move the cursor."}
@@ -504,7 +497,7 @@ pub struct RunColumnProps {
     /// Narrow screen: the lab's narrow drawing, readable at the full width of
     /// a phone; otherwise the compact one, as in the lab's compare mode.
     pub narrow: bool,
-    pub lab_dispatch: Callback<Action>,
+    pub on_seek: Callback<u64>,
 }
 
 /// One run: the choice, the lab's timeline, the lab's verdict and findings,
@@ -527,10 +520,10 @@ pub fn run_column(props: &RunColumnProps) -> Html {
                 <p class="run-role">{ heading }{" "}<span class={classes!("choice-mark", mark_class)}>{ mark }</span></p>
                 <h4 id={title_id}>{ choice_name(&column.choice, &run.scenario) }</h4>
             </header>
-            <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.lab_dispatch.clone()}
+            <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
                 compact={!props.narrow} narrow={props.narrow}
                 label={AttrValue::from(format!("Time cursor, {}", choice_name(&column.choice, &run.scenario)))} />
-            <Verdicts run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.lab_dispatch.clone()}
+            <Verdicts run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
                 id={AttrValue::from(format!("verdicts-{}", props.role))} />
             if let Some(href) = &props.lab_href {
                 <a class="button open-lab" id={format!("open-lab-{}", props.role)} href={href.clone()}>

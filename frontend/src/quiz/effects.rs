@@ -6,7 +6,8 @@
 
 use crate::quiz::progress::{PROGRESS_KEY, Progress, parse_progress};
 use crate::quiz::state::{Answered, QuizAction, QuizState};
-use crate::state::{Message, Tone};
+use crate::ui::input::{NARROW_QUERY, media_matches};
+use crate::ui::message::{Message, Tone};
 use locklab_engine::link::{LinkState, View};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -40,9 +41,7 @@ pub fn boot() -> QuizBoot {
     let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
     let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
     let card = hash.strip_prefix(CARD_PREFIX).filter(|name| !name.is_empty()).map(str::to_owned);
-    let narrow = web_sys::window()
-        .and_then(|window| window.match_media(crate::effects::NARROW_QUERY).ok().flatten())
-        .is_some_and(|query| query.matches());
+    let narrow = media_matches(NARROW_QUERY);
     let mut boot = QuizBoot { progress: Progress::default(), card, notice: None, narrow };
     let Some(storage) = storage() else {
         boot.notice = Some(Message {
@@ -120,7 +119,7 @@ pub fn use_card_in_address(name: &'static str) {
 
 /// The address that opens `scenario` under `strategy` in the lab.
 async fn lab_href(link: &LinkState) -> Option<String> {
-    let fragment = crate::effects::share_fragment(link).await?;
+    let fragment = crate::ui::links::share_fragment(link).await?;
     Some(format!("{LAB_PAGE}{fragment}"))
 }
 
@@ -134,7 +133,7 @@ pub fn use_lab_hrefs(state: &UseReducerHandle<QuizState>) {
     use_effect_with(key, move |key| {
         if let (Some((pick_run, other_run)), Some(pick)) = (key.clone(), pick) {
             wasm_bindgen_futures::spawn_local(async move {
-                let link = |run: &crate::lab::LabRun| LinkState {
+                let link = |run: &crate::ui::run::LabRun| LinkState {
                     scenario: (*run.scenario).clone(),
                     strategy: run.strategy,
                     cursor_ms: 0,
@@ -159,7 +158,7 @@ pub fn use_lab_hrefs(state: &UseReducerHandle<QuizState>) {
 pub fn use_playback(state: &UseReducerHandle<QuizState>) {
     let dispatcher = state.dispatcher();
     let advance = use_memo((), move |()| Callback::from(move |at_ms| dispatcher.dispatch(QuizAction::Advance(at_ms))));
-    crate::effects::use_playback_clock(state.playing, state.cursor_ms, state.speed_ratio, (*advance).clone());
+    crate::ui::frames::use_playback_clock(state.playing, state.cursor_ms, state.speed_ratio, (*advance).clone());
 }
 
 /// Moves keyboard focus to the element with `id` (after checking: to the

@@ -8,9 +8,10 @@
 //! outcome exists until they have picked. The reducer is pure: no browser
 //! calls, so it behaves the same in tests.
 
-use crate::lab::{LabRun, RunRef, Shared};
 use crate::quiz::progress::{Progress, Status};
-use crate::state::{Message, Tone};
+use crate::ui::message::{Message, Tone};
+use crate::ui::run::{LabRun, RunRef};
+use crate::ui::shared::Shared;
 use locklab_engine::quiz::{Choice, Quiz};
 use locklab_engine::report::{StrategyReport, analyze};
 use locklab_engine::scenario::{Liveness, Safety};

@@ -1,15 +1,15 @@
 //! The story page's components: the root, which owns the one state and
 //! calls the effects, and leaves that get data and callbacks. The figure is
-//! the lab's own timeline (`components::timeline`), with the step's
+//! the pages' timeline (`ui::timeline`), with the step's
 //! highlights drawn on a layer of the same geometry over it.
 
-use crate::components::timeline::Timeline;
-use crate::format;
-use crate::lab::strategy_label_in;
-use crate::state::Action;
 use crate::story::effects::{self, StoryBoot};
 use crate::story::state::{Shown, StoryAction, StoryState};
-use crate::svg::Num;
+use crate::ui::format;
+use crate::ui::input::use_narrow_screen;
+use crate::ui::run::strategy_label_in;
+use crate::ui::svg::Num;
+use crate::ui::timeline::Timeline;
 use locklab_engine::story::LookAt;
 use locklab_engine::svg::{Band, band, geometry, write_band};
 use locklab_engine::view::Resource;
@@ -50,19 +50,11 @@ pub fn story_app(props: &StoryAppProps) -> Html {
     };
     let last = state.steps.len().saturating_sub(1);
     effects::use_keys(dispatch.clone(), last);
-    effects::use_narrow(dispatch.clone());
+    use_narrow_screen(dispatch.clone(), StoryAction::Narrow);
     effects::use_autoplay(&state);
     effects::use_lab_href(&state);
     effects::use_step_in_address(state.step().map(|step| step.id.clone()).unwrap_or_default());
-    // The lab's timeline moves its cursor by the lab's action.
-    let on_timeline = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |action: Action| {
-            if let Action::Seek(at_ms) = action {
-                dispatch.emit(StoryAction::Seek(at_ms));
-            }
-        })
-    };
+    let on_seek = dispatch.reform(StoryAction::Seek);
     let notice =
         state.problem.as_ref().map(|problem| html! { <p class="message error" role="alert">{ problem.clone() }</p> });
     let Some(step) = state.step() else {
@@ -90,7 +82,7 @@ pub fn story_app(props: &StoryAppProps) -> Html {
             <main id="main" class="story-main">
                 <StepCard step={step.clone()} index={state.current} count={state.steps.len()}
                     chapters={state.chapters} playing={state.playing} lab_href={href} dispatch={dispatch.clone()} />
-                <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} on_timeline={on_timeline} />
+                <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} {on_seek} />
                 <StepList steps={state.steps.clone()} current={state.current} dispatch={dispatch} />
             </main>
         </div>
@@ -155,7 +147,8 @@ pub struct StoryFigureProps {
     pub step: Shown,
     pub cursor_ms: u64,
     pub narrow: bool,
-    pub on_timeline: Callback<Action>,
+    /// The timeline's seek, as the story's action.
+    pub on_seek: Callback<u64>,
 }
 
 /// The step's run on the lab's timeline, with what to look at outlined.
@@ -183,7 +176,7 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
                 </p>
             }
             <div class="story-timeline">
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} dispatch={props.on_timeline.clone()}
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the story's run")} />
                 <Highlights step={step.clone()} narrow={props.narrow} />
             </div>
@@ -193,7 +186,7 @@ pub fn story_figure(props: &StoryFigureProps) -> Html {
 
 #[derive(Properties, PartialEq, Debug)]
 pub struct RunCountsProps {
-    pub run: crate::lab::RunRef,
+    pub run: crate::ui::run::RunRef,
 }
 
 /// The run's verdict and the counts a chapter's point rests on: what the

@@ -1,11 +1,14 @@
 //! Every side effect of the story page, in one place: reading the address
-//! at start, keeping the step in it, the keys, the narrow-screen query, the
-//! timer that plays the story, and making each step's lab address.
+//! at start, keeping the step in it, the keys, the timer that plays the
+//! story, and making each step's lab address (the narrow-screen query is
+//! the pages' [`crate::ui::input::use_narrow_screen`]).
 //! The root component calls these; the reducer never does. The page keeps
 //! nothing in storage: an embedded story never reads or writes the reader's
 //! saved state.
 
 use crate::story::state::{StoryAction, StoryState, step_ms};
+use crate::ui::input::{NARROW_QUERY, belongs_to_control, media_matches};
+use crate::ui::links::{LAB_PAGE, share_fragment};
 use gloo_events::EventListener;
 use locklab_engine::link::{LinkState, View};
 use wasm_bindgen::JsCast;
@@ -28,10 +31,6 @@ pub struct StoryBoot {
     pub autoplay: bool,
 }
 
-fn media_matches(query: &str) -> bool {
-    web_sys::window().and_then(|window| window.match_media(query).ok().flatten()).is_some_and(|query| query.matches())
-}
-
 /// Reads the address and the reader's preferences.
 pub fn boot() -> StoryBoot {
     let location = web_sys::window().map(|window| window.location());
@@ -46,7 +45,7 @@ pub fn boot() -> StoryBoot {
         story: param("story").unwrap_or_else(|| DEFAULT_STORY.to_owned()),
         step,
         embed,
-        narrow: media_matches(crate::effects::NARROW_QUERY),
+        narrow: media_matches(NARROW_QUERY),
         autoplay: !embed && !media_matches("(prefers-reduced-motion: reduce)"),
     }
 }
@@ -78,8 +77,7 @@ pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
                 let Some(event) = event.dyn_ref::<KeyboardEvent>() else {
                     return;
                 };
-                if event.ctrl_key() || event.meta_key() || event.alt_key() || crate::effects::belongs_to_control(event)
-                {
+                if event.ctrl_key() || event.meta_key() || event.alt_key() || belongs_to_control(event) {
                     return;
                 }
                 let action = match event.key().as_str() {
@@ -93,23 +91,6 @@ pub fn use_keys(dispatch: Callback<StoryAction>, last: usize) {
                 if let Some(action) = action {
                     event.prevent_default();
                     dispatch.emit(action);
-                }
-            })
-        });
-        move || drop(listener)
-    });
-}
-
-/// Follows the narrow-screen media query.
-#[hook]
-pub fn use_narrow(dispatch: Callback<StoryAction>) {
-    use_effect_with((), move |()| {
-        let query =
-            web_sys::window().and_then(|window| window.match_media(crate::effects::NARROW_QUERY).ok().flatten());
-        let listener = query.map(|query| {
-            EventListener::new(&query, "change", move |event| {
-                if let Some(event) = event.dyn_ref::<web_sys::MediaQueryListEvent>() {
-                    dispatch.emit(StoryAction::Narrow(event.matches()));
                 }
             })
         });
@@ -148,11 +129,10 @@ pub fn use_lab_href(state: &UseReducerHandle<StoryState>) {
                     view: View::Single,
                     builtin: Some(step.scenario_name.clone()),
                 };
-                let page = crate::quiz::effects::LAB_PAGE;
+                let page = LAB_PAGE;
                 // Without the browser's compression the link falls back to the lab itself.
-                let href = crate::effects::share_fragment(&link)
-                    .await
-                    .map_or_else(|| page.to_owned(), |fragment| format!("{page}{fragment}"));
+                let href =
+                    share_fragment(&link).await.map_or_else(|| page.to_owned(), |fragment| format!("{page}{fragment}"));
                 dispatcher.dispatch(StoryAction::LabHref { step: current, href: AttrValue::from(href) });
             });
         }

@@ -5,7 +5,8 @@
 //! step's moment is found in its run then, so moving between steps is
 //! instant and a step whose moment is missing is known before it is shown.
 
-use crate::lab::{LabRun, RunRef, Shared};
+use crate::ui::run::{LabRun, RunRef};
+use crate::ui::shared::Shared;
 use locklab_engine::Scenario;
 use locklab_engine::story::{Found, LookAt, Story};
 use std::rc::Rc;

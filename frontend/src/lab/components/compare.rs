@@ -1,0 +1,129 @@
+//! Compare mode: the same scenario under all six strategies at once, as
+//! small-multiple timelines in a grid and one verdict row each, so it is
+//! plain which one survives. The cursor is shared.
+
+use crate::lab::run::CompareRuns;
+use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
+use crate::ui::format;
+use crate::ui::run::{RunRef, strategy_label_in};
+use crate::ui::svg::{Esc, Svg};
+use crate::ui::timeline::Timeline;
+use crate::ui::verdicts::{
+    EFFICIENCY_TITLE, badge_markup, liveness_badge, liveness_badge_parts, safety_badge, safety_badge_parts,
+};
+use locklab_engine::StrategyId;
+use locklab_engine::report::Metric;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct CompareProps {
+    pub runs: CompareRuns,
+    pub cursor_ms: u64,
+    pub selected: StrategyId,
+    pub dispatch: Callback<Action>,
+    /// The timelines' seek, as the lab's action.
+    pub on_seek: Callback<u64>,
+}
+
+fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
+    StrategyId::PICKER_ORDER
+        .iter()
+        .filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned())
+        .collect()
+}
+
+#[function_component(CompareView)]
+pub fn compare_view(props: &CompareProps) -> Html {
+    let runs = in_picker_order(&props.runs);
+    let mut table = Svg::new();
+    // The six runs share the scenario: one line says which store they all write to.
+    if let Some(run) = runs.first() {
+        table.raw(format_args!(
+            "<p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
+            run.scenario.world.storage_checks_tokens,
+            run.scenario.storage_text()
+        ));
+    }
+    table.raw(format_args!(
+        "<table class=\"verdict-table\" id=\"verdict-table\"><caption class=\"visually-hidden\">One verdict row per strategy</caption>\
+         <thead><tr><th scope=\"col\">Strategy</th><th scope=\"col\">Safety</th><th scope=\"col\">Liveness</th>\
+         <th scope=\"col\" title=\"{}\">Efficiency</th>",
+        Esc(EFFICIENCY_TITLE)
+    ));
+    let compared = Metric::ALL.into_iter().filter(|metric| metric.compared());
+    for metric in compared.clone() {
+        table.raw(format_args!("<th scope=\"col\"><abbr title=\"{}\">{}</abbr></th>", metric.title(), metric.column()));
+    }
+    table.raw(format_args!("</tr></thead><tbody>"));
+    for run in &runs {
+        let report = &run.report;
+        let metrics = &report.metrics;
+        let label = strategy_label_in(&run.scenario, run.strategy);
+        table.raw(format_args!(
+            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\"",
+            name = run.strategy.name(),
+            safety = report.safety.name(),
+            liveness = report.liveness.name(),
+        ));
+        for metric in compared.clone() {
+            table.raw(format_args!(" data-{}=\"{}\"", metric.key(), metric.count(metrics)));
+        }
+        table.raw(format_args!(
+            "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
+             <td>{}</td><td>{}</td><td>{}</td>",
+            run.strategy.name(),
+            Esc(&label),
+            Esc(&label),
+            badge_markup(safety_badge_parts(report.safety)),
+            badge_markup(liveness_badge_parts(report.liveness)),
+            report.efficiency(),
+        ));
+        for metric in compared.clone() {
+            table.raw(format_args!("<td class=\"num\">{}</td>", Esc(&metric.value(metrics, format::duration))));
+        }
+        table.raw(format_args!("</tr>"));
+    }
+    table.raw(format_args!("</tbody></table>"));
+    let on_table = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |event: MouseEvent| {
+            let name = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|element| element.closest("[data-open]").ok().flatten())
+                .and_then(|button| button.get_attribute("data-open"));
+            if let Some(strategy) = name.as_deref().and_then(StrategyId::parse) {
+                dispatch.emit(Action::OpenAlone(strategy));
+            }
+        })
+    };
+    let cells = runs.iter().map(|run| {
+        let report = &run.report;
+        let chosen = run.strategy == props.selected;
+        html! {
+            <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
+                <figcaption>
+                    <button class="link title" onclick={sending(&props.dispatch, Action::OpenAlone(run.strategy))}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
+                    { safety_badge(report.safety) }
+                    { liveness_badge(report.liveness) }
+                </figcaption>
+                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
+                    compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
+                <p class="multiple-note">{ crate::ui::verdicts::headline(report) }</p>
+            </figure>
+        }
+    });
+    html! {
+        <div class="compare" id="compare">
+            <p class="compare-intro">
+                {"The same scenario and seed under all six strategies. Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
+            </p>
+            <div class="table-wrap" onclick={on_table}>
+                { Html::from_html_unchecked(AttrValue::from(table.finish())) }
+            </div>
+            <div class="multiples">{ for cells }</div>
+        </div>
+    }
+}

@@ -1,0 +1,41 @@
+//! The strategy picker: the quiz options A–D by letter and name, the naive
+//! baseline and the consensus lease, as one radio group (keys 1–6).
+
+use crate::lab::state::Action;
+use crate::ui::callbacks::sending;
+use locklab_engine::StrategyId;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq, Debug)]
+pub struct PickerProps {
+    pub selected: StrategyId,
+    pub dispatch: Callback<Action>,
+}
+
+#[function_component(StrategyPicker)]
+pub fn strategy_picker(props: &PickerProps) -> Html {
+    let options = StrategyId::PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
+        let strategy = *strategy;
+        let (badge, short) = (strategy.badge(), strategy.short_title());
+        let onchange = sending(&props.dispatch, Action::SelectStrategy(strategy));
+        let id = format!("strategy-{}", strategy.name());
+        let checked = strategy == props.selected;
+        html! {
+            <label for={id.clone()} class={classes!("choice", checked.then_some("chosen"))}
+                title={format!("{} (key {})", strategy.title(), index + 1)}>
+                <input type="radio" name="strategy" id={id} value={strategy.name()} {checked} {onchange} />
+                <span class="badge" aria-hidden="true">{ badge }</span>
+                <span class="choice-text">
+                    <span class="choice-name">{ short }</span>
+                    <span class="visually-hidden">{ format!(": {}", crate::ui::run::strategy_label(strategy)) }</span>
+                </span>
+            </label>
+        }
+    });
+    html! {
+        <fieldset class="picker">
+            <legend>{"Strategy "}<span class="hint">{"(keys 1–6)"}</span></legend>
+            <div class="choices">{ for options }</div>
+        </fieldset>
+    }
+}
