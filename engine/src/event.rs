@@ -103,14 +103,28 @@ impl<'de> Deserialize<'de> for LockValue {
     }
 }
 
-/// The lock key as a Redis node holds it.
+/// The lock key as a Redis node holds it. A log writes it as
+/// `[value, setter, expires_local_ms]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "(LockValue, InstanceId, i64)", into = "(LockValue, InstanceId, i64)")]
 pub struct LockKey {
     pub value: LockValue,
     /// The instance whose command set it (the seed's literal `locked` does not say).
     pub setter: InstanceId,
     /// Absolute expiry on the clock of the node that set it.
     pub expires_local_ms: i64,
+}
+
+impl From<(LockValue, InstanceId, i64)> for LockKey {
+    fn from((value, setter, expires_local_ms): (LockValue, InstanceId, i64)) -> LockKey {
+        LockKey { value, setter, expires_local_ms }
+    }
+}
+
+impl From<LockKey> for (LockValue, InstanceId, i64) {
+    fn from(key: LockKey) -> Self {
+        (key.value, key.setter, key.expires_local_ms)
+    }
 }
 
 /// The Redis commands the strategies use. The lock commands act on
@@ -658,7 +672,6 @@ pub enum MessageKind {
     Post,
     Consensus,
     Reply,
-    Replication,
 }
 
 /// Everything the log records.
@@ -739,13 +752,12 @@ pub enum EventKind {
         node: Party,
         keys: u32,
     },
-    /// What a replica holds once a write from its primary has reached it,
-    /// `replication_lag_ms` after the primary applied it; a write the dead
-    /// primary had not yet sent never comes. A live run cannot see the
-    /// replication stream: it logs this once, as read from the replica when
-    /// it is promoted.
+    /// What the replica (`redis-1-replica`, the world's only one) holds once
+    /// a write from its primary has reached it, `replication_lag_ms` after
+    /// the primary applied it; a write the dead primary had not yet sent
+    /// never comes. A live run cannot see the replication stream: it logs
+    /// this once, as read from the replica when it is promoted.
     Replicated {
-        node: Party,
         key: Option<LockKey>,
         counter: i64,
     },
@@ -822,7 +834,6 @@ pub enum EventKind {
     /// simulator leaves out.
     LeaseRefreshed {
         lease: LeaseId,
-        ttl_ms: u64,
     },
     /// A report row took effect (autocommit, or at COMMIT).
     RowApplied {
@@ -854,17 +865,14 @@ impl Event {
             K::Sent { from, to, .. } => vec![*from, *to],
             K::Lost { .. } => Vec::new(),
             K::Redis { node, client, .. } => vec![*node, Party::Instance(*client)],
-            K::KeyExpired { node, .. }
-            | K::KeysLost { node, .. }
-            | K::Replicated { node, .. }
-            | K::RedisDown { node }
-            | K::RedisUp { node, .. } => {
+            K::KeyExpired { node, .. } | K::KeysLost { node, .. } | K::RedisDown { node } | K::RedisUp { node, .. } => {
                 vec![*node]
             }
             K::Sql { client, .. } | K::Connection { client, .. } | K::RowLock { client, .. } => match client {
                 DbClient::Instance(id) => vec![Party::Db, Party::Instance(*id)],
                 DbClient::Background => vec![Party::Db],
             },
+            K::Replicated { .. } => vec![Party::RedisReplica],
             K::Background { .. } | K::DbSlow { .. } => vec![Party::Db],
             K::Put { instance, .. } => vec![Party::Storage, Party::Instance(*instance)],
             K::Post { instance, .. } => vec![Party::Slack, Party::Instance(*instance)],
@@ -925,7 +933,10 @@ impl fmt::Display for Event {
             K::Cron { instance, period } => {
                 write!(f, "{instance}: cron fires generate-daily-report (period {})", period.0)
             }
-            K::Process { instance, state } => write!(f, "{instance}: {}", state.sentence()),
+            K::Process { instance, state } => {
+                write!(f, "{instance}: ")?;
+                state.sentence(f)
+            }
             K::Clock { party, local_ms, drift_ppm } => {
                 write!(f, "{party}: clock now reads {}", crate::format::seconds(local_ms.unsigned_abs()))?;
                 if *local_ms < 0 {
@@ -942,7 +953,8 @@ impl fmt::Display for Event {
             },
             K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
             K::Run { run, instance, period, phase } => {
-                write!(f, "{instance} ({run}, period {}): {}", period.0, phase.sentence())
+                write!(f, "{instance} ({run}, period {}): ", period.0)?;
+                phase.sentence(f)
             }
             K::Granted { run, instance, token } => {
                 write!(f, "lock service grants the lock to {instance} ({run})")?;
@@ -964,7 +976,8 @@ impl fmt::Display for Event {
                 write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock")
             }
             K::KeysLost { node, keys } => write!(f, "{node}: {keys} key(s) lost"),
-            K::Replicated { node, key, counter } => {
+            K::Replicated { key, counter } => {
+                let node = Party::RedisReplica;
                 match key {
                     Some(key) => write!(f, "{node}: replication brings {LOCK_KEY} = {}", key.value)?,
                     None => write!(f, "{node}: replication brings no {LOCK_KEY}")?,
@@ -1021,13 +1034,8 @@ impl fmt::Display for Event {
                     f.write_str("consensus: leader lost; electing")
                 }
             }
-            K::LeaseRefreshed { lease, ttl_ms } => {
-                write!(
-                    f,
-                    "consensus: the new leader gives lease {} its whole TTL, {}",
-                    lease.0,
-                    crate::format::duration(*ttl_ms)
-                )
+            K::LeaseRefreshed { lease } => {
+                write!(f, "consensus: the new leader gives lease {} its whole TTL again", lease.0)
             }
             K::RowApplied { period, report, run, token } => {
                 match report {
@@ -1075,33 +1083,33 @@ fn put_sentence(f: &mut fmt::Formatter<'_>, put: &EventKind) -> fmt::Result {
 
 impl ProcessState {
     /// What became of the process, for the event's line.
-    fn sentence(&self) -> String {
+    fn sentence(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProcessState::Running => "running".to_owned(),
+            ProcessState::Running => f.write_str("running"),
             ProcessState::Paused { until_ms } => {
-                format!("stop-the-world GC pause until t={}", crate::format::seconds(*until_ms))
+                write!(f, "stop-the-world GC pause until t={}", crate::format::seconds(*until_ms))
             }
-            ProcessState::Dead => "OOM-killed; the kernel closes its sockets".to_owned(),
-            ProcessState::HostLost => "host lost; no FIN is sent".to_owned(),
-            ProcessState::Restarted => "restarted as a fresh process".to_owned(),
+            ProcessState::Dead => f.write_str("OOM-killed; the kernel closes its sockets"),
+            ProcessState::HostLost => f.write_str("host lost; no FIN is sent"),
+            ProcessState::Restarted => f.write_str("restarted as a fresh process"),
         }
     }
 }
 
 impl RunPhase {
     /// What the run did, for the event's line.
-    fn sentence(&self) -> String {
+    fn sentence(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunPhase::Trying => "tries to take the lock".to_owned(),
-            RunPhase::Busy => "lost the race; will retry".to_owned(),
-            RunPhase::Acquired => "believes it holds the lock".to_owned(),
-            RunPhase::Skipped => "finds the report already there and skips".to_owned(),
-            RunPhase::Started => "starts the job".to_owned(),
-            RunPhase::Finished => "finishes the job".to_owned(),
-            RunPhase::Aborted(reason) => format!("stops the job ({})", abort_text(*reason)),
-            RunPhase::GaveUp => "gives up: the next tick has come".to_owned(),
+            RunPhase::Trying => f.write_str("tries to take the lock"),
+            RunPhase::Busy => f.write_str("lost the race; will retry"),
+            RunPhase::Acquired => f.write_str("believes it holds the lock"),
+            RunPhase::Skipped => f.write_str("finds the report already there and skips"),
+            RunPhase::Started => f.write_str("starts the job"),
+            RunPhase::Finished => f.write_str("finishes the job"),
+            RunPhase::Aborted(reason) => write!(f, "stops the job ({})", abort_text(*reason)),
+            RunPhase::GaveUp => f.write_str("gives up: the next tick has come"),
             RunPhase::Redelivered(from) => {
-                format!("is handed again the job {from} died in, and runs it without taking the lock")
+                write!(f, "is handed again the job {from} died in, and runs it without taking the lock")
             }
         }
     }

@@ -576,7 +576,7 @@ impl WorldAt {
                 }
             }
             EventKind::KeysLost { .. } | EventKind::Cron { .. } => {}
-            EventKind::Replicated { node, key, counter } => self.redis_holds(*node, *key, *counter),
+            EventKind::Replicated { key, counter } => self.redis_holds(Party::RedisReplica, *key, *counter),
             EventKind::RedisDown { node } => self.on_redis_down(*node),
             EventKind::RedisUp { node, promoted } => self.on_redis_up(*node, *promoted),
             EventKind::Sql { client, outcome: SqlOutcome::Connected(opened), .. } => {
@@ -601,7 +601,7 @@ impl WorldAt {
             EventKind::Consensus { op, reply, .. } => self.consensus_op(*op, *reply, at),
             EventKind::LeaseExpired { lease, .. } => self.consensus_lease(*lease, None),
             EventKind::Leader { up } => self.consensus.leader_up = *up,
-            EventKind::LeaseRefreshed { lease, ttl_ms } => self.consensus_lease(*lease, Some((*ttl_ms, at + ttl_ms))),
+            EventKind::LeaseRefreshed { lease } => self.consensus_lease(*lease, Some(at)),
             EventKind::RowApplied { period, report, run, token } => {
                 self.db.report_rows.insert(*report, (*period, *run, *token));
                 self.forget_old_reports(*report);
@@ -625,11 +625,11 @@ impl WorldAt {
         self.recent_posts.push(post);
     }
 
-    /// The consensus key's lease: refreshed to a TTL and deadline, or gone.
-    fn consensus_lease(&mut self, lease: LeaseId, refreshed: Option<(u64, u64)>) {
+    /// The consensus key's lease: given its whole TTL again at a time, or gone.
+    fn consensus_lease(&mut self, lease: LeaseId, refreshed_at_ms: Option<u64>) {
         let Some(key) = self.consensus.key.as_mut().filter(|key| key.lease == lease) else { return };
-        match refreshed {
-            Some((ttl_ms, expires_at_ms)) => (key.ttl_ms, key.expires_at_ms) = (ttl_ms, expires_at_ms),
+        match refreshed_at_ms {
+            Some(at_ms) => key.expires_at_ms = at_ms + key.ttl_ms,
             None => self.consensus.key = None,
         }
     }
@@ -1509,18 +1509,15 @@ mod tests {
         let refreshed = log
             .iter()
             .find_map(|event| {
-                if let EventKind::LeaseRefreshed { lease, ttl_ms } = event.kind {
-                    Some((event.at_ms, lease, ttl_ms))
-                } else {
-                    None
-                }
+                if let EventKind::LeaseRefreshed { lease } = event.kind { Some((event.at_ms, lease)) } else { None }
             })
             .expect("the new leader refreshes the holder's lease");
-        let (at_ms, lease, ttl_ms) = refreshed;
+        let (at_ms, lease) = refreshed;
         let world = timeline.world_at(&log, at_ms);
         let key = world.consensus.key.expect("the key is held through the election");
         assert_eq!(key.lease, lease);
-        assert_eq!(key.expires_at_ms, at_ms + ttl_ms, "the deadline is the refresh's, not the last keep-alive's");
+        assert_eq!(key.ttl_ms, 30_000, "the consensus strategy's default lease");
+        assert_eq!(key.expires_at_ms, at_ms + key.ttl_ms, "the deadline is the refresh's, not the last keep-alive's");
     }
 
     #[test]

@@ -164,9 +164,6 @@ fn each_run(kind: &mut EventKind, renumber: &mut impl FnMut(RunId) -> RunId) {
     }
 }
 
-/// The consensus key's holder as the record keeps it: its value, its lease and the lease's TTL.
-type Lease = (Owner, LeaseId, u64);
-
 /// One node's key, as its replies showed it.
 #[derive(Clone, Copy, Debug)]
 struct Held {
@@ -189,8 +186,8 @@ pub(crate) struct Truth {
     pub(crate) holder: Option<(RunId, InstanceId)>,
     /// The session holding the jobs row's `FOR UPDATE`, under db-lock: the holder's.
     row_lock: Option<SessionId>,
-    /// The consensus key's holder: its value, lease and the lease's TTL.
-    lease: Option<Lease>,
+    /// The consensus key's holder: its value and lease.
+    lease: Option<(Owner, LeaseId)>,
     /// Revokes the record knows of ([`releases`]), so that the key's
     /// deletion they caused is not taken for an expiry.
     releases: Vec<(Owner, u64)>,
@@ -246,10 +243,10 @@ impl Truth {
         let row_lock = self.row_lock_change(&event);
         let leader_elected = matches!(event.kind, EventKind::Leader { up: true });
         self.log.push(event);
-        if leader_elected && let Some((_, lease, ttl_ms)) = self.lease {
+        if leader_elected && let Some((_, lease)) = self.lease {
             // etcd's lessor refreshes every lease when its member becomes the
             // leader; the record writes it as the simulator logs it.
-            self.log.push(Event { at_ms, kind: EventKind::LeaseRefreshed { lease, ttl_ms } });
+            self.log.push(Event { at_ms, kind: EventKind::LeaseRefreshed { lease } });
         }
         if let Some((node, client, run, command, reply)) = change {
             let reason = self.apply(node, client, run, command, reply, at_ms);
@@ -267,11 +264,11 @@ impl Truth {
     /// succeeded grants the lock to its run, with the put's revision for a
     /// token; a revoke that succeeded, by the holder, takes it back.
     #[allow(clippy::type_complexity)]
-    fn lease_change(&self, event: &Event) -> Option<Option<(RunId, InstanceId, Lease, Token)>> {
+    fn lease_change(&self, event: &Event) -> Option<Option<(RunId, InstanceId, Owner, LeaseId, Token)>> {
         let EventKind::Consensus { client, run, op, reply } = &event.kind else { return None };
         match (op, reply) {
-            (ConsensusOp::Acquire { value, ttl_ms }, ConsensusReply::Acquired { lease, revision }) => {
-                Some(Some((*run, *client, (*value, *lease, *ttl_ms), *revision)))
+            (ConsensusOp::Acquire { value, .. }, ConsensusReply::Acquired { lease, revision }) => {
+                Some(Some((*run, *client, *value, *lease, *revision)))
             }
             (ConsensusOp::Revoke { .. }, ConsensusReply::Revoked) => {
                 self.holder.filter(|(holder, _)| holder == run).map(|_| None)
@@ -280,12 +277,17 @@ impl Truth {
         }
     }
 
-    fn lease_moved(&mut self, at_ms: u64, holder: Option<(RunId, InstanceId, Lease, Token)>, reason: RevokeReason) {
+    fn lease_moved(
+        &mut self,
+        at_ms: u64,
+        holder: Option<(RunId, InstanceId, Owner, LeaseId, Token)>,
+        reason: RevokeReason,
+    ) {
         if let Some((run, instance)) = self.holder.take() {
             self.log.push(Event { at_ms, kind: EventKind::Revoked { run, instance, reason } });
         }
-        self.lease = holder.map(|(_, _, lease, _)| lease);
-        if let Some((run, instance, _, token)) = holder {
+        self.lease = holder.map(|(_, _, value, lease, _)| (value, lease));
+        if let Some((run, instance, _, _, token)) = holder {
             self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: Some(token) } });
             self.holder = Some((run, instance));
         }
@@ -297,7 +299,7 @@ impl Truth {
             .releases
             .iter()
             .any(|(owner, released_ms)| *owner == value && released_ms.abs_diff(at_ms) <= RELEASE_WINDOW_MS);
-        let Some((held, lease, _)) = self.lease else { return };
+        let Some((held, lease)) = self.lease else { return };
         if released || held != value {
             return;
         }
@@ -350,7 +352,7 @@ impl Truth {
             expires_local_ms: held.deadline_local_ms,
         });
         let counter = promotion.map_or(0, |promotion| promotion.counter);
-        self.log.push(Event { at_ms, kind: EventKind::Replicated { node: Party::RedisReplica, key, counter } });
+        self.log.push(Event { at_ms, kind: EventKind::Replicated { key, counter } });
         if let Some(slot) = self.nodes.first_mut() {
             *slot = held;
         }

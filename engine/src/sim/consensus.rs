@@ -167,8 +167,7 @@ impl Sim {
         for lease in leases {
             if let Some(state) = self.consensus.leases.get_mut(&lease) {
                 state.expires_local_ms = local.saturating_add(i64::try_from(state.ttl_ms).unwrap_or(i64::MAX / 4));
-                let ttl_ms = state.ttl_ms;
-                self.record(EventKind::LeaseRefreshed { lease, ttl_ms });
+                self.record(EventKind::LeaseRefreshed { lease });
             }
             self.arm_lease(lease);
         }

@@ -338,7 +338,7 @@ impl Sim {
             setter: self.runs[run_index(entry.run)].instance,
             expires_local_ms: entry.expires_at_local_ms,
         });
-        self.record(EventKind::Replicated { node: Party::RedisReplica, key, counter });
+        self.record(EventKind::Replicated { key, counter });
     }
 
     /// A restart without persistence (or, without a replica, a failover): every key is gone.
