@@ -8,8 +8,8 @@ use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Num, Svg};
 use locklab_engine::event::{BackgroundOutcome, DbClient, LockValue, RowLockMode, RunPhase};
 use locklab_engine::ids::{Party, ReportOf, Token};
-use locklab_engine::scenario::Output;
-use locklab_engine::view::{Flight, InstanceView, ProcessView, WorldAt};
+use locklab_engine::scenario::{Output, World};
+use locklab_engine::view::{Flight, InstanceView, ProcessView, RedisNodeView, WorldAt};
 use locklab_engine::{Scenario, StrategyId};
 use yew::prelude::*;
 
@@ -188,86 +188,98 @@ fn client_name(client: DbClient) -> String {
     }
 }
 
-fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
-    let at_ms = world.at_ms;
+/// The services' cards, right of the load balancer: each Redis node, etcd
+/// under consensus, the database, storage and Slack.
+fn service_cards(world: &WorldAt, run: &RunRef) -> Vec<Card> {
     let scenario = &run.scenario;
-    let strategy = run.strategy;
-    let redlock = strategy == StrategyId::Redlock;
-    let mut cards = Vec::new();
-    for node in &world.redis {
-        let mut lines = Vec::new();
-        let key = match (node.key, node.ttl_ms(at_ms)) {
-            (Some(key), Some(ttl)) => format!(
-                "{} = {}{} · TTL {}",
-                if redlock { "key" } else { "job:daily-report" },
-                key.value,
-                // The literal `locked` does not say whose it is; the diagram does.
-                match key.value {
-                    LockValue::Locked => format!(" ({})", key.setter),
-                    LockValue::Owner(_) => String::new(),
-                },
-                format::countdown(ttl)
-            ),
-            _ => format!("{} (no key)", if redlock { "key" } else { "job:daily-report" }),
-        };
-        lines.push((key, "key"));
-        if !redlock {
-            let counter = if node.counter == 0 { "(absent)".to_owned() } else { node.counter.to_string() };
-            lines.push((format!(":token = {counter}"), "key"));
-        }
-        let offset = node.clock.offset_ms(at_ms);
-        let state = if !node.up {
-            "✕ down"
-        } else if node.standby {
-            "replica (standby)"
-        } else if node.party == Party::RedisReplica {
-            "promoted primary"
-        } else {
-            "● up"
-        };
-        let mut title = format!("{} · {state}", node.party);
-        if offset != 0 {
-            title.push_str(&format!(" · clock {}", format::offset(offset)));
-        }
-        if node.standby && !redlock {
-            lines.push((format!("gets writes {} late", format::duration(scenario.world.replication_lag_ms)), "note"));
-        }
-        cards.push(Card {
-            party: Some(node.party),
-            title,
-            tone: if node.up { "up" } else { "down" },
-            lines,
-            y: 0.0,
-            height: 0.0,
-        });
+    let redlock = run.strategy == StrategyId::Redlock;
+    let lag_ms = scenario.world.replication_lag_ms;
+    let mut cards: Vec<Card> = world.redis.iter().map(|node| redis_card(node, world.at_ms, redlock, lag_ms)).collect();
+    if run.strategy == StrategyId::Consensus {
+        cards.push(consensus_card(world));
     }
-    if strategy == StrategyId::Consensus {
-        let consensus = world.consensus;
-        let mut lines = Vec::new();
-        match consensus.key {
-            Some(key) => {
-                lines.push((format!("/locks/daily-report = {}", key.value), "key"));
-                let left = i64::try_from(key.expires_at_ms).unwrap_or(0) - i64::try_from(at_ms).unwrap_or(0);
-                lines.push((format!("lease {} · TTL {}", key.lease.0, format::countdown(left)), "key"));
-            }
-            None => lines.push(("/locks/daily-report (no key)".to_owned(), "key")),
-        }
-        if let Some(revision) = consensus.revision {
-            lines.push((format!("revision {revision} = the fencing token"), "note"));
-        }
-        cards.push(Card {
-            party: Some(Party::Consensus),
-            title: format!("consensus · {}", if consensus.leader_up { "● leader up" } else { "✕ electing a leader" }),
-            tone: if consensus.leader_up { "up" } else { "down" },
-            lines,
-            y: 0.0,
-            height: 0.0,
-        });
+    cards.push(db_card(world, &scenario.world));
+    cards.push(storage_card(world, scenario.world.storage_checks_tokens));
+    cards.push(slack_card(world));
+    cards
+}
+
+impl Card {
+    /// A card not yet placed: `stack` gives it its place and height.
+    fn new(party: Party, title: String, tone: &'static str, lines: Vec<(String, &'static str)>) -> Card {
+        Card { party: Some(party), title, tone, lines, y: 0.0, height: 0.0 }
     }
-    let db = &world.db;
-    let mut db_lines = Vec::new();
+}
+
+/// A Redis node: its lock key and TTL by its own clock, the token counter,
+/// whether it is up, a standby replica or a promoted one.
+fn redis_card(node: &RedisNodeView, at_ms: u64, redlock: bool, lag_ms: u64) -> Card {
+    let key_name = if redlock { "key" } else { "job:daily-report" };
+    let mut lines = Vec::new();
+    let key = match (node.key, node.ttl_ms(at_ms)) {
+        (Some(key), Some(ttl)) => format!(
+            "{key_name} = {}{} · TTL {}",
+            key.value,
+            // The literal `locked` does not say whose it is; the diagram does.
+            match key.value {
+                LockValue::Locked => format!(" ({})", key.setter),
+                LockValue::Owner(_) => String::new(),
+            },
+            format::countdown(ttl)
+        ),
+        _ => format!("{key_name} (no key)"),
+    };
+    lines.push((key, "key"));
+    if !redlock {
+        let counter = if node.counter == 0 { "(absent)".to_owned() } else { node.counter.to_string() };
+        lines.push((format!(":token = {counter}"), "key"));
+    }
+    let state = if !node.up {
+        "✕ down"
+    } else if node.standby {
+        "replica (standby)"
+    } else if node.party == Party::RedisReplica {
+        "promoted primary"
+    } else {
+        "● up"
+    };
+    let mut title = format!("{} · {state}", node.party);
+    let offset = node.clock.offset_ms(at_ms);
+    if offset != 0 {
+        title.push_str(&format!(" · clock {}", format::offset(offset)));
+    }
+    if node.standby && !redlock {
+        lines.push((format!("gets writes {} late", format::duration(lag_ms)), "note"));
+    }
+    Card::new(node.party, title, if node.up { "up" } else { "down" }, lines)
+}
+
+/// etcd under consensus: the key, its lease and TTL, the revision that fences.
+fn consensus_card(world: &WorldAt) -> Card {
+    let consensus = world.consensus;
+    let mut lines = Vec::new();
+    match consensus.key {
+        Some(key) => {
+            lines.push((format!("/locks/daily-report = {}", key.value), "key"));
+            let left = i64::try_from(key.expires_at_ms).unwrap_or(0) - i64::try_from(world.at_ms).unwrap_or(0);
+            lines.push((format!("lease {} · TTL {}", key.lease.0, format::countdown(left)), "key"));
+        }
+        None => lines.push(("/locks/daily-report (no key)".to_owned(), "key")),
+    }
+    if let Some(revision) = consensus.revision {
+        lines.push((format!("revision {revision} = the fencing token"), "note"));
+    }
+    let title = format!("consensus · {}", if consensus.leader_up { "● leader up" } else { "✕ electing a leader" });
+    Card::new(Party::Consensus, title, if consensus.leader_up { "up" } else { "down" }, lines)
+}
+
+/// The database: the jobs row's lock and its queue, the pools, the latest
+/// report row, other services' last query, connections and slowness.
+fn db_card(world: &WorldAt, settings: &World) -> Card {
+    let (db, at_ms) = (&world.db, world.at_ms);
+    let mut lines = Vec::new();
     let holder = db.row_lock_holders.iter().find(|held| held.mode == RowLockMode::Update);
-    db_lines.push((
+    lines.push((
         match holder {
             Some(held) => format!(
                 "jobs row: {} FOR UPDATE, {}",
@@ -290,14 +302,14 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
         if others > 0 {
             queue.push_str(&format!("{}{others} background", if instances.is_empty() { "" } else { " + " }));
         }
-        db_lines.push((queue, "wrong"));
+        lines.push((queue, "wrong"));
     }
     let pools: Vec<String> = world
         .instances
         .iter()
-        .map(|view| format!("{} {}/{}", view.id, view.pool.busy, scenario.world.db_pool_size))
+        .map(|view| format!("{} {}/{}", view.id, view.pool.busy, settings.db_pool_size))
         .collect();
-    db_lines.push((format!("pools busy: {}", pools.join(" · ")), "pool"));
+    lines.push((format!("pools busy: {}", pools.join(" · ")), "pool"));
     if let Some((report, (period, run_id, token))) = db.report_rows.iter().next_back() {
         let token = token.map(|token| format!(", token {token}")).unwrap_or_default();
         let row = match report {
@@ -305,32 +317,35 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
             // The day's row says which period's refresh it holds.
             ReportOf::Day(_) => format!("{}: p{} by {run_id}{token}", report_name(*report), period.0),
         };
-        db_lines.push((row, "key"));
+        lines.push((row, "key"));
     }
     if let Some((latency, outcome)) = db.last_background {
         let mark = if outcome == BackgroundOutcome::Ok { "" } else { " ✕ failed" };
-        db_lines.push((
+        lines.push((
             format!("other services' query: {}{mark}", format::duration(latency)),
             if mark.is_empty() { "note" } else { "wrong" },
         ));
     }
-    let mut db_title = format!("db · {} of {} connections", db.session_count(), scenario.world.db_max_connections);
+    let mut title = format!("db · {} of {} connections", db.session_count(), settings.db_max_connections);
     if db.slow_percent != 100 {
-        db_title.push_str(&format!(" · {}× slow", f64::from(db.slow_percent) / 100.0));
+        title.push_str(&format!(" · {}× slow", f64::from(db.slow_percent) / 100.0));
     }
-    cards.push(Card { party: Some(Party::Db), title: db_title, tone: "up", lines: db_lines, y: 0.0, height: 0.0 });
+    Card::new(Party::Db, title, "up", lines)
+}
+
+/// Storage: whether it checks tokens, the highest it has seen, and whose
+/// chunks the latest report is made of.
+fn storage_card(world: &WorldAt, checks_tokens: bool) -> Card {
     let storage = &world.storage;
-    let (store, tone) = if scenario.world.storage_checks_tokens {
+    let (store, tone) = if checks_tokens {
         ("checks tokens: refuses lower ones", "note")
     } else {
         ("like S3: last PUT wins, no token check", "wrong")
     };
-    let mut storage_lines = vec![(store.to_owned(), tone)];
+    let mut lines = vec![(store.to_owned(), tone)];
     match storage.highest_token.iter().next_back() {
-        Some((report, token)) => {
-            storage_lines.push((format!("highest token seen: {token} ({})", report_name(*report)), "key"))
-        }
-        None => storage_lines.push(("highest token seen: none".to_owned(), "note")),
+        Some((report, token)) => lines.push((format!("highest token seen: {token} ({})", report_name(*report)), "key")),
+        None => lines.push(("highest token seen: none".to_owned(), "note")),
     }
     if let Some(((report, _), _)) = storage.chunks.iter().next_back() {
         let writers: Vec<String> = storage
@@ -339,17 +354,15 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
             .filter(|((chunk_report, _), _)| chunk_report == report)
             .map(|(_, chunk)| chunk.instance.to_string())
             .collect();
-        storage_lines.push((format!("{} chunks by: {}", report_name(*report), writers.join(" ")), "key"));
+        lines.push((format!("{} chunks by: {}", report_name(*report), writers.join(" ")), "key"));
     }
-    cards.push(Card {
-        party: Some(Party::Storage),
-        title: format!("storage · {} PUT ✓ · {} ✗", storage.puts_accepted, storage.puts_rejected),
-        tone: "up",
-        lines: storage_lines,
-        y: 0.0,
-        height: 0.0,
-    });
-    let mut slack_lines: Vec<(String, &'static str)> = world
+    let title = format!("storage · {} PUT ✓ · {} ✗", storage.puts_accepted, storage.puts_rejected);
+    Card::new(Party::Storage, title, "up", lines)
+}
+
+/// Slack: the last few posts, and that it cannot check a token.
+fn slack_card(world: &WorldAt) -> Card {
+    let mut lines: Vec<(String, &'static str)> = world
         .recent_posts
         .iter()
         .rev()
@@ -360,20 +373,12 @@ fn service_cards(world: &WorldAt, run: &RunRef, layout: Layout) -> Vec<Card> {
             )
         })
         .collect();
-    if slack_lines.is_empty() {
-        slack_lines.push(("no posts yet".to_owned(), "note"));
+    if lines.is_empty() {
+        lines.push(("no posts yet".to_owned(), "note"));
     }
-    slack_lines.push(("cannot check a token".to_owned(), "note"));
-    cards.push(Card {
-        party: Some(Party::Slack),
-        title: format!("slack · {} post{}", world.slack_post_count, if world.slack_post_count == 1 { "" } else { "s" }),
-        tone: "up",
-        lines: slack_lines,
-        y: 0.0,
-        height: 0.0,
-    });
-    let _ = layout;
-    cards
+    lines.push(("cannot check a token".to_owned(), "note"));
+    let count = world.slack_post_count;
+    Card::new(Party::Slack, format!("slack · {count} post{}", if count == 1 { "" } else { "s" }), "up", lines)
 }
 
 /// Stacks cards from `top`, returns the bottom.
@@ -559,7 +564,7 @@ pub fn topology(props: &TopologyProps) -> Html {
         let (title, tone, lines) = instance_lines(view, props.cursor_ms, origin, pool_size, &reused);
         left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
     }
-    let mut right = service_cards(&world, run, layout);
+    let mut right = service_cards(&world, run);
     let left_bottom = stack(&mut left, layout, 0.0);
     stack(&mut right, layout, if layout.single { left_bottom } else { 0.0 });
     let network = network_now(run, props.cursor_ms);
