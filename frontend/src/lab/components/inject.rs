@@ -13,7 +13,6 @@ use crate::ui::format;
 use crate::ui::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
 use locklab_engine::ids::Party;
-use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -258,7 +257,7 @@ fn closest(event: &Event, attribute: &str) -> Option<web_sys::Element> {
 
 #[function_component(InjectPanel)]
 pub fn inject_panel(props: &InjectProps) -> Html {
-    let refocus: Rc<std::cell::RefCell<Option<String>>> = use_mut_ref(|| None);
+    let refocus = super::use_refocus();
     let known = targets(props.instances, &props.lock_parties);
     let target = if known.iter().any(|(name, _)| *name == props.params.target) {
         props.params.target.clone()
@@ -315,16 +314,6 @@ pub fn inject_panel(props: &InjectProps) -> Html {
             dispatch.emit(Action::SetInject(next));
         })
     };
-    use_effect(move || {
-        if let Some(id) = refocus.borrow_mut().take()
-            && let Some(element) = web_sys::window()
-                .and_then(|window| window.document())
-                .and_then(|document| document.get_element_by_id(&id))
-                .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
-        {
-            let _ = element.focus();
-        }
-    });
     html! {
         <div class="inject-form">
             <p class="inject-when">

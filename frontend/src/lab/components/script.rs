@@ -14,8 +14,6 @@ use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Svg};
 use locklab_engine::scenario::{FAULT_KINDS, FieldValue, Target};
 use locklab_engine::{Fault, builtin};
-use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -210,7 +208,7 @@ pub fn fault_script(props: &ScriptProps) -> Html {
     let scenario = &props.run.scenario;
     let dispatch = &props.dispatch;
     let faults = &scenario.faults;
-    let refocus: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
+    let refocus = super::use_refocus();
     let rows = use_memo(props.run.clone(), |run| {
         AttrValue::from(rows_markup(&run.scenario.faults, run.scenario.world.instances))
     });
@@ -247,16 +245,6 @@ pub fn fault_script(props: &ScriptProps) -> Html {
             }
         })
     };
-    use_effect(move || {
-        if let Some(id) = refocus.borrow_mut().take()
-            && let Some(element) = web_sys::window()
-                .and_then(|window| window.document())
-                .and_then(|document| document.get_element_by_id(&id))
-                .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
-        {
-            let _ = element.focus();
-        }
-    });
     let on_add = {
         let faults = faults.clone();
         let at_ms = props.cursor_ms.min(scenario.duration_ms().saturating_sub(1));
