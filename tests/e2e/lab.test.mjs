@@ -171,6 +171,9 @@ test('the fault script edits a fault by the fields the engine lists, and refuses
   await page.selectOption('#fault-0-target', 'c');
   await summary.filter({ hasText: 'GC pause on c for 30 s' }).waitFor();
   await changed(before);
+  // The row is drawn again; the control that changed gets the focus back,
+  // so a keyboard user keeps their place.
+  await page.waitForFunction(() => document.activeElement?.id === 'fault-0-target');
 
   // A value that is not a number is refused by name, and the run is kept.
   before = await digest(page);
