@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of locklab, installing whatever is missing first (see
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
-# engine's Redis and PostgreSQL models against real servers (conformance/), live
+# engine's Redis, PostgreSQL and etcd models against real servers (conformance/), live
 # mode playing the built-ins on real servers (cli/tests/live.rs), the engine compiled to wasm reproducing the native event logs byte for byte, and
 # the browser lab's component and end-to-end tests in headless Chromium.
 set -euo pipefail
@@ -27,7 +27,7 @@ cargo test -p locklab --bins --test cli
 step "live mode: every built-in it plays, on real servers, gives its simulated verdict (cli/tests/live.rs)"
 cargo test -p locklab --test live
 
-step "conformance: the engine's Redis and PostgreSQL models against real servers (writes docs/conformance.md)"
+step "conformance: the engine's Redis, PostgreSQL and etcd models against real servers (writes docs/conformance.md)"
 cargo run -q -p locklab-conformance
 
 step "fuzzing: a minute of mutated scenarios and links (engine/examples/fuzz.rs)"

@@ -351,15 +351,19 @@ fn shown_by_default(kind: &EventKind) -> bool {
 
 fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
     let mut text = format!(
-        "-- verdict: {}, {}\n   efficiency: {}\n   {}\n   {}\n",
+        "-- verdict: safety {}, liveness {}, efficiency {}\n   efficiency: {}\n   {}\n   {}\n",
         report.safety.name(),
         report.liveness.name(),
-        report.efficiency(),
+        report.efficiency.name(),
+        report.efficiency_summary(),
         scenario.storage_text(),
         Metric::line(&report.metrics, seconds, false),
     );
     for finding in &report.findings {
         text.push_str(&format!("   {:>10}  {}\n", at_seconds(finding.at_ms), finding.text));
+        if let Some(cause) = &finding.cause {
+            text.push_str(&format!("   {:>10}  {}\n", "", cause.sentence()));
+        }
     }
     if let Some(expected) = scenario.expect.get(&report.strategy) {
         match report.check(expected) {
@@ -381,17 +385,18 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
     let mut text =
         format!("{} (seed {})\n", if scenario.name.is_empty() { "scenario" } else { &scenario.name }, scenario.seed);
     let compared: Vec<Metric> = Metric::ALL.into_iter().filter(|metric| metric.compared()).collect();
-    text.push_str(&format!("{:<14} {:<7} {:<7}", "strategy", "safety", "live"));
+    text.push_str(&format!("{:<14} {:<7} {:<7} {:<9}", "strategy", "safety", "live", "efficient"));
     for metric in &compared {
         text.push_str(&format!(" {:>12}", metric.column()));
     }
     text.push('\n');
     for result in &report.results {
         text.push_str(&format!(
-            "{:<14} {:<7} {:<7}",
+            "{:<14} {:<7} {:<7} {:<9}",
             result.strategy.name(),
             result.safety.name(),
-            result.liveness.name()
+            result.liveness.name(),
+            result.efficiency.name()
         ));
         for metric in &compared {
             text.push_str(&format!(" {:>12}", metric.value(&result.metrics, seconds)));
@@ -456,7 +461,13 @@ fn live_comparison(
         kinds.join(", ")
     };
     let row = |name: &str, report: &StrategyReport| {
-        format!("   {name:<10} {:<8} {:<8} {}\n", report.safety.name(), report.liveness.name(), kinds(report))
+        format!(
+            "   {name:<10} {:<8} {:<8} {:<10} {}\n",
+            report.safety.name(),
+            report.liveness.name(),
+            report.efficiency.name(),
+            kinds(report)
+        )
     };
     let said = match locklab_live::agreement(scenario, strategy, live, simulated) {
         locklab_live::Agreement::Same => "the same verdict".to_owned(),
@@ -464,10 +475,11 @@ fn live_comparison(
         locklab_live::Agreement::Different => "the verdicts differ".to_owned(),
     };
     format!(
-        "-- live and simulated\n   {:<10} {:<8} {:<8} findings\n{}{}   {said}\n",
+        "-- live and simulated\n   {:<10} {:<8} {:<8} {:<10} findings\n{}{}   {said}\n",
         "",
         "safety",
         "liveness",
+        "efficiency",
         row("live", live),
         row("simulated", simulated),
     )

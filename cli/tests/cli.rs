@@ -56,8 +56,11 @@ fn run_prints_the_wire_and_the_verdict() {
     let text = stdout(&output);
     assert!(text.contains("EVAL \"if set NX PX then return INCR\" 2 job:daily-report job:daily-report:token"));
     assert!(text.contains("409 rejected ✗ (stale token"));
-    assert!(text.contains("-- verdict: safe, ok"));
-    assert!(text.contains("efficiency: 1 duplicate run"), "the efficiency half beside safety");
+    assert!(text.contains("-- verdict: safety safe, liveness ok, efficiency ok"), "three axes, each named");
+    assert!(
+        text.contains("efficiency: no work wasted but what a fault forced (1 run redone)"),
+        "what the efficiency verdict rests on"
+    );
     assert!(text.contains("storage checks fencing tokens"), "which store is in play");
     assert!(text.contains("as expected by the scenario"));
 }
@@ -86,19 +89,45 @@ fn the_json_report_follows_the_contract() {
         "db_lock_wait_ms",
         "pool_exhausted_ms",
         "background_query_timeouts",
+        // Extensions (docs/formats.md): what liveness and efficiency rest on.
+        "unfinished_periods",
+        "wasted_runs",
+        "wasted_side_effects",
+        "queries_failed_behind_lock",
     ];
     for result in results {
         assert!(["safe", "at_risk", "unsafe"].contains(&result["safety"].as_str().unwrap_or("")));
         assert!(["ok", "late", "missed"].contains(&result["liveness"].as_str().unwrap_or("")));
+        assert!(["ok", "wasteful"].contains(&result["efficiency"].as_str().unwrap_or("")));
         let metrics = result["metrics"].as_object().expect("metrics");
         for key in metric_keys {
             assert!(metrics[key].is_u64(), "{key} is a count");
         }
-        assert_eq!(metrics.len(), metric_keys.len(), "no metric beyond the contract's");
+        assert_eq!(metrics.len(), metric_keys.len(), "no metric beyond the contract's and the documented extensions");
         for finding in result["findings"].as_array().expect("findings") {
             assert!(finding["at_ms"].is_u64() && finding["kind"].is_string() && finding["text"].is_string());
+            if let Some(cause) = finding.get("cause") {
+                assert!(cause["run"].is_u64() && cause["instance"].is_string(), "{cause}");
+                assert!(
+                    ["lock", "belief", "nothing", "former", "no_lock"].contains(&cause["held"].as_str().unwrap_or(""))
+                );
+                assert!(cause["checked"].is_string() && cause["fix"].is_string());
+            }
         }
     }
+    // Under the post's night, D reads as the post reads it: the data is right, every side effect thrice.
+    let unique = &results[4];
+    assert_eq!(
+        (&unique["safety"], &unique["efficiency"]),
+        (&serde_json::json!("safe"), &serde_json::json!("wasteful"))
+    );
+    // B's stale writes come from b's redelivered job, which never asked for the lock.
+    let caused_by_nothing = results[2]["findings"].as_array().expect("findings").iter().any(|finding| {
+        finding["kind"] == "stale_write_accepted"
+            && finding["cause"]["held"] == "nothing"
+            && finding["cause"]["instance"] == "b"
+    });
+    assert!(caused_by_nothing, "the redelivered job is named as the cause");
     assert_eq!(results[0]["safety"], "unsafe", "the post's own lock on the post's night");
     assert_eq!(results[1]["safety"], "safe", "the post's answer A");
     let redlock = &results[2];

@@ -5,6 +5,9 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use locklab_engine::event::{ConsensusOp, ConsensusReply, LEASE_KEY, Owner};
+use locklab_engine::ids::{LeaseId, Token};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::Duration;
@@ -141,6 +144,42 @@ pub fn version(address: SocketAddr) -> Option<String> {
     json.get("etcdserver")?.as_str().map(str::to_owned)
 }
 
+/// The wall clock of the member at `address`, as the `Date` header of its
+/// answer reads it (unix seconds): Go's HTTP server writes it from
+/// `time.Now()`, the clock etcd's lessor reads too.
+pub fn server_date(address: SocketAddr) -> Option<i64> {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream.write_all(b"GET /version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let head = text.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        if name.eq_ignore_ascii_case("date") { http_date(value.trim()) } else { None }
+    })
+}
+
+/// An HTTP date (`Sat, 05 Dec 2026 19:24:31 GMT`) in unix seconds.
+fn http_date(text: &str) -> Option<i64> {
+    let fields: Vec<&str> = text.split([' ', ':']).collect();
+    let [_, day, month, year, hours, minutes, seconds, "GMT"] = fields.as_slice() else { return None };
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = i64::try_from(MONTHS.iter().position(|name| name == month)?).ok()? + 1;
+    let (year, day): (i64, i64) = (year.parse().ok()?, day.parse().ok()?);
+    // Days from the civil date (Howard Hinnant's algorithm): March-based
+    // years put the leap day last.
+    let shifted_year = if month <= 2 { year - 1 } else { year };
+    let era = shifted_year.div_euclid(400);
+    let year_of_era = shifted_year - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let (hours, minutes, seconds): (i64, i64, i64) =
+        (hours.parse().ok()?, minutes.parse().ok()?, seconds.parse().ok()?);
+    Some(days * 86_400 + hours * 3_600 + minutes * 60 + seconds)
+}
+
 /// Watches `key` from now on: calls `seen` with every event the gateway
 /// streams (`{"result": {"events": [...]}}`), until it returns false or the
 /// stream ends.
@@ -179,5 +218,92 @@ pub fn watch(port: u16, key: &str, mut seen: impl FnMut(&serde_json::Value) -> b
             }
         }
         pending.drain(..used);
+    }
+}
+
+/// One operation as etcd calls: a lease grant and a create-if-absent
+/// transaction (the unused lease revoked when the key is taken), a
+/// keep-alive, or a revoke.
+pub fn consensus_call(
+    client: &mut EtcdClient,
+    op: ConsensusOp,
+    limit: Duration,
+    time_scale: u32,
+    leases: &mut BTreeMap<LeaseId, String>,
+    next: &mut u32,
+) -> std::io::Result<ConsensusReply> {
+    let key = encode(LEASE_KEY);
+    let no_leader = |answer: &serde_json::Value| {
+        answer.get("error").and_then(serde_json::Value::as_str).is_some_and(|error| error.contains("no leader"))
+    };
+    match op {
+        ConsensusOp::Acquire { value, ttl_ms } => {
+            let ttl_s = ttl_ms / u64::from(time_scale.max(1)) / 1_000;
+            let granted = client.post("/v3/lease/grant", &serde_json::json!({"TTL": ttl_s.max(1)}), limit)?;
+            if no_leader(&granted) {
+                return Ok(ConsensusReply::NoLeader);
+            }
+            if granted.get("ID").is_none() {
+                return Err(std::io::Error::other(format!("etcd granted no lease: {granted}")));
+            }
+            let id = granted.get("ID").and_then(serde_json::Value::as_str).unwrap_or("0").to_owned();
+            let txn = serde_json::json!({
+                "compare": [{"key": key, "target": "CREATE", "create_revision": "0"}],
+                "success": [{"request_put": {"key": key, "value": encode(&value.to_string()), "lease": id}}],
+                "failure": [{"request_range": {"key": key}}],
+            });
+            let answer = client.post("/v3/kv/txn", &txn, limit)?;
+            if no_leader(&answer) {
+                return Ok(ConsensusReply::NoLeader);
+            }
+            if answer.get("succeeded").and_then(serde_json::Value::as_bool) == Some(true) {
+                let revision = number(&answer["header"]["revision"]);
+                let lease = LeaseId(*next);
+                *next += 1;
+                leases.insert(lease, id);
+                return Ok(ConsensusReply::Acquired { lease, revision: Token(revision) });
+            }
+            let _ = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit);
+            let holder = answer["responses"][0]["response_range"]["kvs"][0]["value"]
+                .as_str()
+                .and_then(decode)
+                .and_then(|text| Owner::parse(&text));
+            Ok(holder.map_or(ConsensusReply::NoLeader, |holder| ConsensusReply::Taken { holder }))
+        }
+        ConsensusOp::KeepAlive { lease } => {
+            let Some(id) = leases.get(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
+            let answer = client.post("/v3/lease/keepalive", &serde_json::json!({"ID": id}), limit)?;
+            let ttl_s = number(&answer["result"]["TTL"]);
+            if ttl_s == 0 {
+                return Ok(ConsensusReply::LeaseNotFound);
+            }
+            Ok(ConsensusReply::Alive { ttl_ms: ttl_s * 1_000 * u64::from(time_scale.max(1)) })
+        }
+        ConsensusOp::Revoke { lease } => {
+            let Some(id) = leases.remove(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
+            let answer = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit)?;
+            if answer.get("error").is_some() {
+                return Ok(ConsensusReply::LeaseNotFound);
+            }
+            Ok(ConsensusReply::Revoked)
+        }
+    }
+}
+
+/// A 64-bit number as the gateway writes it (a string), or 0.
+pub fn number(value: &serde_json::Value) -> u64 {
+    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http_date_reads_as_unix_seconds() {
+        assert_eq!(http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(http_date("Sat, 05 Dec 2026 19:24:31 GMT"), Some(1_796_498_671));
+        assert_eq!(http_date("Tue, 29 Feb 2000 12:00:00 GMT"), Some(951_825_600));
+        assert_eq!(http_date("yesterday"), None);
     }
 }

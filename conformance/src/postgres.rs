@@ -211,6 +211,12 @@ fn exchanges() -> Vec<Exchange> {
             1,
             vec![Other { query: 1, held: true }, lock(1), Other { query: 2, held: false }, OtherEnds(1), commit(1)],
         ),
+        exchange(
+            "A waiting FOR UPDATE gets the row before a foreign-key check that came after it",
+            "C's other services behind an instance that waits for the row: a holds FOR UPDATE, b waits for it, then another service's insert needs FOR KEY SHARE on the same row; when a commits b gets the row first, and the key share, which conflicts with b's FOR UPDATE, is answered only when b commits (PostgreSQL's `README.tuplock`: a waiter takes the tuple's heavyweight lock, `LockTuple`, before it waits for the holder's transaction, so waiters are served in the lock manager's queue order, not all at once)",
+            2,
+            vec![lock(1), lock(2), Other { query: 1, held: false }, commit(1), commit(2)],
+        ),
         Exchange {
             process: Some(1),
             ..exchange(

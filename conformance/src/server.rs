@@ -66,6 +66,19 @@ fn free_port() -> Result<u16, String> {
     listener.local_addr().map(|address| address.port()).map_err(|error| error.to_string())
 }
 
+/// Compiles the clock shim (`clock-shim.c`) into `dir`; the library's path.
+fn build_clock_shim(dir: &std::path::Path) -> Result<PathBuf, String> {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
+    let library = dir.join("clock-shim.so");
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .status()
+        .map_err(|error| format!("cannot run cc to build the clock shim: {error}"))?;
+    if status.success() { Ok(library) } else { Err(format!("cc could not build {} ({status})", source.display())) }
+}
+
 /// A `redis-server` with no persistence, on its own port and directory, whose
 /// wall clock the suite can step (`clock-shim.c`, preloaded).
 #[derive(Debug)]
@@ -99,14 +112,7 @@ impl RedisServer {
 
     /// Compiles the clock shim into the server's directory.
     fn build_shim(&self) -> Result<(), String> {
-        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
-        let status = Command::new("cc")
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(self.dir.join("clock-shim.so"))
-            .arg(&source)
-            .status()
-            .map_err(|error| format!("cannot run cc to build the clock shim: {error}"))?;
-        if status.success() { Ok(()) } else { Err(format!("cc could not build {} ({status})", source.display())) }
+        build_clock_shim(&self.dir).map(|_| ())
     }
 
     fn set_offset(&mut self, offset_ms: i64) -> Result<(), String> {
@@ -430,6 +436,9 @@ impl Drop for PgServer {
 pub struct EtcdServer {
     members: Vec<EtcdMember>,
     dir: PathBuf,
+    /// The wall-clock offset in ms the preloaded clock shim is told, when
+    /// the members run with it ([`EtcdServer::start_with_clock_shim`]).
+    clock_offset_ms: Option<i64>,
 }
 
 /// One member: its process (while it runs), its client port, and how to start it.
@@ -441,6 +450,8 @@ struct EtcdMember {
     id: String,
     arguments: Vec<String>,
     log_path: PathBuf,
+    /// The clock shim to preload and the file it reads its offset from.
+    clock_shim: Option<(PathBuf, PathBuf)>,
 }
 
 impl EtcdServer {
@@ -452,16 +463,42 @@ impl EtcdServer {
     /// A cluster of `size` members with an election timeout of
     /// `election_timeout_ms` (wall ms), once every member answers.
     pub fn start_cluster(size: u8, election_timeout_ms: u64) -> Result<EtcdServer, String> {
-        on_fresh_ports(|| EtcdServer::start_cluster_once(size, election_timeout_ms))
+        on_fresh_ports(|| EtcdServer::start_cluster_once(size, election_timeout_ms, false))
     }
 
-    fn start_cluster_once(size: u8, election_timeout_ms: u64) -> Result<EtcdServer, String> {
+    /// A one-member cluster started with the clock shim preloaded, as
+    /// `redis-server` is, so that [`EtcdServer::step_clock`] tells the shim
+    /// to step its wall clock. Whether that reaches the server is for the
+    /// caller to find out ([`crate::etcd::server_date`]): etcd is a Go
+    /// program, and Go's runtime reads the clock through the vDSO, not libc.
+    pub fn start_with_clock_shim() -> Result<EtcdServer, String> {
+        on_fresh_ports(|| EtcdServer::start_cluster_once(1, 100, true))
+    }
+
+    /// Tells the clock shim to step the members' wall clocks by `by_ms`
+    /// (forward if positive); an error if they run without it.
+    pub fn step_clock(&mut self, by_ms: i64) -> Result<(), String> {
+        let offset_ms = self.clock_offset_ms.ok_or("the members run without the clock shim")? + by_ms;
+        self.clock_offset_ms = Some(offset_ms);
+        std::fs::write(self.dir.join("clock-offset"), offset_ms.to_string())
+            .map_err(|error| format!("cannot change the members' clocks: {error}"))
+    }
+
+    fn start_cluster_once(size: u8, election_timeout_ms: u64, with_clock_shim: bool) -> Result<EtcdServer, String> {
         let ports: Vec<(u16, u16)> =
             (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<Result<_, String>>()?;
         let first = ports.first().map_or(0, |(port, _)| *port);
         let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{first}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
-        let mut server = EtcdServer { members: Vec::new(), dir };
+        let mut server = EtcdServer { members: Vec::new(), dir, clock_offset_ms: None };
+        let clock_shim = if with_clock_shim {
+            let library = build_clock_shim(&server.dir)?;
+            server.clock_offset_ms = Some(0);
+            server.step_clock(0)?;
+            Some((library, server.dir.join("clock-offset")))
+        } else {
+            None
+        };
         let name = |index: usize| format!("locklab-{index}");
         let cluster: Vec<String> = ports
             .iter()
@@ -495,7 +532,14 @@ impl EtcdServer {
                 "error".to_owned(),
             ];
             let log_path = server.dir.join(format!("{}.log", name(index)));
-            let mut member = EtcdMember { child: None, port: *port, id: String::new(), arguments, log_path };
+            let mut member = EtcdMember {
+                child: None,
+                port: *port,
+                id: String::new(),
+                arguments,
+                log_path,
+                clock_shim: clock_shim.clone(),
+            };
             member.spawn()?;
             server.members.push(member);
         }
@@ -581,10 +625,13 @@ impl EtcdMember {
             .append(true)
             .open(&self.log_path)
             .map_err(|error| format!("cannot make etcd's log: {error}"))?;
-        let child =
-            Command::new("etcd").args(&self.arguments).stdout(Stdio::null()).stderr(log).spawn().map_err(|error| {
-                format!("cannot start etcd ({error}); scripts/setup.sh installs it from Debian's packages")
-            })?;
+        let mut command = Command::new("etcd");
+        if let Some((library, offset_file)) = &self.clock_shim {
+            command.env("LD_PRELOAD", library).env("LOCKLAB_CLOCK_OFFSET_FILE", offset_file);
+        }
+        let child = command.args(&self.arguments).stdout(Stdio::null()).stderr(log).spawn().map_err(|error| {
+            format!("cannot start etcd ({error}); scripts/setup.sh installs it from Debian's packages")
+        })?;
         self.child = Some(child);
         Ok(())
     }

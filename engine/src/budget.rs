@@ -57,19 +57,34 @@ struct Part {
     fix: Fix,
 }
 
-/// The events a strategy's run is expected to log, by source.
-fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
-    let world = &scenario.world;
-    let duration_ms = scenario.duration_ms();
-    let instances = u64::from(world.instances);
-    let periods = duration_ms.div_ceil(world.cron_period_ms.max(1));
-    // How long a job is running (and so the lock held) in `ms` of the run: the
-    // job's share of each period, plus the pauses, which stretch a job.
-    let paused_ms: u64 = scenario
+/// The GC pauses' total: they stretch a job.
+fn paused_ms(scenario: &Scenario) -> u64 {
+    scenario
         .faults
         .iter()
         .filter_map(|fault| if let Fault::GcPause { duration_ms, .. } = fault { Some(*duration_ms) } else { None })
-        .fold(0, u64::saturating_add);
+        .fold(0, u64::saturating_add)
+}
+
+/// How long a run is expected to go on after its window: in the usual case
+/// the last tick's job, stretched by the pauses. The drain's own limit is for
+/// a run that cannot end (a lock a lost host keeps), which the hard cap
+/// stands behind.
+fn tail_ms(scenario: &Scenario) -> u64 {
+    scenario.drain_ms().min(scenario.world.job_ms.saturating_add(paused_ms(scenario)))
+}
+
+/// The events a strategy's run is expected to log, by source.
+fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
+    let world = &scenario.world;
+    let periods = scenario.duration_ms().div_ceil(world.cron_period_ms.max(1));
+    let instances = u64::from(world.instances);
+    let paused_ms = paused_ms(scenario);
+    // Cron fires in the window; retries, renewals and other services' traffic
+    // go on while the runs in flight drain after it.
+    let duration_ms = scenario.duration_ms().saturating_add(tail_ms(scenario));
+    // How long a job is running (and so the lock held) in `ms` of the run: the
+    // job's share of each period, plus the pauses, which stretch a job.
     let busy_ms = |ms: u64| {
         let share = ms.saturating_mul(world.job_ms.min(world.cron_period_ms)) / world.cron_period_ms.max(1);
         share.saturating_add(paused_ms).min(ms)
@@ -157,34 +172,41 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
         // What the setting would have to be for the run to fit, all else the
         // same; said only where such a value exists and is one the format allows.
         let room = MAX_EVENTS.saturating_sub(total - largest.events);
-        let setting = match largest.fix {
-            _ if room == 0 => String::new(),
-            Fix::Raise(now) => now
-                .checked_mul(largest.events)
-                .map(|product| product / room + 1)
-                .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
-                .map(|needed| format!("raise it to at least {needed}, or "))
-                .unwrap_or_default(),
+        let mut remedies: Vec<String> = Vec::new();
+        match largest.fix {
+            _ if room == 0 => {}
+            Fix::Raise(now) => remedies.extend(
+                now.checked_mul(largest.events)
+                    .map(|product| product / room + 1)
+                    .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
+                    .map(|needed| format!("raise it to at least {needed}")),
+            ),
             Fix::Lower(now) => match now.saturating_mul(room) / largest.events.max(1) {
-                0 => String::new(),
-                fits => format!("lower it to at most {fits}, or "),
+                0 => {}
+                fits => remedies.push(format!("lower it to at most {fits}")),
             },
-        };
+        }
         let duration_ms = scenario.duration_ms();
-        // Most of the work is proportional to the run's length; a tenth is
-        // kept in hand for what is not (whole periods, the faults).
-        // (A run is at most a day, under 2^27 ms, so the product fits.)
-        let shorter = duration_ms.saturating_mul(MAX_EVENTS / 10 * 9) / total;
+        // Most of the work is proportional to the run's length, its drain
+        // included; a tenth is kept in hand for what is not (whole periods,
+        // the faults). (A run is at most two days, under 2^28 ms, so the
+        // product fits.)
+        let tail_ms = tail_ms(scenario);
+        let horizon_ms = scenario.duration_ms().saturating_add(tail_ms).saturating_mul(MAX_EVENTS / 10 * 9) / total;
+        // The drain alone may be too much: then no shorter window helps.
+        if let Some(shorter) = horizon_ms.checked_sub(tail_ms).filter(|shorter| *shorter > 0) {
+            remedies.push(format!("shorten duration_ms to {shorter} ({})", seconds(shorter)));
+        }
+        let remedies = if remedies.is_empty() { String::new() } else { format!(": {}", remedies.join(", or ")) };
         let value = match largest.fix {
             Fix::Raise(now) | Fix::Lower(now) => now,
         };
         return Err(ScenarioError {
             path: largest.path.clone(),
             message: format!(
-                "{value} over {} would have {} log about {total} events; the lab runs at most {MAX_EVENTS} per strategy: {setting}shorten duration_ms to {shorter} ({})",
+                "{value} over {} would have {} log about {total} events; the lab runs at most {MAX_EVENTS} per strategy{remedies}",
                 seconds(duration_ms),
                 settings.id(),
-                seconds(shorter)
             ),
         });
     }
@@ -247,8 +269,8 @@ mod tests {
     fn a_run_over_the_budget_is_refused_with_the_setting_and_a_value_that_fits() {
         let cases = [
             (
-                r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"retry_ms": 1}}"#,
-                "world.retry_ms: 1 over 86400 s",
+                r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"retry_ms": 10}}"#,
+                "world.retry_ms: 10 over 86400 s",
             ),
             (
                 r#"{"format": "locklab/2", "duration_ms": 86400000, "world": {"background_queries_per_s": 1000}}"#,
@@ -267,10 +289,15 @@ mod tests {
             let error = Scenario::from_json(text).expect_err(text).to_string();
             assert!(error.starts_with(expected), "{text}\n  gave: {error}");
             assert!(error.contains("the lab runs at most 1000000 per strategy"), "{error}");
-            assert!(error.contains("shorten duration_ms to"), "{error}");
+            // A way out: the setting's value that fits, or a shorter window
+            // (none when the drain after the window is too much on its own).
+            assert!(
+                ["raise it to", "lower it to", "shorten duration_ms to"].iter().any(|way| error.contains(way)),
+                "{error}"
+            );
         }
         // The value it names does fit (all else the same), and so does the shorter run.
-        let over = r#"{"format": "locklab/2", "duration_ms": 21600000, "world": {"retry_ms": 1}, "strategies": {"naive": {}}}"#;
+        let over = r#"{"format": "locklab/2", "duration_ms": 21600000, "world": {"retry_ms": 10}, "strategies": {"naive": {}}}"#;
         let error = Scenario::from_json(over).expect_err("over").to_string();
         let value_after = |marker: &str| -> u64 {
             error
@@ -281,7 +308,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no value after {marker:?} in {error}"))
         };
         let retry_ms = value_after("raise it to at least ");
-        assert!(Scenario::from_json(&over.replace(r#""retry_ms": 1"#, &format!(r#""retry_ms": {retry_ms}"#))).is_ok());
+        assert!(Scenario::from_json(&over.replace(r#""retry_ms": 10"#, &format!(r#""retry_ms": {retry_ms}"#))).is_ok());
         let duration_ms = value_after("shorten duration_ms to ");
         assert!(
             Scenario::from_json(&over.replace("21600000", &duration_ms.to_string())).is_ok(),

@@ -1,9 +1,59 @@
-//! A party's own clock: simulated true time mapped to what the party reads.
+//! A party's own clocks: simulated true time mapped to what the party reads.
 //!
 //! Each instance, Redis node, the database and the consensus store reads its own
 //! clock. A clock is piecewise linear: a step (`clock_jump`) moves it, a drift
-//! (`clock_drift`) changes its rate in parts per million. The lab keeps one
-//! clock per party and does not separate wall and monotonic time; the UI says so.
+//! (`clock_drift`) changes its rate in parts per million.
+//!
+//! Every party has two readings of one oscillator (see [`ClockChange`]): the
+//! wall clock, which a step moves, and a monotonic clock, which no step
+//! moves. Nearly everything in the lab runs on the wall clock, so a jump
+//! moves timers and TTLs alike: a simplification the UI states (a real
+//! client's timeouts mostly run on a monotonic clock). The consensus store's
+//! leases run on the monotonic clock, as etcd's lessor measures them with
+//! Go's monotonic time.
+
+/// Which of a party's clocks a deadline is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockKind {
+    /// The time of day: stepped by `clock_jump`, and the clock Redis expires
+    /// keys by (its `mstime()` is `gettimeofday`).
+    Wall,
+    /// Time since some start: never stepped, as `CLOCK_MONOTONIC` is not by
+    /// `settimeofday`, and the clock Go's `time.Now()` subtracts by, so
+    /// etcd's lease expiry (`lease/lessor.go`, `Lease.Remaining`) is measured on it.
+    Monotonic,
+}
+
+/// What a fault does to a party's clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockChange {
+    /// The wall clock is stepped by `by_ms` (NTP's step, an operator's
+    /// `date -s`); the monotonic clock is not.
+    Jump { by_ms: i64 },
+    /// The oscillator runs `ppm` parts per million fast (or slow): both
+    /// clocks count its ticks, so both drift. Linux's `CLOCK_MONOTONIC`,
+    /// which Go reads, also follows NTP's rate corrections; only a step
+    /// separates it from the wall clock.
+    Drift { ppm: i64 },
+}
+
+impl ClockChange {
+    /// Whether the change moves the monotonic clock too.
+    pub fn moves_monotonic(self) -> bool {
+        match self {
+            ClockChange::Jump { .. } => false,
+            ClockChange::Drift { .. } => true,
+        }
+    }
+
+    /// Applies the change to a clock of the party at true time `now_ms`.
+    pub fn apply(self, clock: &mut LocalClock, now_ms: u64) {
+        match self {
+            ClockChange::Jump { by_ms } => clock.jump(now_ms, by_ms),
+            ClockChange::Drift { ppm } => clock.set_drift(now_ms, ppm),
+        }
+    }
+}
 
 /// How one party's clock reads at every true instant from its last change on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1051,7 +1051,7 @@ impl fmt::Display for Event {
                 if *factor_percent == 100 {
                     f.write_str("db: back to normal speed")
                 } else {
-                    write!(f, "db: queries take {}× as long", f64::from(*factor_percent) / 100.0)
+                    write!(f, "db: queries take {}× as long", crate::format::per_mille(i64::from(*factor_percent) * 10))
                 }
             }
         }

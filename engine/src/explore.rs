@@ -12,7 +12,7 @@ use crate::ids::{InstanceId, Party, RedisNodeId};
 use crate::report::{StrategyReport, analyze};
 use crate::rng::SimRng;
 use crate::scenario::{
-    FAULT_KINDS, Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target,
+    Efficiency, FAULT_KINDS, Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target,
 };
 use serde::Serialize;
 
@@ -26,7 +26,8 @@ pub enum Goal {
     AtRisk,
     /// A report late or missing.
     Late,
-    /// Work or resources wasted: duplicate side effects, pool starvation, other services failing.
+    /// The efficiency verdict is wasteful: work no fault forced done twice,
+    /// or other services failing behind the job's row lock.
     Wasteful,
     /// Narrower than unsafe: a write applied over a newer epoch's (what a fencing token is for).
     StaleWrite,
@@ -54,11 +55,7 @@ impl Goal {
             Goal::Unsafe => report.safety == Safety::Unsafe,
             Goal::AtRisk => report.safety != Safety::Safe,
             Goal::Late => report.liveness != Liveness::Ok,
-            Goal::Wasteful => {
-                metrics.duplicate_side_effects > 0
-                    || metrics.pool_exhausted_ms > 0
-                    || metrics.background_query_timeouts > 0
-            }
+            Goal::Wasteful => report.efficiency == Efficiency::Wasteful,
             Goal::StaleWrite => metrics.stale_writes_accepted > 0,
             Goal::TwoHolders => metrics.overlap_ms > 0,
         }

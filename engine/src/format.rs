@@ -52,6 +52,32 @@ pub fn countdown(ms: i64) -> String {
     if ms >= 60_000 { duration(ms) } else { format!("{}.{} s", ms / 1000, ms % 1000 / 100) }
 }
 
+/// A decimal as people write it, to the thousandth: `2`, `2.5`, `1.125`. A
+/// value past a billion, or not finite, says so rather than printing a
+/// float: the pages' WebAssembly carries no float formatting at all.
+pub fn decimal(value: f64) -> String {
+    if !value.is_finite() || value.abs() >= 1e9 {
+        return if value.is_nan() { "not a number".to_owned() } else { "out of range".to_owned() };
+    }
+    // Within ±1e12 thousandths, well inside i64.
+    #[allow(clippy::cast_possible_truncation)]
+    let thousandths = (value * 1000.0).round() as i64;
+    per_mille(thousandths)
+}
+
+/// Thousandths as a decimal: `2500` is `2.5`, `-125` is `-0.125`.
+pub fn per_mille(thousandths: i64) -> String {
+    let sign = if thousandths < 0 { "-" } else { "" };
+    let magnitude = thousandths.unsigned_abs();
+    let fraction = format!("{:03}", magnitude % 1000);
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() {
+        format!("{sign}{}", magnitude / 1000)
+    } else {
+        format!("{sign}{}.{fraction}", magnitude / 1000)
+    }
+}
+
 /// Simulated time since the start as the command line's column: `341.615`.
 pub fn at_seconds(at_ms: u64) -> String {
     format!("{}.{:03}", at_ms / 1000, at_ms % 1000)

@@ -14,6 +14,7 @@
 
 pub mod budget;
 pub mod builtin;
+pub mod claim;
 pub mod clock;
 pub mod event;
 pub mod explore;
@@ -36,7 +37,7 @@ pub mod view;
 pub use event::{Event, EventKind};
 pub use report::{Report, StrategyReport};
 pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
-pub use sim::probe::{DbAnswer, DbProbe, RedisProbe};
+pub use sim::probe::{ConsensusProbe, DbAnswer, DbProbe, RedisProbe};
 
 /// Runs one strategy through a scenario and returns its event log.
 pub fn simulate(scenario: &Scenario, strategy: StrategyId) -> Vec<Event> {

@@ -4,7 +4,7 @@
 //! test suite runs every quiz and fails when the stated answer differs.
 
 use crate::report::{StrategyReport, analyze};
-use crate::scenario::{Liveness, Safety, Scenario, ScenarioError, StrategyId};
+use crate::scenario::{Efficiency, Liveness, Safety, Scenario, ScenarioError, StrategyId};
 use serde::{Deserialize, Serialize};
 
 /// The quiz fields a scenario may carry (an extension of `locklab/1`).
@@ -19,9 +19,20 @@ pub struct Quiz {
     pub choices: Vec<Choice>,
     /// The ids of the right choices (one or more).
     pub answer: Vec<String>,
+    /// The wrong choice a right pick is shown beside when it is the only
+    /// right one, where the card's explanation names one (the post names D
+    /// beside A: the right data at triple the work); absent, the page shows
+    /// the wrong choice whose run is closest to the pick's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closest_wrong: Option<String>,
     pub explanation: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<Reference>,
+    /// What the story and the explanation say about the runs, per strategy,
+    /// in the claims of `crate::claim` (read by the texts test from the
+    /// document; see [`crate::scenario::Scenario::claims`]).
+    #[serde(default, skip_serializing)]
+    pub claims: serde::de::IgnoredAny,
 }
 
 /// One choice: a strategy under a letter.
@@ -46,7 +57,10 @@ pub struct Reference {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Asks {
-    /// Safe and every report on time.
+    /// What the post asks of its four answers: the stored report stays
+    /// correct (safe), no work is done twice that no fault forced
+    /// (efficient), and every period's report gets done, late if the night's
+    /// faults cost time (no period missed).
     Survives,
     /// Safe: no stale write, no damaged report, and no two holders writing
     /// where nothing checks (neither unsafe nor at risk), whatever the timing.
@@ -70,7 +84,11 @@ impl Asks {
     pub fn holds(self, report: &StrategyReport) -> bool {
         let metrics = &report.metrics;
         match self {
-            Asks::Survives => report.safety == Safety::Safe && report.liveness == Liveness::Ok,
+            Asks::Survives => {
+                report.safety == Safety::Safe
+                    && report.efficiency == Efficiency::Ok
+                    && report.liveness != Liveness::Missed
+            }
             Asks::Safe => report.safety == Safety::Safe,
             Asks::Unsafe => report.safety == Safety::Unsafe,
             Asks::Missed => report.liveness == Liveness::Missed,
@@ -84,7 +102,9 @@ impl Asks {
     /// The predicate in words, for explanations.
     pub fn describe(self) -> &'static str {
         match self {
-            Asks::Survives => "keeps the data correct and every report on time",
+            Asks::Survives => {
+                "keeps the stored report correct, does no work twice that a fault did not force, and misses no period"
+            }
             Asks::Safe => "keeps the stored report correct, not by luck of timing",
             Asks::Unsafe => "lets a stale write through or corrupts a report",
             Asks::Missed => "leaves a period without its report",
@@ -114,6 +134,14 @@ impl Quiz {
         for (index, id) in self.answer.iter().enumerate() {
             if !self.choices.iter().any(|choice| &choice.id == id) {
                 return refuse(&format!("answer[{index}]"), format!("`{id}` is not one of the choices"));
+            }
+        }
+        if let Some(id) = &self.closest_wrong {
+            if !self.choices.iter().any(|choice| &choice.id == id) {
+                return refuse("closest_wrong", format!("`{id}` is not one of the choices"));
+            }
+            if self.answer.contains(id) {
+                return refuse("closest_wrong", format!("`{id}` is a right answer, not a wrong one"));
             }
         }
         for (index, reference) in self.references.iter().enumerate() {

@@ -15,7 +15,24 @@
 //! `at_risk`: two runs held the lock at once (by the service's truth or their
 //! own belief), one wrote where no fence checked while the other held it, and
 //! the other wrote unfenced too while it held it; only timing kept the data
-//! intact. Else `safe`: every write made during an overlap was fenced.
+//! intact; or a write from a run that no longer held the lock landed,
+//! unfenced, while another run held it. Else `safe`: every write made during
+//! an overlap was fenced.
+//!
+//! Liveness is judged per period once the runs in flight at the window's end
+//! have finished (the simulation drains them, see `Scenario::drain_ms`): a
+//! period is missed only when every run of it ended without its report, and
+//! one still in flight at the drain's limit is unfinished, never missed.
+//!
+//! Efficiency is the third axis: a run that did work another run of the same
+//! period was already doing, when no fault forced it (no lock at all, or a
+//! lock that let it in on its own: a TTL shorter than the job, another's
+//! plain DEL, a timeout that ended the holder's transaction), is wasted; so
+//! is other services' work failing behind the job's row lock.
+//!
+//! Every unsafe or at-risk finding names its cause: which run wrote, what it
+//! held then (the lock, only its belief, nothing, or no longer anything),
+//! what checked the write, and what would have stopped it.
 
 use crate::event::{
     AbortReason, BackgroundOutcome, ConnectionChange, DbClient, Event, EventKind, PutOutcome, RevokeReason,
@@ -23,9 +40,11 @@ use crate::event::{
 };
 use crate::format::seconds;
 use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{Expectation, Fault, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World};
+use crate::scenario::{
+    Efficiency, Expectation, Fault, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World,
+};
+use crate::table::Table;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// The report format tag.
 pub const REPORT_FORMAT: &str = "locklab-report/2";
@@ -55,6 +74,7 @@ pub struct StrategyReport {
     pub strategy: StrategyId,
     pub safety: Safety,
     pub liveness: Liveness,
+    pub efficiency: Efficiency,
     pub metrics: Metrics,
     pub findings: Vec<Finding>,
 }
@@ -70,10 +90,21 @@ pub struct Metrics {
     pub duplicate_runs: u32,
     pub duplicate_side_effects: u32,
     pub missed_periods: u32,
+    /// Periods whose runs were still in flight when the drain after the
+    /// window reached its limit: neither done nor missed (an extension).
+    pub unfinished_periods: u32,
     pub max_report_delay_ms: u64,
     pub db_lock_wait_ms: u64,
     pub pool_exhausted_ms: u64,
     pub background_query_timeouts: u32,
+    /// Runs that did work another run of their period was already doing
+    /// with no fault to force it (an extension; efficiency rests on it).
+    pub wasted_runs: u32,
+    /// Storage PUTs and Slack posts those runs made.
+    pub wasted_side_effects: u32,
+    /// Other services' queries that failed while waiting behind the jobs
+    /// row lock a job held (an extension; efficiency rests on it).
+    pub queries_failed_behind_lock: u32,
 }
 
 /// Declares the metrics once: the enum, and [`Metric::ALL`] in the order
@@ -106,11 +137,15 @@ metrics! {
     /// Runs started, with the duplicates among them.
     Runs,
     DuplicateSideEffects,
+    /// Runs no fault forced, with their uploads and posts.
+    WastedRuns,
     MissedPeriods,
+    UnfinishedPeriods,
     MaxReportDelay,
     RowLockWaits,
     PoolExhausted,
     BackgroundFailures,
+    QueriesFailedBehindLock,
 }
 
 impl Metric {
@@ -123,11 +158,14 @@ impl Metric {
             Metric::CorruptedReports => "corrupted",
             Metric::Runs => "runs",
             Metric::DuplicateSideEffects => "side-effects",
+            Metric::WastedRuns => "wasted",
             Metric::MissedPeriods => "missed",
+            Metric::UnfinishedPeriods => "unfinished",
             Metric::MaxReportDelay => "delay",
             Metric::RowLockWaits => "lock-wait",
             Metric::PoolExhausted => "pool",
             Metric::BackgroundFailures => "background",
+            Metric::QueriesFailedBehindLock => "behind-lock",
         }
     }
 
@@ -141,11 +179,14 @@ impl Metric {
             Metric::CorruptedReports => "Corrupted reports",
             Metric::Runs => "Runs started (duplicates)",
             Metric::DuplicateSideEffects => "Duplicate side effects",
+            Metric::WastedRuns => "Runs no fault forced (their uploads and posts)",
             Metric::MissedPeriods => "Missed periods",
+            Metric::UnfinishedPeriods => "Periods still running at the drain's limit",
             Metric::MaxReportDelay => "Longest report delay",
             Metric::RowLockWaits => "Row-lock waits",
             Metric::PoolExhausted => "Pool exhausted",
             Metric::BackgroundFailures => "Background queries failed",
+            Metric::QueriesFailedBehindLock => "Queries failed behind the row lock",
         }
     }
 
@@ -158,11 +199,14 @@ impl Metric {
             Metric::CorruptedReports => "corrupted reports",
             Metric::Runs => "runs (duplicates)",
             Metric::DuplicateSideEffects => "duplicate side effects",
+            Metric::WastedRuns => "runs no fault forced (their uploads and posts)",
             Metric::MissedPeriods => "missed periods",
+            Metric::UnfinishedPeriods => "unfinished periods",
             Metric::MaxReportDelay => "longest report delay",
             Metric::RowLockWaits => "row-lock waits",
             Metric::PoolExhausted => "pool exhausted",
             Metric::BackgroundFailures => "background queries failed",
+            Metric::QueriesFailedBehindLock => "queries failed behind the row lock",
         }
     }
 
@@ -176,27 +220,37 @@ impl Metric {
             Metric::CorruptedReports => "Corrupt",
             Metric::Runs => "Runs (dup.)",
             Metric::DuplicateSideEffects => "Dup. effects",
+            Metric::WastedRuns => "Wasted",
             Metric::MissedPeriods => "Missed",
+            Metric::UnfinishedPeriods => "Unfinished",
             Metric::MaxReportDelay => "Delay",
             Metric::RowLockWaits => "Lock waits",
             Metric::PoolExhausted => "Pool out",
             Metric::BackgroundFailures => "Bg. failed",
+            Metric::QueriesFailedBehindLock => "Behind lock",
         }
     }
 
     /// Whether a comparison of the strategies shows it. The waits and the
-    /// pool are the database lock's own costs; its run's verdict shows them.
+    /// pool are the database lock's own costs, and the duplicates and the
+    /// failed queries are summed up by the efficiency verdict's own column;
+    /// its run's verdict shows them.
     pub fn compared(self) -> bool {
         match self {
-            Metric::MaxReportDelay | Metric::RowLockWaits | Metric::PoolExhausted => false,
+            Metric::MaxReportDelay
+            | Metric::RowLockWaits
+            | Metric::PoolExhausted
+            | Metric::UnfinishedPeriods
+            | Metric::DuplicateSideEffects
+            | Metric::BackgroundFailures => false,
             Metric::Overlap
             | Metric::StaleWritesAccepted
             | Metric::StaleWritesRejected
             | Metric::CorruptedReports
             | Metric::Runs
-            | Metric::DuplicateSideEffects
+            | Metric::WastedRuns
             | Metric::MissedPeriods
-            | Metric::BackgroundFailures => true,
+            | Metric::QueriesFailedBehindLock => true,
         }
     }
 
@@ -210,11 +264,14 @@ impl Metric {
             Metric::CorruptedReports => metrics.corrupted_reports.into(),
             Metric::Runs => metrics.runs_started.into(),
             Metric::DuplicateSideEffects => metrics.duplicate_side_effects.into(),
+            Metric::WastedRuns => metrics.wasted_runs.into(),
             Metric::MissedPeriods => metrics.missed_periods.into(),
+            Metric::UnfinishedPeriods => metrics.unfinished_periods.into(),
             Metric::MaxReportDelay => metrics.max_report_delay_ms,
             Metric::RowLockWaits => metrics.db_lock_wait_ms,
             Metric::PoolExhausted => metrics.pool_exhausted_ms,
             Metric::BackgroundFailures => metrics.background_query_timeouts.into(),
+            Metric::QueriesFailedBehindLock => metrics.queries_failed_behind_lock.into(),
         }
     }
 
@@ -226,12 +283,15 @@ impl Metric {
                 duration(self.count(metrics))
             }
             Metric::Runs => format!("{} ({})", metrics.runs_started, metrics.duplicate_runs),
+            Metric::WastedRuns => format!("{} ({})", metrics.wasted_runs, metrics.wasted_side_effects),
             Metric::StaleWritesAccepted
             | Metric::StaleWritesRejected
             | Metric::CorruptedReports
             | Metric::DuplicateSideEffects
             | Metric::MissedPeriods
-            | Metric::BackgroundFailures => self.count(metrics).to_string(),
+            | Metric::UnfinishedPeriods
+            | Metric::BackgroundFailures
+            | Metric::QueriesFailedBehindLock => self.count(metrics).to_string(),
         }
     }
 
@@ -255,22 +315,184 @@ pub struct Finding {
     pub text: String,
     /// Index of the event in the log, so a view can jump to it (an extension).
     pub event: u32,
+    /// What caused it, for a finding that makes a run unsafe or at risk (an extension).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
+}
+
+/// Why a write did damage, or could have: which run wrote, what it held at
+/// that moment, what checked the write, and what would have stopped it.
+/// Every page and the command line show it under its finding (`Cause::sentence`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Cause {
+    pub run: RunId,
+    pub instance: InstanceId,
+    pub held: Held,
+    /// What checked the write, in words: `nothing: it carries no token`.
+    pub checked: String,
+    /// What would have stopped it, in words.
+    pub fix: String,
+}
+
+impl Cause {
+    /// The cause in two sentences: who wrote holding what and checked by
+    /// what; then what would have stopped it.
+    pub fn sentence(&self) -> String {
+        format!(
+            "Cause: {} ({}) wrote {}; checked by {}. What would have stopped it: {}.",
+            self.instance,
+            self.run,
+            self.held.words(),
+            self.checked,
+            self.fix
+        )
+    }
+}
+
+/// What a run held when its write landed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Held {
+    /// The lock, by the lock service's own truth.
+    Lock,
+    /// Only its belief: the lock service had given the lock away.
+    Belief,
+    /// Nothing: a job the job runner handed again after a crash, which never
+    /// asked for the lock (it runs under the grant its dead run had).
+    Nothing,
+    /// Nothing any more: its run had stopped, or had lost the lock, before
+    /// the write landed.
+    Former,
+    /// The strategy takes no lock (unique-insert).
+    NoLock,
+}
+
+impl Held {
+    /// Every holding, in the order above.
+    pub const ALL: [Held; 5] = [Held::Lock, Held::Belief, Held::Nothing, Held::Former, Held::NoLock];
+
+    /// The contract's word for it (as the report's JSON writes it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Held::Lock => "lock",
+            Held::Belief => "belief",
+            Held::Nothing => "nothing",
+            Held::Former => "former",
+            Held::NoLock => "no_lock",
+        }
+    }
+
+    /// The holding in words, for a finding's text and the pages.
+    pub fn words(self) -> &'static str {
+        match self {
+            Held::Lock => "holding the lock",
+            Held::Belief => "believing it held the lock, which the lock service had given away",
+            Held::Nothing => {
+                "holding nothing: a job the runner handed again after a crash, which never asked for the lock"
+            }
+            Held::Former => "no longer holding the lock: its run had stopped or lost it",
+            Held::NoLock => "with no lock to hold",
+        }
+    }
 }
 
 impl StrategyReport {
-    /// The efficiency half of the verdict (Kleppmann separates locks for
-    /// efficiency from locks for correctness): the work done more than once.
-    pub fn efficiency(&self) -> String {
+    /// The safety verdict in words, with the cause of the first write that
+    /// did (or risked) the damage: what every page, the command line and the
+    /// figure say beside the badge.
+    pub fn safety_summary(&self) -> String {
         let metrics = &self.metrics;
-        if metrics.duplicate_runs == 0 && metrics.duplicate_side_effects == 0 {
-            return "no duplicated work".to_owned();
+        let mut parts: Vec<String> = Vec::new();
+        match self.safety {
+            Safety::Safe if metrics.overlap_ms > 0 => parts.push(
+                "Two instances believed they held the lock at once, but every write either made then was fenced; the stored report is intact.".to_owned(),
+            ),
+            Safety::Safe => parts.push("The stored report is intact and came from one run at a time.".to_owned()),
+            Safety::AtRisk => parts.push(
+                "Two runs held the lock at once (or a former holder's write landed under the new one) and wrote where no fence checked; the data survived only by timing.".to_owned(),
+            ),
+            Safety::Unsafe => {
+                if metrics.stale_writes_accepted > 0 {
+                    parts.push(format!(
+                        "{} stale {} accepted over newer data.",
+                        metrics.stale_writes_accepted,
+                        if metrics.stale_writes_accepted == 1 { "write was" } else { "writes were" }
+                    ));
+                }
+                if metrics.corrupted_reports > 0 {
+                    parts.push(format!(
+                        "{} stored {} damaged: mixed from two runs, gone back in time, or left half rewritten.",
+                        metrics.corrupted_reports,
+                        if metrics.corrupted_reports == 1 { "report was" } else { "reports were" }
+                    ));
+                }
+            }
         }
-        let (runs, effects) = (metrics.duplicate_runs, metrics.duplicate_side_effects);
-        format!(
-            "{runs} duplicate {}, {effects} duplicate {}",
-            if runs == 1 { "run" } else { "runs" },
-            if effects == 1 { "upload/post" } else { "uploads/posts" }
-        )
+        if metrics.stale_writes_rejected > 0 {
+            parts.push(format!(
+                "The fence refused {} stale {}.",
+                metrics.stale_writes_rejected,
+                if metrics.stale_writes_rejected == 1 { "write" } else { "writes" }
+            ));
+        }
+        if let Some(cause) = self.findings.iter().find_map(|finding| finding.cause.as_ref()) {
+            parts.push(cause.sentence());
+        }
+        parts.join(" ")
+    }
+
+    /// The liveness verdict in words, with why a report was late or missed.
+    pub fn liveness_summary(&self) -> String {
+        let metrics = &self.metrics;
+        let said =
+            |kind: &str| self.findings.iter().find(|finding| finding.kind == kind).map(|finding| finding.text.clone());
+        match self.liveness {
+            Liveness::Ok => format!(
+                "Every period's report came within a cron period of its tick (the longest after {}).",
+                seconds(metrics.max_report_delay_ms)
+            ),
+            Liveness::Late => {
+                let why = said("late_period").or_else(|| said("unfinished_period")).unwrap_or_default();
+                format!("Late: {why}.")
+            }
+            Liveness::Missed => format!(
+                "{} {} no report: {}.",
+                metrics.missed_periods,
+                if metrics.missed_periods == 1 { "period got" } else { "periods got" },
+                said("missed_period").unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The efficiency verdict in words: what was wasted, or that nothing was
+    /// beyond what faults forced.
+    pub fn efficiency_summary(&self) -> String {
+        let metrics = &self.metrics;
+        let mut parts: Vec<String> = Vec::new();
+        if metrics.wasted_runs > 0 {
+            parts.push(format!(
+                "{} {} did work another run was already doing, with no fault to force it ({} {})",
+                metrics.wasted_runs,
+                if metrics.wasted_runs == 1 { "run" } else { "runs" },
+                metrics.wasted_side_effects,
+                if metrics.wasted_side_effects == 1 { "upload or post" } else { "uploads and posts" }
+            ));
+        }
+        if metrics.queries_failed_behind_lock > 0 {
+            parts.push(format!(
+                "{} of other services' queries failed waiting behind the jobs row lock",
+                metrics.queries_failed_behind_lock
+            ));
+        }
+        if parts.is_empty() {
+            let forced = metrics.duplicate_runs;
+            return match forced {
+                0 => "no work done twice".to_owned(),
+                1 => "no work wasted but what a fault forced (1 run redone)".to_owned(),
+                _ => format!("no work wasted but what faults forced ({forced} runs redone)"),
+            };
+        }
+        parts.join("; ")
     }
 
     /// Checks an expectation; the error says what differs.
@@ -281,6 +503,11 @@ impl StrategyReport {
         }
         if self.liveness != expected.liveness {
             problems.push(format!("liveness is {:?}, expected {:?}", self.liveness, expected.liveness));
+        }
+        if let Some(efficiency) = expected.efficiency
+            && self.efficiency != efficiency
+        {
+            problems.push(format!("efficiency is {:?}, expected {efficiency:?}", self.efficiency));
         }
         for kind in &expected.findings {
             if !self.findings.iter().any(|finding| finding.kind == kind) {
@@ -302,6 +529,14 @@ enum Object {
 #[derive(Clone, Copy, Debug, Default)]
 struct RunFacts {
     instance: Option<InstanceId>,
+    /// The period it is for, from its first event on.
+    period: Option<Period>,
+    /// It has begun (trying for the lock, or handed a job) and not ended.
+    live: bool,
+    /// When its job's work began.
+    started_ms: Option<u64>,
+    /// How it ended, and when.
+    ended: Option<(u64, RunPhase)>,
     /// The run's current epoch: the rank of its latest grant.
     epoch: Option<u32>,
     /// The period it is working on, from its start until it ends.
@@ -310,10 +545,15 @@ struct RunFacts {
     gave_up_on_row: bool,
     /// A job handed again after its process died (it took no lock itself).
     redelivered: bool,
+    /// Why the lock service last stopped counting it as the holder.
+    revoked: Option<RevokeReason>,
+    /// It did work another run of its period was already doing, with no
+    /// fault to force it.
+    wasted: bool,
     /// The report whose chunks it has written to, if any.
     wrote_to: Option<ReportOf>,
-    /// Its first write where no fence checked while it held the lock.
-    unfenced: Option<UnfencedWrite>,
+    /// The token its last write carried.
+    token: Option<Token>,
 }
 
 /// A write that no fence checked, made while its run held the lock.
@@ -323,6 +563,8 @@ struct UnfencedWrite {
     event: u32,
     run: RunId,
     what: WriteKind,
+    /// What the writer held when it landed.
+    held: Held,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -340,6 +582,12 @@ struct Version {
     damaged: bool,
 }
 
+/// What let a duplicate run in, and whether a fault forced it.
+struct DuplicateCause {
+    forced: bool,
+    text: String,
+}
+
 /// What the report counts of one period.
 #[derive(Clone, Copy, Debug, Default)]
 struct PeriodFacts {
@@ -349,6 +597,10 @@ struct PeriodFacts {
     /// When its report row landed first.
     report_done_ms: Option<u64>,
 }
+
+/// What closes a fence's one gap, a report of several objects on two
+/// resources: the fix the findings name.
+const MULTI_RESOURCE_FIX: &str = "publish each run's objects under names of their own, then switch the report to them with one fenced write of its row, so a reader never sees two runs' objects as one report (as option D's own objects are)";
 
 /// The entry for `index` in a table indexed by a dense id, grown as needed.
 fn entry<T: Default + Clone>(table: &mut Vec<T>, index: u32) -> &mut T {
@@ -366,6 +618,9 @@ struct Analysis {
     strategy: StrategyId,
     /// Events read so far: the next one's index in the log.
     events: u32,
+    /// When the last event read happened: past the window's end when runs
+    /// in flight drained after it.
+    last_event_ms: u64,
     metrics: Metrics,
     findings: Vec<Finding>,
     /// Per run and per period, by id: run and period ids are dense from 0,
@@ -375,7 +630,7 @@ struct Analysis {
     periods: Vec<PeriodFacts>,
     /// The run of each epoch, by rank.
     epoch_runs: Vec<RunId>,
-    latest_epoch: BTreeMap<Object, u32>,
+    latest_epoch: Table<Object, u32>,
     /// Who wrote each stored chunk last.
     /// (A short list: a report has a few chunks and a run writes one or two reports.)
     chunk_writer: Vec<(ReportOf, u8, RunId)>,
@@ -387,11 +642,32 @@ struct Analysis {
     holders: Vec<(RunId, bool, bool)>,
     /// Unfenced writes made while another run also held the lock, with that run.
     overlapping_writes: Vec<(UnfencedWrite, RunId)>,
+    /// Pairs of runs already said to have both written unfenced, and runs
+    /// whose late unfenced write was already said to have landed under
+    /// another holder: each is one finding.
+    said_pairs: Vec<(RunId, RunId)>,
+    /// Whether some write landed unfenced from a run that no longer held the
+    /// lock while another run held it.
+    former_wrote: bool,
+    /// The faults that struck, when, whom, and in words: what may have
+    /// forced a duplicate run.
+    struck: Vec<(u64, Vec<Party>, String)>,
+    /// The parties the strategy's lock lives on (a fault that strikes one
+    /// strikes the lock).
+    lock_parties: Vec<Party>,
+    /// The session of the job whose transaction holds the jobs row lock.
+    row_lock_job: Option<SessionId>,
+    /// The database is slowed until then (`db_slow`).
+    db_slow_until_ms: u64,
     reports: ReportRule,
-    token_holder: BTreeMap<Token, (InstanceId, RunId)>,
-    believers: BTreeMap<InstanceId, (RunId, Option<Token>)>,
-    waits: BTreeMap<SessionId, u64>,
-    exhausted: BTreeSet<InstanceId>,
+    // Small ordered maps on the engine's `Table`, not `BTreeMap`s: the same
+    // key order, and no B-tree (its removals above all) for every key and
+    // value type in each page's wasm.
+    token_holder: Table<Token, (InstanceId, RunId)>,
+    believers: Table<InstanceId, (RunId, Option<Token>)>,
+    waits: Table<SessionId, u64>,
+    /// The instances whose pool is exhausted now.
+    exhausted: Table<InstanceId, ()>,
     last_ms: u64,
     said_background: bool,
     said_pool: bool,
@@ -421,6 +697,7 @@ impl ReportBuilder {
             duration_ms: scenario.duration_ms(),
             strategy,
             events: 0,
+            last_event_ms: 0,
             metrics: Metrics::default(),
             findings: Vec::with_capacity(16),
             // Room for a typical run's attempts and periods, so they rarely grow.
@@ -431,16 +708,29 @@ impl ReportBuilder {
                     .min(1024),
             ),
             epoch_runs: Vec::with_capacity(16),
-            latest_epoch: BTreeMap::new(),
+            latest_epoch: Table::new(),
             chunk_writer: Vec::new(),
             versions: Vec::new(),
             holders: Vec::new(),
             overlapping_writes: Vec::new(),
+            said_pairs: Vec::new(),
+            former_wrote: false,
+            struck: Vec::new(),
+            lock_parties: {
+                // The jobs row lock lives in the database.
+                let mut parties = scenario.settings_for(strategy).lock_parties(&scenario.world);
+                if strategy == StrategyId::DbLock {
+                    parties.push(Party::Db);
+                }
+                parties
+            },
+            row_lock_job: None,
+            db_slow_until_ms: 0,
             reports: ReportRule::of(scenario),
-            token_holder: BTreeMap::new(),
-            believers: BTreeMap::new(),
-            waits: BTreeMap::new(),
-            exhausted: BTreeSet::new(),
+            token_holder: Table::new(),
+            believers: Table::new(),
+            waits: Table::new(),
+            exhausted: Table::new(),
             last_ms: 0,
             said_background: false,
             said_pool: false,
@@ -453,6 +743,7 @@ impl ReportBuilder {
         for event in events {
             let index = analysis.events;
             analysis.events = analysis.events.saturating_add(1);
+            analysis.last_event_ms = event.at_ms;
             // Most of a log is nothing the report reads: messages on their way
             // (what they carry is logged where it lands) and the commands and
             // statements that went as planned. Skipping them also skips
@@ -508,7 +799,13 @@ impl Analysis {
     /// goes where it happened, after the findings of the same moment.
     fn say(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String) {
         let position = self.findings.partition_point(|finding| finding.at_ms <= at_ms);
-        self.findings.insert(position, Finding { at_ms, kind, text, event });
+        self.findings.insert(position, Finding { at_ms, kind, text, event, cause: None });
+    }
+
+    /// [`Analysis::say`], with what caused it.
+    fn say_caused(&mut self, at_ms: u64, event: u32, kind: &'static str, text: String, cause: Cause) {
+        let position = self.findings.partition_point(|finding| finding.at_ms <= at_ms);
+        self.findings.insert(position, Finding { at_ms, kind, text, event, cause: Some(cause) });
     }
 
     fn advance(&mut self, at_ms: u64) {
@@ -538,7 +835,7 @@ impl Analysis {
     /// Records an applied write; returns the later run whose write it lands on, if stale.
     fn applied(&mut self, object: Object, run: RunId) -> Option<u32> {
         let epoch = self.epoch(run)?;
-        let latest = self.latest_epoch.entry(object).or_insert(epoch);
+        let latest = self.latest_epoch.get_or_insert(object, epoch);
         if epoch < *latest {
             return Some(*latest);
         }
@@ -584,20 +881,73 @@ impl Analysis {
         self.versions.iter().find(|(of, _)| *of == report).map(|(_, version)| *version)
     }
 
-    /// A write that no fence checked. It matters only if its run held the
-    /// lock: then it is remembered, and so is every other run holding it too.
-    fn unfenced(&mut self, at_ms: u64, event: u32, run: RunId, what: WriteKind) {
-        if !self.holders.iter().any(|(holder, ..)| *holder == run) {
-            return;
+    /// What `run` holds at this moment, as a write of it lands.
+    fn held(&self, run: RunId) -> Held {
+        let facts = self.run(run);
+        if self.strategy == StrategyId::UniqueInsert {
+            return Held::NoLock;
         }
-        let write = UnfencedWrite { at_ms, event, run, what };
-        entry(&mut self.runs, run.0).unfenced.get_or_insert(write);
+        if facts.redelivered && facts.live {
+            return Held::Nothing;
+        }
+        match self.holders.iter().find(|(holder, ..)| *holder == run) {
+            Some((_, true, _)) => Held::Lock,
+            Some((_, false, _)) => Held::Belief,
+            None => Held::Former,
+        }
+    }
+
+    /// A write that no fence checked. If its run holds the lock, it is
+    /// remembered with every other run holding it too (two holders writing
+    /// where nothing checks: at risk). If its run no longer holds the lock
+    /// and another run does, it landed under that holder: at risk as well,
+    /// since only the order of the two runs' writes decides whose data stays.
+    fn unfenced(&mut self, at_ms: u64, event: u32, run: RunId, what: WriteKind, may_land_under: bool) {
+        let held = self.held(run);
+        let write = UnfencedWrite { at_ms, event, run, what, held };
         let others: Vec<RunId> =
             self.holders.iter().map(|(holder, ..)| *holder).filter(|other| *other != run).collect();
+        if !self.holders.iter().any(|(holder, ..)| *holder == run) {
+            // A stale write says so itself: it did the damage this would risk.
+            if let Some(holder) = others.first()
+                && may_land_under
+            {
+                self.landed_under(write, *holder);
+            }
+            return;
+        }
         for other in others {
             if !self.overlapping_writes.iter().any(|(seen, with)| seen.run == run && *with == other) {
                 self.overlapping_writes.push((write, other));
             }
+        }
+    }
+
+    /// A former holder's unfenced write landed while `holder` holds the lock:
+    /// said once per writer.
+    fn landed_under(&mut self, write: UnfencedWrite, holder: RunId) {
+        self.former_wrote = true;
+        if self.said_pairs.contains(&(write.run, write.run)) {
+            return;
+        }
+        self.said_pairs.push((write.run, write.run));
+        let text = format!(
+            "{} lands after {} stopped holding the lock, while {} holds it; nothing refused it, so only the order of the two runs' writes decides whose data stays",
+            self.describe(&write),
+            self.name(write.run, holder),
+            self.name(holder, write.run)
+        );
+        let cause = self.cause(&write);
+        self.say_caused(write.at_ms, write.event, "former_holder_write", text, cause);
+    }
+
+    /// A run's instance, with the run's number when another run of the same
+    /// instance is named beside it.
+    fn name(&self, run: RunId, beside: RunId) -> String {
+        if self.run(run).instance == self.run(beside).instance && run != beside {
+            format!("{} ({run})", self.who(run))
+        } else {
+            self.who(run)
         }
     }
 
@@ -616,6 +966,39 @@ impl Analysis {
         }
     }
 
+    /// The cause of an unfenced write's damage, or risk.
+    fn cause(&self, write: &UnfencedWrite) -> Cause {
+        let (checked, fix) = match write.what {
+            WriteKind::Post => (
+                "nothing: Slack cannot check a token".to_owned(),
+                "nothing on the lock's side: a post is a side effect no fence reaches; make it once, after the fenced report row commits, and let readers ignore a repeat".to_owned(),
+            ),
+            WriteKind::Chunk { token: Some(_), .. } => (
+                "nothing: this storage does not check tokens".to_owned(),
+                "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)".to_owned(),
+            ),
+            WriteKind::Chunk { token: None, .. } | WriteKind::Row { .. } => {
+                ("nothing: it carries no token".to_owned(), self.fix_for_tokenless(write.run))
+            }
+        };
+        Cause {
+            run: write.run,
+            instance: self.run(write.run).instance.unwrap_or(InstanceId(0)),
+            held: write.held,
+            checked,
+            fix,
+        }
+    }
+
+    /// What would have stopped a write that carried no token.
+    fn fix_for_tokenless(&self, run: RunId) -> String {
+        if self.run(run).redelivered {
+            "a runner that takes the lock again before it runs a job handed back after a crash; and a fencing token that storage checks (answer A), which refuses the job's old token even then".to_owned()
+        } else {
+            "a fencing token that the resource checks on every write (answer A): the lock alone cannot stop a holder it has already given up on".to_owned()
+        }
+    }
+
     /// The distinct runs whose chunks `report` holds now, in run order.
     fn chunk_runs(&self, report: ReportOf) -> Vec<RunId> {
         let mut runs: Vec<RunId> = Vec::new();
@@ -628,8 +1011,9 @@ impl Analysis {
         runs
     }
 
-    /// Marks the complete version of `report` damaged, once, with a sentence.
-    fn damage(&mut self, report: ReportOf, at_ms: u64, event: u32, kind: &'static str, text: String) {
+    /// Marks the complete version of `report` damaged, once, with a sentence
+    /// and its cause.
+    fn damage(&mut self, report: ReportOf, at_ms: u64, event: u32, kind: &'static str, text: String, cause: Cause) {
         let Some((_, version)) = self.versions.iter_mut().find(|(of, _)| *of == report) else {
             return;
         };
@@ -638,7 +1022,7 @@ impl Analysis {
         }
         version.damaged = true;
         self.metrics.corrupted_reports += 1;
-        self.say(at_ms, event, kind, text);
+        self.say_caused(at_ms, event, kind, text, cause);
     }
 
     /// The complete version of `report` that a write from `run` would take
@@ -649,18 +1033,51 @@ impl Analysis {
         (epoch < completed && version.run != run).then_some(version)
     }
 
-    /// Why `run`'s `what` took `report` back to before `newer`, and why nothing refused it.
-    fn went_back(&self, report: ReportOf, run: RunId, newer: Version, what: &str, token: Option<Token>) -> String {
-        let why = match token {
-            None => " It carries no token, so nothing could refuse it.".to_owned(),
-            Some(token) if self.token_of(newer.run) == Some(token) => {
-                format!(" Both runs hold token {token}: the counter went back, so the fence cannot tell them apart.")
-            }
-            Some(_) if !self.world.storage_checks_tokens => " This storage does not check tokens.".to_owned(),
-            Some(_) => String::new(),
+    /// Why a stale write of `run` (with `token`, to storage or to the
+    /// database's row) landed over `newer`'s: what it held, what checked it,
+    /// and what would have refused it.
+    fn stale_cause(&self, run: RunId, token: Option<Token>, newer: Option<RunId>, to_storage: bool) -> Cause {
+        let (checked, fix) = match token {
+            None => ("nothing: it carries no token".to_owned(), self.fix_for_tokenless(run)),
+            Some(token) if newer.is_some_and(|newer| self.token_of(newer) == Some(token)) => (
+                format!("a fence that cannot tell two holders of token {token} apart: the token counter went back"),
+                "a token counter that never goes back: a consensus store's revision; on Redis, WAIT for the replica before using the token makes the loss less likely, not impossible".to_owned(),
+            ),
+            Some(_) if to_storage && !self.world.storage_checks_tokens => (
+                "nothing: this storage does not check tokens".to_owned(),
+                "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)".to_owned(),
+            ),
+            Some(token) => (
+                format!("the fence of its own resource only, which had seen nothing above token {token}"),
+                MULTI_RESOURCE_FIX.to_owned(),
+            ),
         };
+        Cause { run, instance: self.run(run).instance.unwrap_or(InstanceId(0)), held: self.held(run), checked, fix }
+    }
+
+    /// Why a report that mixes runs' chunks was not refused: each chunk was
+    /// fenced on its own (the limit of a fence over several objects), or no
+    /// fence checked them.
+    fn mixed_cause(&self, run: RunId) -> Cause {
+        let token = self.run(run).token;
+        let fenced = self.world.storage_checks_tokens && token.is_some();
+        if fenced {
+            let held = self.held(run);
+            return Cause {
+                run,
+                instance: self.run(run).instance.unwrap_or(InstanceId(0)),
+                held,
+                checked: "a fence per resource: storage refused lower tokens for the chunks and the database for the row, but the report spans several objects and both resources, and no fence checks them together".to_owned(),
+                fix: MULTI_RESOURCE_FIX.to_owned(),
+            };
+        }
+        self.stale_cause(run, token, None, true)
+    }
+
+    /// Why `run`'s `what` took `report` back to before `newer`.
+    fn went_back(&self, report: ReportOf, run: RunId, newer: Version, what: &str) -> String {
         format!(
-            "{}'s {what} lands on {report} after {} (a later grant) completed it: the stored report goes back in time.{why}",
+            "{}'s {what} lands on {report} after {} (a later grant) completed it: the stored report goes back in time",
             self.who(run),
             self.who(newer.run)
         )
@@ -679,8 +1096,9 @@ impl Analysis {
         }
         if let Some(newer) = back {
             // The new version is the one damaged: the row now says the older run's.
-            let text = self.went_back(report, run, newer, "report row", token);
-            self.damage(report, at, index, "report_went_back", text);
+            let text = self.went_back(report, run, newer, "report row");
+            let cause = self.stale_cause(run, token, Some(newer.run), false);
+            self.damage(report, at, index, "report_went_back", text, cause);
             return;
         }
         let writers = self.chunk_runs(report);
@@ -691,7 +1109,8 @@ impl Analysis {
                 self.who(run),
                 names.join(" and ")
             );
-            self.damage(report, at, index, "corrupted_report", text);
+            let cause = self.mixed_cause(run);
+            self.damage(report, at, index, "corrupted_report", text, cause);
         }
     }
 
@@ -718,20 +1137,14 @@ impl Analysis {
             return;
         }
         let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
-        let fenced =
-            self.world.storage_checks_tokens && matches!(self.strategy, StrategyId::Fencing | StrategyId::Consensus);
-        let note = if fenced {
-            " Each chunk write was fenced; a fence checks one write, and the report is several."
-        } else {
-            ""
-        };
         let text = format!(
-            "{} stopped halfway through rewriting {report} after {} had completed it, so the stored report mixes chunks from {}: a report made of several objects is not written atomically.{note}",
+            "{} stopped halfway through rewriting {report} after {} had completed it, so the stored report mixes chunks from {}: a report made of several objects is not written atomically",
             self.who(run),
             self.who(version.run),
             names.join(" and ")
         );
-        self.damage(report, at, index, "partial_rewrite", text);
+        let cause = self.mixed_cause(run);
+        self.damage(report, at, index, "partial_rewrite", text, cause);
     }
 
     /// The token a run was seen to hold, if any.
@@ -766,13 +1179,7 @@ impl Analysis {
             }
             EventKind::Pool { instance, busy, .. } => self.on_pool(at, index, *instance, *busy),
             EventKind::Background { outcome, .. } if *outcome != BackgroundOutcome::Ok => {
-                self.metrics.background_query_timeouts += 1;
-                if !self.said_background {
-                    self.said_background = true;
-                    let text =
-                        "other services' queries start failing: their foreign-key checks wait behind the jobs row lock";
-                    self.say(at, index, "background_timeouts", text.to_owned());
-                }
+                self.on_background_failed(at, index);
             }
             EventKind::KeysLost { node, keys } => {
                 let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
@@ -849,6 +1256,10 @@ impl Analysis {
     }
 
     fn on_fault(&mut self, at: u64, index: u32, fault: &Fault, targets: &[Party]) {
+        self.struck.push((at, targets.to_vec(), fault.to_string()));
+        if let Fault::DbSlow { duration_ms, .. } = fault {
+            self.db_slow_until_ms = self.db_slow_until_ms.max(at + duration_ms);
+        }
         let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
         let text = if targets.is_empty() {
             format!("{fault}: there was nothing to strike, so the fault did nothing")
@@ -862,7 +1273,10 @@ impl Analysis {
 
     /// A Slack post: Slack cannot check a token, so a second post of a period is a duplicate side effect.
     fn on_post(&mut self, at: u64, index: u32, instance: InstanceId, run: RunId, period: Period) {
-        self.unfenced(at, index, run, WriteKind::Post);
+        self.unfenced(at, index, run, WriteKind::Post, true);
+        if self.run(run).wasted {
+            self.metrics.wasted_side_effects += 1;
+        }
         let count = {
             let facts = entry(&mut self.periods, period.0);
             facts.posts += 1;
@@ -879,6 +1293,14 @@ impl Analysis {
 
     /// Time spent waiting for the jobs row lock, and an instance's long wait.
     fn on_row_lock(&mut self, at: u64, index: u32, session: SessionId, change: RowLockChange, client: DbClient) {
+        // Only a job's FOR UPDATE holds the row against other services' checks.
+        match change {
+            RowLockChange::Granted if matches!(client, DbClient::Instance(_)) => self.row_lock_job = Some(session),
+            RowLockChange::Released | RowLockChange::GaveUp if self.row_lock_job == Some(session) => {
+                self.row_lock_job = None;
+            }
+            RowLockChange::Granted | RowLockChange::Waiting | RowLockChange::Released | RowLockChange::GaveUp => {}
+        }
         match change {
             RowLockChange::Waiting => {
                 self.waits.insert(session, at);
@@ -896,6 +1318,29 @@ impl Analysis {
         }
     }
 
+    /// One of the other services' queries failed: behind the job's row lock
+    /// (the lock's own cost, which the efficiency verdict counts), or because
+    /// the database is slowed or its connections are full (not the lock's).
+    fn on_background_failed(&mut self, at: u64, index: u32) {
+        self.metrics.background_query_timeouts += 1;
+        let behind_lock = self.row_lock_job.is_some();
+        if behind_lock {
+            self.metrics.queries_failed_behind_lock += 1;
+        }
+        if self.said_background {
+            return;
+        }
+        self.said_background = true;
+        let why = if behind_lock {
+            "their foreign-key checks wait behind the jobs row lock, which a job's transaction holds for the whole job"
+        } else if at < self.db_slow_until_ms {
+            "the database is slowed, and they time out"
+        } else {
+            "they time out waiting for the database (no job holds the row lock now)"
+        };
+        self.say(at, index, "background_timeouts", format!("other services' queries start failing: {why}"));
+    }
+
     fn on_terminated(&mut self, at: u64, index: u32, client: DbClient, reason: TerminateReason) {
         let how = match reason {
             TerminateReason::ClientDisconnected => "its socket closed",
@@ -911,7 +1356,7 @@ impl Analysis {
     fn on_pool(&mut self, at: u64, index: u32, instance: InstanceId, busy: u8) {
         let size = self.world.db_pool_size;
         if busy >= size {
-            if self.exhausted.insert(instance) && !self.said_pool {
+            if self.exhausted.insert(instance, ()).is_none() && !self.said_pool {
                 self.said_pool = true;
                 let text = format!("{instance}'s connection pool is exhausted: all {size} connections are busy");
                 self.say(at, index, "pool_exhausted", text);
@@ -921,29 +1366,41 @@ impl Analysis {
         }
     }
 
-    /// A run started or ended: duplicates and reruns, and a run that stopped.
+    /// A run began, started its job or ended: duplicates and reruns (and
+    /// what forced a duplicate, if anything), and a run that stopped.
     fn on_run(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, period: &Period, phase: &RunPhase) {
-        entry(&mut self.runs, run.0).instance = Some(*instance);
+        let facts = entry(&mut self.runs, run.0);
+        facts.instance = Some(*instance);
+        facts.period = Some(*period);
         match phase {
+            RunPhase::Trying | RunPhase::Redelivered(_) => facts.live = true,
             RunPhase::Started => {
+                facts.started_ms = Some(at);
                 self.metrics.runs_started += 1;
                 let count = {
                     let facts = entry(&mut self.periods, period.0);
                     facts.runs_started += 1;
                     facts.runs_started
                 };
-                let others: Vec<String> = (0u32..)
+                let others: Vec<RunId> = (0u32..)
                     .zip(&self.runs)
                     .filter(|(other, facts)| facts.working == Some(*period) && *other != run.0)
-                    .map(|(other, _)| self.who(RunId(other)))
+                    .map(|(other, _)| RunId(other))
                     .collect();
                 if !others.is_empty() {
+                    let names: Vec<String> = others.iter().map(|other| self.who(*other)).collect();
                     let verb = if others.len() > 1 { "are" } else { "is" };
+                    let why = self.duplicate_cause(*run, &others);
                     let text = format!(
-                        "{instance} starts period {}'s job while {} {verb} still running it",
+                        "{instance} starts period {}'s job while {} {verb} still running it: {}",
                         period.0,
-                        others.join(" and ")
+                        names.join(" and "),
+                        why.text
                     );
+                    if !why.forced {
+                        self.metrics.wasted_runs += 1;
+                        entry(&mut self.runs, run.0).wasted = true;
+                    }
                     self.say(at, index, "duplicate_run", text);
                 } else if count > 1 {
                     let text =
@@ -954,6 +1411,8 @@ impl Analysis {
                 facts.working = Some(*period);
             }
             RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
+                facts.live = false;
+                facts.ended = Some((at, *phase));
                 // A run that ended writes no more: it no longer counts as a holder.
                 self.stop_holding(*run);
                 if matches!(phase, RunPhase::Aborted(_)) {
@@ -971,16 +1430,68 @@ impl Analysis {
                     self.say(at, index, "run_aborted", text);
                 }
             }
-            RunPhase::Trying | RunPhase::Busy | RunPhase::Acquired | RunPhase::Redelivered(_) => {}
+            RunPhase::Busy | RunPhase::Acquired => {}
         }
+    }
+
+    /// Why `run` could start a period's job that `others` were running: what
+    /// let it in, and whether a fault forced it (a job handed again after a
+    /// crash, a fault that struck a running holder or the lock) or nothing
+    /// did (no lock at all, or the lock let it in on its own).
+    fn duplicate_cause(&self, run: RunId, others: &[RunId]) -> DuplicateCause {
+        let forced = |text: String| DuplicateCause { forced: true, text };
+        let wasted = |text: String| DuplicateCause { forced: false, text };
+        if self.run(run).redelivered {
+            return forced(
+                "the job runner handed it the job its process died in, and it runs without asking for the lock"
+                    .to_owned(),
+            );
+        }
+        if let Some(zombie) = others.iter().find(|other| self.run(**other).redelivered) {
+            return forced(format!(
+                "{} runs a job the runner handed back after a crash, without the lock, so the lock could not keep this run out",
+                self.who(*zombie)
+            ));
+        }
+        if self.strategy == StrategyId::UniqueInsert {
+            return wasted("option D takes no lock, so every instance does the whole job".to_owned());
+        }
+        let since = others.iter().filter_map(|other| self.run(*other).started_ms).min().unwrap_or(0);
+        let struck: Vec<Party> =
+            others.iter().filter_map(|other| self.run(*other).instance.map(Party::Instance)).collect();
+        let fault = self.struck.iter().find(|(at_ms, targets, _)| {
+            *at_ms >= since
+                && targets.iter().any(|target| struck.contains(target) || self.lock_parties.contains(target))
+        });
+        if let Some((at_ms, targets, fault)) = fault {
+            let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
+            return forced(format!(
+                "a fault forced it: {fault} struck {} at t={}, while it held the job",
+                names.join(", "),
+                seconds(*at_ms)
+            ));
+        }
+        let how = others.iter().find_map(|other| self.run(*other).revoked).map_or(
+            "the lock let it in while the other run still worked",
+            |reason| match reason {
+                RevokeReason::Expired => {
+                    "the other run's lock expired while it still worked: the TTL is shorter than the job"
+                }
+                RevokeReason::DeletedByOther => "a plain DEL from another run deleted the working run's lock",
+                RevokeReason::TransactionEnded => "the working run's transaction ended while its job went on",
+                RevokeReason::Forgotten => "the lock service forgot the working run's lock",
+                RevokeReason::Released => "the working run's lock was released while its job went on",
+            },
+        );
+        wasted(format!("{how}, with no fault to force it"))
     }
 
     /// The lock service granted the lock: to another while one still believed?
     fn on_granted(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, token: &Option<Token>) {
         self.set_holding(*run, Some(true), None);
-        if let Some((other, (_, other_token))) =
-            self.believers.iter().find(|(believer, (other_run, _))| *believer != instance && other_run != run)
-        {
+        let other =
+            self.believers.entries().iter().find(|(believer, (other_run, _))| believer != instance && other_run != run);
+        if let Some(&(other, (_, other_token))) = other {
             let other_token = other_token.map(|token| format!(" (token {token})")).unwrap_or_default();
             let text = format!(
                 "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
@@ -995,6 +1506,7 @@ impl Analysis {
     /// The lock service took the lock back: under a holder that still believes?
     fn on_revoked(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, reason: &RevokeReason) {
         self.set_holding(*run, Some(false), None);
+        entry(&mut self.runs, run.0).revoked = Some(*reason);
         let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
         match reason {
             RevokeReason::DeletedByOther => {
@@ -1044,7 +1556,7 @@ impl Analysis {
             }
             self.believers.insert(*instance, (*run, *token));
             if self.believers.len() == 2 {
-                let names: Vec<String> = self.believers.keys().map(ToString::to_string).collect();
+                let names: Vec<String> = self.believers.iter().map(|(believer, _)| believer.to_string()).collect();
                 let text = format!("{} both believe they hold the lock", names.join(" and "));
                 self.say(at, index, "overlap", text);
             }
@@ -1061,6 +1573,9 @@ impl Analysis {
         match outcome {
             PutOutcome::Accepted => {
                 entry(&mut self.periods, period.0).puts += 1;
+                if self.run(*run).wasted {
+                    self.metrics.wasted_side_effects += 1;
+                }
                 if *own_object {
                     return;
                 }
@@ -1068,23 +1583,29 @@ impl Analysis {
                     Some(written) => written.2 = *run,
                     None => self.chunk_writer.push((*report, *chunk, *run)),
                 }
-                entry(&mut self.runs, run.0).wrote_to = Some(*report);
+                let stale = self.applied(Object::Chunk(*report, *chunk), *run);
+                let facts = entry(&mut self.runs, run.0);
+                facts.wrote_to = Some(*report);
+                facts.token = *token;
                 if token.is_none() || !self.world.storage_checks_tokens {
                     let what = WriteKind::Chunk { chunk: *chunk, report: *report, token: *token };
-                    self.unfenced(at, index, *run, what);
+                    self.unfenced(at, index, *run, what, stale.is_none());
                 }
                 if let Some(newer) = self.goes_back(*report, *run) {
-                    let text = self.went_back(*report, *run, newer, &format!("chunk {chunk}"), *token);
-                    self.damage(*report, at, index, "report_went_back", text);
+                    let text = self.went_back(*report, *run, newer, &format!("chunk {chunk}"));
+                    let cause = self.stale_cause(*run, *token, Some(newer.run), true);
+                    self.damage(*report, at, index, "report_went_back", text, cause);
                 }
-                if let Some(later) = self.applied(Object::Chunk(*report, *chunk), *run) {
+                if let Some(later) = stale {
                     self.metrics.stale_writes_accepted += 1;
-                    let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
-                    let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
+                    let later = self.run_of_epoch(later);
+                    let later_who = later.map(|later| self.who(later)).unwrap_or_default();
+                    let with = token.map(|token| format!(" with token {token}")).unwrap_or_default();
                     let text = format!(
-                        "storage accepted a stale write: {instance}'s chunk {chunk}{token} overwrote {later_who}'s newer one"
+                        "storage accepted a stale write: {instance}'s chunk {chunk}{with} overwrote {later_who}'s newer one"
                     );
-                    self.say(at, index, "stale_write_accepted", text);
+                    let cause = self.stale_cause(*run, *token, later, true);
+                    self.say_caused(at, index, "stale_write_accepted", text, cause);
                 }
             }
             PutOutcome::Rejected(highest) => {
@@ -1111,13 +1632,15 @@ impl Analysis {
         token: &Option<Token>,
     ) {
         entry(&mut self.periods, period.0).report_done_ms.get_or_insert(at);
+        entry(&mut self.runs, run.0).token = *token;
+        let stale = self.applied(Object::Row(*report), *run);
         // A row is fenced by its token, by the unique key it is inserted
         // under, or by being committed in the transaction that holds the row lock.
         let fenced = token.is_some()
             || self.strategy == StrategyId::UniqueInsert
             || (self.strategy == StrategyId::DbLock && !self.run(*run).redelivered);
         if !fenced {
-            self.unfenced(at, index, *run, WriteKind::Row { report: *report });
+            self.unfenced(at, index, *run, WriteKind::Row { report: *report }, stale.is_none());
         }
         self.completed(*report, *run, *token, at, index);
         if self.run(*run).gave_up_on_row {
@@ -1129,54 +1652,61 @@ impl Analysis {
             );
             self.say(at, index, "in_doubt_commit", text);
         }
-        if let Some(later) = self.applied(Object::Row(*report), *run) {
+        if let Some(later) = stale {
             self.metrics.stale_writes_accepted += 1;
-            let later_who = self.run_of_epoch(later).map(|later| self.who(later)).unwrap_or_default();
-            let token = token.map(|token| format!(" with token {token}")).unwrap_or_default();
+            let later = self.run_of_epoch(later);
+            let later_who = later.map(|later| self.who(later)).unwrap_or_default();
+            let with = token.map(|token| format!(" with token {token}")).unwrap_or_default();
             let text = format!(
-                "the database accepted a stale report row from {}{token} over {later_who}'s newer one",
+                "the database accepted a stale report row from {}{with} over {later_who}'s newer one",
                 self.who(*run)
             );
-            self.say(at, index, "stale_write_accepted", text);
+            let cause = self.stale_cause(*run, *token, later, false);
+            self.say_caused(at, index, "stale_write_accepted", text, cause);
         }
     }
 
     /// Whether two runs held the lock at once and both wrote where no fence
-    /// checked: one while the other held it, the other while it held it. Says
-    /// so once per pair of runs, naming the writes.
+    /// checked while both held it: each write made inside the overlap. Says
+    /// so once per pair of runs, naming the two writes and the later one's cause.
     fn two_holders_unfenced(&mut self) -> bool {
-        // One sentence per pair of instances; two runs of one instance (a
-        // redelivered job beside a new one) are told apart by run.
-        let mut said: Vec<(String, String)> = Vec::new();
-        for (write, other) in std::mem::take(&mut self.overlapping_writes) {
-            let Some(theirs) = self.run(other).unfenced else {
+        let mut any = false;
+        let writes = std::mem::take(&mut self.overlapping_writes);
+        for (write, other) in &writes {
+            let (write, other) = (*write, *other);
+            // The other run's own write while this one held the lock too.
+            let Some(theirs) = writes
+                .iter()
+                .find(|(theirs, with)| theirs.run == other && *with == write.run)
+                .map(|(theirs, _)| *theirs)
+            else {
                 continue;
             };
-            let same_instance = self.run(write.run).instance == self.run(other).instance;
-            let name = |run: RunId| if same_instance { format!("{} ({run})", self.who(run)) } else { self.who(run) };
-            let (mine, yours) = (name(write.run), name(other));
-            let pair = if mine < yours { (mine, yours) } else { (yours, mine) };
-            if said.contains(&pair) {
+            any = true;
+            let pair = if write.run < other { (write.run, other) } else { (other, write.run) };
+            if self.said_pairs.contains(&pair) {
                 continue;
             }
-            said.push(pair);
+            self.said_pairs.push(pair);
             let (first, second) = if theirs.at_ms < write.at_ms { (theirs, write) } else { (write, theirs) };
             let text = format!(
                 "{} and {} held the lock at once and both wrote where no fence checks: {}, and {}; only timing kept them from damaging each other",
-                name(write.run),
-                name(other),
+                self.name(first.run, second.run),
+                self.name(second.run, first.run),
                 self.describe(&first),
                 self.describe(&second)
             );
-            self.say(second.at_ms, second.event, "unfenced_overlap", text);
+            let cause = self.cause(&second);
+            self.say_caused(second.at_ms, second.event, "unfenced_overlap", text, cause);
         }
-        !said.is_empty()
+        any
     }
 
     fn finish(mut self) -> StrategyReport {
-        let duration = self.duration_ms;
+        // The run ends with the window, or later when runs in flight drained after it.
+        let duration = self.duration_ms.max(self.last_event_ms);
         self.advance(duration);
-        for (_, since) in std::mem::take(&mut self.waits) {
+        for (_, since) in self.waits.take() {
             self.metrics.db_lock_wait_ms += duration - since;
         }
         // A period's own report (`per_period`) is never rewritten in the normal
@@ -1190,7 +1720,8 @@ impl Analysis {
                 if writers.len() > 1 {
                     let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
                     let text = format!("{report}'s stored report mixes chunks from {}", names.join(" and "));
-                    self.damage(report, duration, u32::MAX, "corrupted_report", text);
+                    let cause = self.mixed_cause(writers[writers.len() - 1]);
+                    self.damage(report, duration, u32::MAX, "corrupted_report", text, cause);
                 }
             }
         }
@@ -1200,28 +1731,10 @@ impl Analysis {
             self.metrics.duplicate_runs += facts.runs_started.saturating_sub(1);
             self.metrics.duplicate_side_effects += facts.puts.saturating_sub(chunks) + facts.posts.saturating_sub(1);
         }
-        let period_ms = self.world.cron_period_ms;
-        let periods = u32::try_from(duration.div_ceil(period_ms)).unwrap_or(u32::MAX);
-        let mut late = false;
-        for period in 0..periods {
-            let due = u64::from(period) * period_ms;
-            let done_ms = usize::try_from(period).ok().and_then(|index| self.periods.get(index)?.report_done_ms);
-            match done_ms {
-                Some(done) => {
-                    let delay = done.saturating_sub(due);
-                    self.metrics.max_report_delay_ms = self.metrics.max_report_delay_ms.max(delay);
-                    late |= delay > period_ms;
-                }
-                None => {
-                    self.metrics.missed_periods += 1;
-                    let text = format!("period {period} (due t={}) has no report by the end", seconds(due));
-                    self.say(duration, u32::MAX, "missed_period", text);
-                }
-            }
-        }
+        let late = self.judge_periods(duration);
         let safety = if self.metrics.stale_writes_accepted > 0 || self.metrics.corrupted_reports > 0 {
             Safety::Unsafe
-        } else if at_risk {
+        } else if at_risk || self.former_wrote {
             Safety::AtRisk
         } else {
             Safety::Safe
@@ -1233,7 +1746,124 @@ impl Analysis {
         } else {
             Liveness::Ok
         };
-        StrategyReport { strategy: self.strategy, safety, liveness, metrics: self.metrics, findings: self.findings }
+        let efficiency = if self.metrics.wasted_runs > 0 || self.metrics.queries_failed_behind_lock > 0 {
+            Efficiency::Wasteful
+        } else {
+            Efficiency::Ok
+        };
+        StrategyReport {
+            strategy: self.strategy,
+            safety,
+            liveness,
+            efficiency,
+            metrics: self.metrics,
+            findings: self.findings,
+        }
+    }
+
+    /// Judges every period whose tick fell in the window, once its runs have
+    /// drained: done (and how late), missed (every run of it ended without
+    /// its report), or unfinished (a run of it still going when the drain
+    /// reached its limit, `end_ms`; older than a period by then, so late).
+    /// Says why for each missed and unfinished period and for the latest
+    /// report; returns whether any report was late.
+    fn judge_periods(&mut self, end_ms: u64) -> bool {
+        let period_ms = self.world.cron_period_ms;
+        let periods = u32::try_from(self.duration_ms.div_ceil(period_ms)).unwrap_or(u32::MAX);
+        let mut latest: Option<(u64, u32, u64)> = None;
+        for period in 0..periods {
+            let due = u64::from(period) * period_ms;
+            let done_ms = usize::try_from(period).ok().and_then(|index| self.periods.get(index)?.report_done_ms);
+            let in_flight = self.runs.iter().any(|facts| facts.live && facts.period == Some(Period(period)));
+            match done_ms {
+                Some(done) => {
+                    let delay = done.saturating_sub(due);
+                    if delay > period_ms && latest.is_none_or(|(worst, ..)| delay > worst) {
+                        latest = Some((delay, period, done));
+                    }
+                    self.metrics.max_report_delay_ms = self.metrics.max_report_delay_ms.max(delay);
+                }
+                None if in_flight => {
+                    self.metrics.unfinished_periods += 1;
+                    let delay = end_ms.saturating_sub(due);
+                    self.metrics.max_report_delay_ms = self.metrics.max_report_delay_ms.max(delay);
+                    latest = latest.filter(|(worst, ..)| *worst >= delay).or(Some((delay, period, end_ms)));
+                    let text = format!(
+                        "period {period} (due t={}) is still running at t={}, where the drain after the window stops: {}",
+                        seconds(due),
+                        seconds(end_ms),
+                        self.period_runs(Period(period))
+                    );
+                    self.say(end_ms, u32::MAX, "unfinished_period", text);
+                }
+                None => {
+                    self.metrics.missed_periods += 1;
+                    let text = format!(
+                        "period {period} (due t={}) got no report: {}",
+                        seconds(due),
+                        self.period_runs(Period(period))
+                    );
+                    self.say(end_ms, u32::MAX, "missed_period", text);
+                }
+            }
+        }
+        let Some((delay, period, done)) = latest else {
+            return false;
+        };
+        if done < end_ms || self.metrics.unfinished_periods == 0 {
+            let text = format!(
+                "period {period}'s report came {} after its tick, more than a cron period (due t={}, done t={}): {}",
+                seconds(delay),
+                seconds(u64::from(period) * period_ms),
+                seconds(done),
+                self.period_runs(Period(period))
+            );
+            self.say(done, u32::MAX, "late_period", text);
+        }
+        true
+    }
+
+    /// How a period's runs went, for the sentence that says why it was late
+    /// or missed: each run that started the job, how and when it ended.
+    fn period_runs(&self, period: Period) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let mut waited = 0;
+        for facts in &self.runs {
+            if facts.period != Some(period) {
+                continue;
+            }
+            let who = facts.instance.map_or_else(String::new, |instance| instance.to_string());
+            let Some(started) = facts.started_ms else {
+                waited += 1;
+                continue;
+            };
+            let handed = if facts.redelivered { " (handed back after a crash)" } else { "" };
+            parts.push(match facts.ended {
+                Some((at, RunPhase::Finished)) => {
+                    format!("{who}{handed} started at t={} and finished at t={}", seconds(started), seconds(at))
+                }
+                Some((at, RunPhase::Aborted(AbortReason::ProcessDied))) => {
+                    format!("{who}{handed} started at t={} and its process died at t={}", seconds(started), seconds(at))
+                }
+                Some((at, RunPhase::Aborted(reason))) => format!(
+                    "{who}{handed} started at t={} and stopped at t={}: {}",
+                    seconds(started),
+                    seconds(at),
+                    abort_text(reason)
+                ),
+                Some((at, _)) => {
+                    format!("{who}{handed} started at t={} and ended at t={}", seconds(started), seconds(at))
+                }
+                None => format!("{who}{handed} started at t={} and is still at it", seconds(started)),
+            });
+        }
+        if parts.is_empty() {
+            return "no run of it got the lock and started the job".to_owned();
+        }
+        if waited > 0 {
+            parts.push(format!("{waited} other {} never started it", if waited == 1 { "run" } else { "runs" }));
+        }
+        parts.join("; ")
     }
 }
 
@@ -1255,6 +1885,9 @@ mod tests {
         assert!(line.starts_with("overlap 1.5 s · "), "{line}");
         assert!(line.contains("runs (duplicates) 4 (1)"), "{line}");
         let compared = Metric::line(&metrics, seconds, true);
-        assert!(!compared.contains("pool exhausted") && compared.contains("background queries failed"), "{compared}");
+        assert!(
+            !compared.contains("pool exhausted") && compared.contains("queries failed behind the row lock"),
+            "{compared}"
+        );
     }
 }

@@ -10,9 +10,11 @@
 //! engine changes, and the story test fails when a moment no longer occurs
 //! or a claim (`unsafe`, `finding:stale_write_rejected`) no longer holds.
 
+use crate::claim::{ActorMoment, Claim};
+pub use crate::claim::{Found, Moment};
 use crate::report::StrategyReport;
-use crate::scenario::{Safety, StrategyId};
-use crate::view::{Resource, Timeline, WriteVerdict};
+use crate::scenario::StrategyId;
+use crate::view::{Resource, Timeline};
 use serde::Deserialize;
 use std::fmt;
 
@@ -61,7 +63,7 @@ pub struct Step {
     /// What to look at: see [`LookAt`].
     #[serde(default)]
     pub look_at: Vec<String>,
-    /// What the text claims about the run: see [`Claim`].
+    /// What the text claims about the run: see [`crate::claim`].
     #[serde(default)]
     pub claims: Vec<String>,
     /// Links shown under the text (an ending's way on).
@@ -96,146 +98,6 @@ impl std::error::Error for StoryError {}
 
 fn error(path: impl Into<String>, message: impl Into<String>) -> StoryError {
     StoryError { path: path.into(), message: message.into() }
-}
-
-/// What a write became, as a moment names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteKind {
-    Accepted,
-    /// Accepted, and it landed on a newer run's data (a `stale_write_accepted` finding).
-    Stale,
-    /// Refused by a fence.
-    Refused,
-    NoEffect,
-}
-
-/// A moment of a run, by what happens there: `kind[:detail][#n]`, the n-th
-/// (from 1; the first when `#n` is left out) of
-/// - `grant`: the lock service grants the lock;
-/// - `belief`: an instance comes to believe it holds the lock;
-/// - `fault:KIND`: a fault of that kind strikes (`fault:oom_kill`);
-/// - `finding:KIND`: the report finds that (`finding:overlap`, `finding:stale_write_rejected`);
-/// - `write:accepted|stale|refused|no_effect`: a write with that outcome;
-/// - `post`: a Slack post;
-/// - `end`: the run's end (no `#n`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Moment {
-    Grant(u32),
-    Belief(u32),
-    Fault(String, u32),
-    Finding(String, u32),
-    Write(WriteKind, u32),
-    Post(u32),
-    End,
-}
-
-/// Where a moment falls in a run: its time and, when one event is the moment,
-/// that event's index in the log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Found {
-    pub at_ms: u64,
-    pub event: Option<u32>,
-}
-
-impl Moment {
-    pub fn parse(text: &str) -> Result<Moment, String> {
-        let (head, nth) = match text.split_once('#') {
-            Some((head, number)) => match number.parse::<u32>() {
-                Ok(nth) if nth >= 1 => (head, nth),
-                _ => return Err(format!("`#{number}` is not a count from 1")),
-            },
-            None => (text, 1),
-        };
-        let (kind, detail) = match head.split_once(':') {
-            Some((kind, detail)) => (kind, Some(detail)),
-            None => (head, None),
-        };
-        let named = |what: &str| match detail {
-            Some(detail) if !detail.is_empty() => Ok(detail.to_owned()),
-            _ => Err(format!("`{kind}` needs a {what}: `{kind}:…`")),
-        };
-        let bare = |moment: Moment| match detail {
-            None => Ok(moment),
-            Some(detail) => Err(format!("`{kind}` takes no `:{detail}`")),
-        };
-        match kind {
-            "grant" => bare(Moment::Grant(nth)),
-            "belief" => bare(Moment::Belief(nth)),
-            "post" => bare(Moment::Post(nth)),
-            "end" if !text.contains('#') => bare(Moment::End),
-            "end" => Err("`end` takes no `#n`".to_owned()),
-            "fault" => Ok(Moment::Fault(named("fault kind")?, nth)),
-            "finding" => Ok(Moment::Finding(named("finding kind")?, nth)),
-            "write" => {
-                let verdict = match named("verdict")?.as_str() {
-                    "accepted" => WriteKind::Accepted,
-                    "stale" => WriteKind::Stale,
-                    "refused" => WriteKind::Refused,
-                    "no_effect" => WriteKind::NoEffect,
-                    other => return Err(format!("`write:{other}`: a write is accepted, stale, refused or no_effect")),
-                };
-                Ok(Moment::Write(verdict, nth))
-            }
-            other => Err(format!(
-                "`{other}` is not a moment: grant, belief, fault:KIND, finding:KIND, write:VERDICT, post or end"
-            )),
-        }
-    }
-
-    /// Where the moment falls in a run, if it happens there.
-    pub fn find(&self, timeline: &Timeline, report: &StrategyReport) -> Option<Found> {
-        let nth = |count: u32| usize::try_from(count.saturating_sub(1)).ok();
-        let event = |at_ms: u64, event: u32| Found { at_ms, event: Some(event) };
-        match self {
-            Moment::Grant(count) => {
-                let mut grants: Vec<_> = timeline.grants.iter().collect();
-                grants.sort_by_key(|span| (span.span.from_ms, span.event));
-                grants.get(nth(*count)?).map(|span| event(span.span.from_ms, span.event))
-            }
-            Moment::Belief(count) => {
-                let mut beliefs: Vec<_> = timeline.beliefs.iter().collect();
-                beliefs.sort_by_key(|span| (span.span.from_ms, span.event));
-                beliefs.get(nth(*count)?).map(|span| event(span.span.from_ms, span.event))
-            }
-            Moment::Fault(kind, count) => timeline
-                .faults
-                .iter()
-                .filter(|mark| mark.fault.kind_name() == kind)
-                .nth(nth(*count)?)
-                .map(|mark| event(mark.at_ms, mark.event)),
-            Moment::Finding(kind, count) => report
-                .findings
-                .iter()
-                .filter(|finding| finding.kind == kind)
-                .nth(nth(*count)?)
-                .map(|finding| event(finding.at_ms, finding.event)),
-            Moment::Write(verdict, count) => {
-                let stale = |event: u32| {
-                    report
-                        .findings
-                        .iter()
-                        .any(|finding| finding.kind == "stale_write_accepted" && finding.event == event)
-                };
-                timeline
-                    .writes
-                    .iter()
-                    .filter(|write| match (verdict, write.verdict) {
-                        (WriteKind::Accepted, WriteVerdict::Accepted) => !stale(write.event),
-                        (WriteKind::Stale, WriteVerdict::Accepted) => stale(write.event),
-                        (WriteKind::Refused, WriteVerdict::Rejected { .. })
-                        | (WriteKind::NoEffect, WriteVerdict::NoEffect) => true,
-                        (
-                            WriteKind::Accepted | WriteKind::Stale | WriteKind::Refused | WriteKind::NoEffect,
-                            WriteVerdict::Accepted | WriteVerdict::Rejected { .. } | WriteVerdict::NoEffect,
-                        ) => false,
-                    })
-                    .nth(nth(*count)?)
-                    .map(|write| event(write.at_ms, write.event))
-            }
-            Moment::Post(count) => timeline.posts.get(nth(*count)?).map(|post| event(post.at_ms, post.event)),
-            Moment::End => Some(Found { at_ms: timeline.duration_ms, event: None }),
-        }
-    }
 }
 
 /// What a step points the reader at, highlighted on the timeline:
@@ -297,74 +159,6 @@ impl LookAt {
     }
 }
 
-/// A claim a step's text makes about its run, checked against the report:
-/// `safe`, `at_risk`, `unsafe` (the verdict), `finding:KIND` (the report has
-/// it) or `no_finding:KIND` (it has not).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Claim {
-    Safety(Safety),
-    Finding(String),
-    NoFinding(String),
-}
-
-impl Claim {
-    pub fn parse(text: &str) -> Result<Claim, String> {
-        match text.split_once(':') {
-            None => match text {
-                "safe" => Ok(Claim::Safety(Safety::Safe)),
-                "at_risk" => Ok(Claim::Safety(Safety::AtRisk)),
-                "unsafe" => Ok(Claim::Safety(Safety::Unsafe)),
-                other => {
-                    Err(format!("`{other}` is not a claim: safe, at_risk, unsafe, finding:KIND or no_finding:KIND"))
-                }
-            },
-            Some(("finding", kind)) if !kind.is_empty() => Ok(Claim::Finding(kind.to_owned())),
-            Some(("no_finding", kind)) if !kind.is_empty() => Ok(Claim::NoFinding(kind.to_owned())),
-            Some((other, _)) => Err(format!("`{other}:…` is not a claim")),
-        }
-    }
-
-    /// Whether the report bears the claim out.
-    pub fn holds(&self, report: &StrategyReport) -> bool {
-        match self {
-            Claim::Safety(safety) => report.safety == *safety,
-            Claim::Finding(kind) => report.findings.iter().any(|finding| finding.kind == kind),
-            Claim::NoFinding(kind) => report.findings.iter().all(|finding| finding.kind != kind),
-        }
-    }
-
-    /// The words that make this claim in a step's text: a text that uses
-    /// them must list the claim, so prose and report cannot drift apart.
-    pub fn words(&self) -> &'static [&'static str] {
-        match self {
-            Claim::Safety(Safety::Safe) => &["safe"],
-            Claim::Safety(Safety::AtRisk) => &["at risk"],
-            Claim::Safety(Safety::Unsafe) => &["unsafe"],
-            Claim::Finding(kind) if kind == "stale_write_rejected" => &["refuses", "refused"],
-            Claim::Finding(_) | Claim::NoFinding(_) => &[],
-        }
-    }
-}
-
-/// The claims whose words (see [`Claim::words`]) a text uses, as whole words.
-pub fn claims_in_text(text: &str) -> Vec<Claim> {
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).collect();
-    let uses = |phrase: &str| {
-        let phrase: Vec<&str> = phrase.split(' ').collect();
-        words.windows(phrase.len()).any(|window| window == phrase.as_slice())
-    };
-    [
-        Claim::Safety(Safety::Safe),
-        Claim::Safety(Safety::AtRisk),
-        Claim::Safety(Safety::Unsafe),
-        Claim::Finding("stale_write_rejected".to_owned()),
-    ]
-    .into_iter()
-    .filter(|claim| claim.words().iter().any(|phrase| uses(phrase)))
-    .collect()
-}
-
 impl Story {
     /// Reads and checks a story document: its format, its ids, its
     /// chapters' scenarios, and every step's moment, look-ats, claims and
@@ -401,7 +195,7 @@ impl Story {
                 if step.text.trim().is_empty() {
                     return Err(error(format!("{path}.text"), "a step says something"));
                 }
-                Moment::parse(&step.moment).map_err(|message| error(format!("{path}.moment"), message))?;
+                ActorMoment::parse(&step.moment).map_err(|message| error(format!("{path}.moment"), message))?;
                 for (index, look_at) in step.look_at.iter().enumerate() {
                     LookAt::parse(look_at).map_err(|message| error(format!("{path}.look_at[{index}]"), message))?;
                 }
@@ -428,9 +222,10 @@ impl Story {
 }
 
 impl Step {
-    /// The parsed moment (checked by [`Story::parse`]; `End` if it was not).
-    pub fn moment(&self) -> Moment {
-        Moment::parse(&self.moment).unwrap_or(Moment::End)
+    /// The parsed moment, with its actor if it names one (checked by
+    /// [`Story::parse`]; the run's end if it was not).
+    pub fn moment(&self) -> ActorMoment {
+        ActorMoment::parse(&self.moment).unwrap_or_else(|_| ActorMoment::parse("end").expect("`end` is a moment"))
     }
 
     /// The parsed look-ats (checked by [`Story::parse`]).
@@ -438,9 +233,12 @@ impl Step {
         self.look_at.iter().filter_map(|text| LookAt::parse(text).ok()).collect()
     }
 
-    /// The parsed claims (checked by [`Story::parse`]).
-    pub fn claims(&self) -> Vec<Claim> {
-        self.claims.iter().filter_map(|text| Claim::parse(text).ok()).collect()
+    /// Where the step falls in its chapter's run: its moment, if it occurs.
+    /// The page needs no more; [`Step::check`] is what the story test asks.
+    pub fn locate(&self, timeline: &Timeline, report: &StrategyReport) -> Result<Found, String> {
+        self.moment()
+            .find(timeline, report)
+            .ok_or_else(|| format!("its moment `{}` does not occur in the run", self.moment))
     }
 }
 
@@ -452,21 +250,8 @@ impl Step {
     /// `token:N`, an instance that exists, a resource the run uses); and it
     /// is one or two sentences. The error says which of these failed.
     pub fn check(&self, timeline: &Timeline, report: &StrategyReport) -> Result<Found, String> {
-        let found = self
-            .moment()
-            .find(timeline, report)
-            .ok_or_else(|| format!("its moment `{}` does not occur in the run", self.moment))?;
-        let claims = self.claims();
-        for claim in &claims {
-            if !claim.holds(report) {
-                return Err(format!("its claim {claim:?} does not hold: the report is {:?}", report.safety));
-            }
-        }
-        for claim in claims_in_text(&self.text) {
-            if !claims.contains(&claim) {
-                return Err(format!("its text says {:?} but its claims do not list {claim:?}", claim.words()));
-            }
-        }
+        let found = self.locate(timeline, report)?;
+        crate::claim::check(&self.text, &self.claims, timeline, report)?;
         for look_at in self.look_at() {
             let drawn = match look_at {
                 LookAt::Lane(instance) => instance.0 < timeline.instances,
@@ -532,23 +317,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn moments_look_ats_and_claims_read_their_grammar() {
+    fn moments_and_look_ats_read_their_grammar() {
         assert_eq!(Moment::parse("finding:overlap"), Ok(Moment::Finding("overlap".into(), 1)));
-        assert_eq!(Moment::parse("write:refused#2"), Ok(Moment::Write(WriteKind::Refused, 2)));
         assert_eq!(Moment::parse("end"), Ok(Moment::End));
-        assert!(Moment::parse("end#2").is_err());
         assert!(Moment::parse("fault").unwrap_err().contains("needs a fault kind"));
         assert!(Moment::parse("post#0").is_err());
-        assert!(Moment::parse("at:60000").unwrap_err().contains("not a moment"));
+        assert_eq!(ActorMoment::parse("grant#2@c").map(|moment| moment.actor), Ok(Some(crate::ids::InstanceId(2))));
         assert_eq!(LookAt::parse("lane:b"), Ok(LookAt::Lane(crate::ids::InstanceId(1))));
         assert_eq!(LookAt::parse("token:42"), Ok(LookAt::Token(crate::ids::Token(42))));
         assert!(LookAt::parse("lane:z").is_err());
-        assert_eq!(Claim::parse("unsafe"), Ok(Claim::Safety(Safety::Unsafe)));
-        assert!(Claim::parse("probably").is_err());
-        assert_eq!(
-            claims_in_text("It is unsafe; storage refused it, and nothing is safe."),
-            [Claim::Safety(Safety::Safe), Claim::Safety(Safety::Unsafe), Claim::Finding("stale_write_rejected".into())]
-        );
     }
 
     #[test]

@@ -379,6 +379,7 @@ fn marks(
          <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" class=\"hatch-line\"/></pattern></defs>"
     ));
     let all_rows = rows(timeline, compact);
+    drain_band(svg, &lane);
     overlap_bands(svg, &lane, &all_rows);
     let mut y = 0.0;
     for row in &all_rows {
@@ -409,6 +410,27 @@ struct Lane<'a> {
     /// The events of stale writes that were accepted.
     stale_events: &'a [u32],
     clock_origin: &'a str,
+}
+
+/// After the window's end no cron tick starts a run and the runs in flight
+/// finish: a pale band from the end to the run's last event, under every
+/// row, and a dashed line where the window ends, so nobody reads the drain
+/// as more of the night.
+fn drain_band(svg: &mut Svg, lane: &Lane<'_>) {
+    let (timeline, geometry) = (lane.timeline, lane.geometry);
+    if timeline.duration_ms <= timeline.window_end_ms {
+        return;
+    }
+    let (x, width) = geometry.extent(&Span { from_ms: timeline.window_end_ms, to_ms: timeline.duration_ms });
+    let title = format!(
+        "{} → {}: after the scenario's end no cron tick starts a run; the runs already going finish, so no verdict depends on where the window ends",
+        format::t_label(timeline.window_end_ms),
+        format::t_label(timeline.duration_ms)
+    );
+    svg.raw(format_args!("<g class=\"drain\">"));
+    svg.rect("drain-band", x, 0.0, width, geometry.height, &title);
+    svg.line("window-end", x, 0.0, x, geometry.height);
+    svg.raw(format_args!("</g>"));
 }
 
 /// The stretches where two or more believed they held the lock, as bands
@@ -660,7 +682,7 @@ const FIGURE_STYLE: &str = "text{fill:#1b1f24}.title{font-size:16px;font-weight:
 .process.dead{fill:rgba(176,42,32,.13);stroke:#b02a20;stroke-width:1}\
 .process-label{fill:#855400;font-weight:700;font-size:.85em}\
 .overlap .band{fill:rgba(176,42,32,.13);stroke:#b02a20;stroke-width:.8;stroke-dasharray:3 2}\
-.band-label{fill:#b02a20;font-weight:700;font-size:.9em}.fault-mark line{stroke:#855400;stroke-width:1.4;stroke-dasharray:4 3}\
+.drain-band{fill:#f7f8fa}.window-end{stroke:#535b66;stroke-width:1.2;stroke-dasharray:2 3}.band-label{fill:#b02a20;font-weight:700;font-size:.9em}.fault-mark line{stroke:#855400;stroke-width:1.4;stroke-dasharray:4 3}\
 .fault-mark text{fill:#855400;font-weight:700}.write .glyph{font-weight:700;font-size:1.15em}\
 .write.accepted .glyph{fill:#146c36}.write.own .glyph{opacity:.7}.write.rejected .glyph,.write.stale .glyph{fill:#b02a20}\
 .write.no-effect .glyph{fill:#535b66}.write-label{fill:#b02a20;font-weight:700;font-size:.9em}.post text{font-size:1.1em}";
@@ -733,13 +755,14 @@ pub fn figure(scenario: &Scenario, timeline: &Timeline, report: &StrategyReport)
     svg.finish()
 }
 
-/// The verdict in one line: the three-valued safety, liveness and the
-/// figures behind them.
+/// The verdict in one line: safety, liveness and efficiency, each by its
+/// axis, and the figures behind them.
 fn verdict_line(report: &StrategyReport) -> String {
     format!(
-        "{} · {} · {}",
+        "safety {} · liveness {} · efficiency {} · {}",
         report.safety.name().replace('_', " ").to_uppercase(),
         report.liveness.name().to_uppercase(),
+        report.efficiency.name().to_uppercase(),
         Metric::line(&report.metrics, format::seconds, true)
     )
 }
@@ -777,7 +800,7 @@ fn short_fault(fault: &Fault) -> String {
         F::RedisRestart { target, .. } => format!("{target} restart"),
         F::RedisFailover { target, .. } => format!("{target} failover"),
         F::ConsensusLeaderLoss { .. } => "leader lost".to_owned(),
-        F::DbSlow { factor, .. } => format!("db {factor}× slow"),
+        F::DbSlow { factor, .. } => format!("db {}× slow", format::decimal(*factor)),
     }
 }
 
@@ -846,10 +869,11 @@ mod tests {
             1,
             "the paused holder's write is refused"
         );
-        assert!(svg.contains(">SAFE · "));
+        assert!(svg.contains(">safety SAFE · liveness "), "the three axes, safety first");
+        assert!(svg.contains(" · efficiency "), "the three axes");
         let (scenario, timeline, report) = run("redlock-clock-jump", StrategyId::Redlock);
         assert!(
-            figure(&scenario, &timeline, &report).contains(">AT RISK · "),
+            figure(&scenario, &timeline, &report).contains(">safety AT RISK · "),
             "two holders that wrote unfenced are at risk"
         );
     }

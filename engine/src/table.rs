@@ -10,6 +10,10 @@
 //! far less code than a `BTreeMap` per key and value type. Iteration is in
 //! key order, as a `BTreeMap`'s is, so nothing that decides changes.
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::marker::PhantomData;
+
 /// An ordered map on a sorted vector. Invariant: keys are strictly increasing.
 ///
 /// `ENDS_FIRST` tables look at both ends before searching: the simulation's
@@ -124,6 +128,10 @@ impl<K: Ord + Copy, V, const ENDS_FIRST: bool> Table<K, V, ENDS_FIRST> {
         self.entries.is_empty()
     }
 
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Empties the table, giving its entries in key order.
     pub fn take(&mut self) -> Vec<(K, V)> {
         std::mem::take(&mut self.entries)
@@ -132,5 +140,47 @@ impl<K: Ord + Copy, V, const ENDS_FIRST: bool> Table<K, V, ENDS_FIRST> {
     /// Empties the table, giving its values in key order.
     pub fn take_values(&mut self) -> Vec<V> {
         self.take().into_iter().map(|(_, value)| value).collect()
+    }
+}
+
+/// Entries in key order, as [`Table::iter`] gives them.
+impl<'a, K: Ord + Copy, V, const ENDS_FIRST: bool> IntoIterator for &'a Table<K, V, ENDS_FIRST> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(key, value)| (key, value))
+    }
+}
+
+/// Written as a JSON object, in key order, as a `BTreeMap` is.
+impl<K: Ord + Copy + Serialize, V: Serialize, const ENDS_FIRST: bool> Serialize for Table<K, V, ENDS_FIRST> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+/// Read as serde reads a `BTreeMap`, in the same words ("expected a map"):
+/// a key given twice keeps its last value.
+impl<'de, K: Ord + Copy + Deserialize<'de>, V: Deserialize<'de>, const ENDS_FIRST: bool> Deserialize<'de>
+    for Table<K, V, ENDS_FIRST>
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<K, V, const ENDS_FIRST: bool>(PhantomData<Table<K, V, ENDS_FIRST>>);
+        impl<'de, K: Ord + Copy + Deserialize<'de>, V: Deserialize<'de>, const ENDS_FIRST: bool> serde::de::Visitor<'de>
+            for Visitor<K, V, ENDS_FIRST>
+        {
+            type Value = Table<K, V, ENDS_FIRST>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut table = Table::new();
+                while let Some((key, value)) = map.next_entry()? {
+                    table.insert(key, value);
+                }
+                Ok(table)
+            }
+        }
+        deserializer.deserialize_map(Visitor(PhantomData))
     }
 }

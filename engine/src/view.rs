@@ -222,7 +222,11 @@ pub struct CostSeries {
 #[derive(Clone, Debug)]
 pub struct Timeline {
     pub strategy: StrategyId,
+    /// The run's length: the scenario's window, or longer when runs in flight
+    /// at its end drained after it (see [`Scenario::drain_ms`]).
     pub duration_ms: u64,
+    /// The window's end: the last moment a cron tick could start a run.
+    pub window_end_ms: u64,
     pub instances: u8,
     /// The Redis nodes the strategy uses, in order (with the replica last).
     pub redis_nodes: Vec<Party>,
@@ -918,6 +922,7 @@ impl TimelineBuilder {
             timeline: Timeline {
                 strategy,
                 duration_ms,
+                window_end_ms: duration_ms,
                 instances: scenario.world.instances,
                 redis_nodes,
                 beliefs: Vec::new(),
@@ -955,7 +960,9 @@ impl TimelineBuilder {
     /// Closes what is still open at the end of the run.
     pub fn finish(self) -> Timeline {
         let TimelineBuilder { mut timeline, mut open, series, .. } = self;
+        // The run ends with the window, or later when runs in flight drained after it.
         let end = timeline.duration_ms.max(timeline.times_ms.last().copied().unwrap_or(0));
+        timeline.duration_ms = end;
         for (_, mut span) in open.beliefs.take() {
             span.span.to_ms = end;
             timeline.beliefs.push(span);

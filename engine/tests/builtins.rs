@@ -152,3 +152,35 @@ fn every_log_document_reads_back_as_its_events() {
     let refused = locklab_engine::LogDocument::from_json(r#"{"format": "locklab/2"}"#);
     assert_eq!(refused, Err("format `locklab/2` is not locklab-log/1".to_owned()));
 }
+
+/// The plain-DEL hazard, and the Redis page's fix: the same overrun night
+/// released with a plain `DEL` lets a second run in (b's DEL deletes a's
+/// lock, and c walks in beside a), while compare-and-delete, where each run
+/// writes its own value and the unlock script deletes only its own key,
+/// leaves a's lock alone and no run is wasted.
+#[test]
+fn overrun_del_differs_from_compare_and_delete_as_the_redis_page_says() {
+    use locklab_engine::StrategyId;
+    use locklab_engine::scenario::Efficiency;
+
+    let text = builtin::find("overrun-del").expect("built-in").text;
+    let released = |release: &str| {
+        let mut document: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        document["strategies"]["naive"]["release"] = serde_json::Value::from(release);
+        let scenario = Scenario::from_json(&document.to_string()).expect("valid");
+        let log = locklab_engine::simulate(&scenario, StrategyId::Naive);
+        report::analyze(&scenario, StrategyId::Naive, &log)
+    };
+    let has =
+        |outcome: &report::StrategyReport, kind: &str| outcome.findings.iter().any(|finding| finding.kind == kind);
+
+    let del = released("del");
+    assert!(has(&del, "lock_deleted_by_other"), "a plain DEL deletes another run's lock: {:?}", del.findings);
+    assert!(del.metrics.wasted_runs > 0, "the run it lets in is wasted: {:?}", del.metrics);
+    assert_eq!(del.efficiency, Efficiency::Wasteful);
+
+    let compare = released("compare_and_delete");
+    assert!(!has(&compare, "lock_deleted_by_other"), "compare-and-delete deletes only its own: {:?}", compare.findings);
+    assert_eq!(compare.metrics.wasted_runs, 0, "nobody is let in: {:?}", compare.metrics);
+    assert_eq!(compare.efficiency, Efficiency::Ok);
+}

@@ -4,8 +4,8 @@
 //! replication and failover, GC pauses, and PostgreSQL's lock and idle timeouts.
 
 use locklab_engine::event::{
-    ConnectionChange, DbClient, PutOutcome, RedisReply, RowLockChange, RowLockMode, RowWrite, RunPhase, Sql, SqlError,
-    SqlOutcome, TerminateReason,
+    ConnectionChange, ConsensusOp, ConsensusReply, DbClient, PutOutcome, RedisReply, RowLockChange, RowLockMode,
+    RowWrite, RunPhase, Sql, SqlError, SqlOutcome, TerminateReason,
 };
 use locklab_engine::ids::{InstanceId, Party, RunId};
 use locklab_engine::{Event, EventKind, Scenario, StrategyId};
@@ -259,6 +259,44 @@ fn consensus_revisions_never_go_back_across_a_leader_loss() {
     assert!(tokens.len() >= 3);
     assert!(tokens.windows(2).all(|pair| pair[0] < pair[1]), "revisions only rise: {tokens:?}");
     assert!(first(&events, |kind| matches!(kind, EventKind::Leader { up: true })).is_some());
+}
+
+/// etcd's lessor measures a lease on Go's monotonic clock (`lease/lessor.go`:
+/// `expired()` is `time.Until(expiry) <= 0`), so a step of the store's wall
+/// clock ends no lease; a Redis node expires its key by its wall clock, so
+/// the same step there ends the lock at once.
+#[test]
+fn a_step_of_the_consensus_stores_clock_ends_no_lease_a_redis_nodes_does() {
+    let json = |strategy: &str, target: &str| {
+        format!(
+            r#"{{"format": "locklab/1", "duration_ms": 120000, "strategies": {{"{strategy}": {{}}}},
+            "faults": [{{"at_ms": 5000, "kind": "clock_jump", "target": "{target}", "by_ms": 60000}}]}}"#
+        )
+    };
+    let events = log(&json("consensus", "consensus"), StrategyId::Consensus);
+    let stepped = first(&events, |kind| matches!(kind, EventKind::Clock { party: Party::Consensus, .. }))
+        .expect("the store's clock is stepped");
+    assert_eq!(stepped.at_ms, 5_000);
+    let before_step = || events.iter().take_while(|event| event.at_ms <= 5_000);
+    let holder = before_step()
+        .filter_map(|event| if let EventKind::Granted { run, .. } = event.kind { Some(run) } else { None })
+        .last()
+        .expect("a run is granted the lease before the clock steps");
+    assert!(
+        !before_step().any(|event| matches!(event.kind, EventKind::Revoked { run, .. } if run == holder)),
+        "and still holds it when the clock steps"
+    );
+    assert!(first(&events, |kind| matches!(kind, EventKind::LeaseExpired { .. })).is_none(), "no lease expires");
+    let kept_alive = events.iter().any(|event| {
+        event.at_ms > 5_000
+            && matches!(event.kind, EventKind::Consensus { run, op: ConsensusOp::KeepAlive { .. }, reply: ConsensusReply::Alive { .. }, .. } if run == holder)
+    });
+    assert!(kept_alive, "the holder's keep-alives after the step find its lease");
+
+    let events = log(&json("fencing", "redis-1"), StrategyId::Fencing);
+    let expired = first(&events, |kind| matches!(kind, EventKind::KeyExpired { node: Party::Redis(_), .. }))
+        .expect("the step expires the key");
+    assert_eq!(expired.at_ms, 5_000, "a 30 s key is gone the moment its node's clock steps 60 s");
 }
 
 /// Kleppmann 2016 on Redlock without persistence: a node that restarts empty

@@ -823,3 +823,43 @@ fn a_float_survives_json() {
     assert_eq!(scenario, again, "{}", what_changed(&scenario, &again));
     assert_eq!(scenario.faults[0], Fault::DbSlow { at_ms: 0, factor: 1.747_771_263_488_695_7, duration_ms: 1000 });
 }
+
+/// The periods a report calls missed, read from its `missed_period` findings.
+fn missed_periods(report: &report::StrategyReport) -> Vec<u32> {
+    report
+        .findings
+        .iter()
+        .filter(|finding| finding.kind == "missed_period")
+        .filter_map(|finding| finding.text.strip_prefix("period ")?.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn no_verdict_on_a_period_depends_on_where_the_window_ends() {
+    // The rule of the engine, not of the built-ins: in any world, a period
+    // missed over a window stays missed when the window is a period longer
+    // (its runs drained after the first window's end, as they would go on).
+    check_property("window", "proptest-regressions/properties/window.txt", 48, scenario(ALL_KINDS), |scenario| {
+        assert_valid(scenario)?;
+        let mut longer = scenario.clone();
+        longer.duration_ms = Some(scenario.duration_ms() + scenario.world.cron_period_ms);
+        assert_valid(&longer)?;
+        for strategy in StrategyId::ALL {
+            let short = report::analyze(scenario, strategy, &simulate_caught(scenario, strategy)?);
+            let long = report::analyze(&longer, strategy, &simulate_caught(&longer, strategy)?);
+            let (short_missed, long_missed) = (missed_periods(&short), missed_periods(&long));
+            if let Some(period) = short_missed.iter().find(|period| !long_missed.contains(period)) {
+                return Err(Failure {
+                    strategy: Some(strategy),
+                    what: format!(
+                        "period {period} is missed over {} ms but not over {} ms",
+                        scenario.duration_ms(),
+                        longer.duration_ms()
+                    ),
+                    scenarios: vec![("shorter", scenario.clone()), ("longer", longer.clone())],
+                });
+            }
+        }
+        Ok(())
+    });
+}

@@ -56,7 +56,7 @@ fn a_step_whose_moment_or_claim_is_wrong_fails_the_check() {
     assert!(step.check(&timeline, &report).unwrap_err().contains("does not occur"));
     let mut step = chapter.steps[0].clone();
     step.text = "This night is safe.".to_owned();
-    assert!(step.check(&timeline, &report).unwrap_err().contains("claims do not list"));
+    assert!(step.check(&timeline, &report).unwrap_err().contains("lists none of"));
     step.claims = vec!["safe".to_owned()];
     assert!(step.check(&timeline, &report).unwrap_err().contains("does not hold"));
 }

@@ -113,10 +113,12 @@ fn nothing_runs_before_the_check_and_a_wrong_pick_is_shown_beside_a_right_answer
 
 #[wasm_bindgen_test]
 fn a_right_pick_is_shown_beside_another_right_answer_or_the_closest_wrong_one() {
-    let state = reduce(fresh(), [QuizAction::Pick("D".to_owned()), QuizAction::Check]);
+    // Card 1's only right answer is A, the post's: beside it, the closest
+    // wrong choice, which the post names too: D, right data at triple the work.
+    let state = reduce(fresh(), [QuizAction::Pick("A".to_owned()), QuizAction::Check]);
     let answered = state.answered.as_ref().expect("checked");
     assert!(answered.right);
-    assert_eq!((answered.pairing, answered.other.choice.id.as_str()), (Pairing::AnotherRightAnswer, "A"));
+    assert_eq!((answered.pairing, answered.other.choice.id.as_str()), (Pairing::ClosestWrong, "D"));
     // Card 2's only right answer is B (Redlock): its closest wrong choice is
     // A, the same lease with a token that refuses the stale write.
     let state = reduce(state, [QuizAction::Open(1), QuizAction::Pick("B".to_owned()), QuizAction::Check]);
@@ -124,14 +126,19 @@ fn a_right_pick_is_shown_beside_another_right_answer_or_the_closest_wrong_one() 
     assert!(answered.right);
     assert_eq!((answered.pairing, answered.other.choice.id.as_str()), (Pairing::ClosestWrong, "A"));
     assert_eq!(answered.other.run.report.metrics.stale_writes_rejected, 1);
-    assert_eq!(state.score(), (2, 2));
+    // Card 3 has two right answers, B and C: each is shown beside the other.
+    let state = reduce(state, [QuizAction::Open(2), QuizAction::Pick("B".to_owned()), QuizAction::Check]);
+    let answered = state.answered.as_ref().expect("checked");
+    assert!(answered.right);
+    assert_eq!((answered.pairing, answered.other.choice.id.as_str()), (Pairing::AnotherRightAnswer, "C"));
+    assert_eq!(state.score(), (3, 3));
     // Reopening an answered card shows it answered; "Try again" frees the
     // pick but keeps the progress; "Reset progress" forgets everything.
     let state = reduce(state, [QuizAction::Open(0)]);
-    assert_eq!(state.answered.as_ref().map(|answered| answered.pick.choice.id.as_str()), Some("D"));
+    assert_eq!(state.answered.as_ref().map(|answered| answered.pick.choice.id.as_str()), Some("A"));
     let state = reduce(state, [QuizAction::TryAgain]);
     assert!(state.answered.is_none() && state.pick.is_none());
-    assert_eq!(state.score(), (2, 2));
+    assert_eq!(state.score(), (3, 3));
     let state = reduce(state, [QuizAction::ResetProgress]);
     assert_eq!(state.score(), (0, 0));
     assert!(state.notice.is_some());

@@ -84,6 +84,15 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
     for fault in &scenario.faults {
         let kind = fault.kind_name();
         match fault {
+            Fault::NetworkDelay { from, to, extra_ms, .. }
+                if [from, to].contains(&&Target::Party(Party::Db))
+                    && *extra_ms >= locklab_engine::strategy::SQL_TIMEOUT_MS =>
+            {
+                reasons.push(format!(
+                    "the `{kind}` fault at t={} holds statements to the database longer than the client waits for them: a report row can then commit after its client gave up, and live mode records a row only from its client's answer, so it cannot see that in-doubt commit",
+                    locklab_engine::format::seconds(fault.at_ms())
+                ));
+            }
             Fault::OomKill { .. }
             | Fault::GcPause { .. }
             | Fault::HostLoss { .. }
@@ -413,7 +422,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         world.background_queries_per_s,
         options.scenario.seed,
         clock,
-        options.scenario.duration_ms(),
+        options.scenario.horizon_ms(),
         events.clone(),
     );
     let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
@@ -442,7 +451,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     };
     let played = coordinator.play();
     drop(traffic);
-    let stopped = coordinator.stop();
+    // On an error the run is thrown away; what stop keeps does not matter then.
+    let stopped = coordinator.stop(played.as_ref().map_or(0, |ended_ms| *ended_ms));
     played?;
     stopped?;
     let recording =
@@ -467,8 +477,10 @@ fn on_path(program: &str) -> bool {
 }
 
 impl Coordinator {
-    /// Starts the instances, strikes the faults on time, and collects until the scenario's end.
-    fn play(&mut self) -> Result<(), String> {
+    /// Starts the instances, strikes the faults on time, and collects until
+    /// the scenario's end and then, as the simulator does, until the runs in
+    /// flight have drained (or the drain's limit); returns when the run ended.
+    fn play(&mut self) -> Result<u64, String> {
         for index in 0..self.options.scenario.world.instances {
             self.spawn(InstanceId(index), false)?;
         }
@@ -477,12 +489,24 @@ impl Coordinator {
         let mut later: Vec<(u64, Later)> = Vec::new();
         let mut next_fault = 0;
         let end_ms = self.options.scenario.duration_ms();
+        let horizon_ms = self.options.scenario.horizon_ms();
+        // How often the drain looks whether the runs are done: 20 ms of wall time.
+        let poll_ms = u64::from(self.options.time_scale) * 20;
         loop {
             later.sort();
+            let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+            if now >= end_ms && self.drained(&later, now) {
+                return Ok(now);
+            }
             let fault_at = faults.get(next_fault).map(Fault::at_ms);
             let later_at = later.first().map(|(at, _)| *at);
-            let next_at = [fault_at, later_at, Some(end_ms)].into_iter().flatten().min().unwrap_or(end_ms);
+            let look_at = if now < end_ms { end_ms } else { now + poll_ms };
+            let next_at =
+                [fault_at, later_at, Some(look_at), Some(horizon_ms)].into_iter().flatten().min().unwrap_or(end_ms);
             self.collect_until(next_at)?;
+            if next_at >= horizon_ms {
+                return Ok(horizon_ms);
+            }
             if later_at == Some(next_at) {
                 let (_, what) = later.remove(0);
                 self.later(what)?;
@@ -490,10 +514,39 @@ impl Coordinator {
                 let fault = faults[next_fault].clone();
                 next_fault += 1;
                 later.extend(self.strike(&fault)?);
-            } else {
-                return Ok(());
             }
         }
+    }
+
+    /// Whether nothing of the job is in flight (the simulator's `drained`):
+    /// every run has ended, no job waits for a queued restart to be handed
+    /// out again, and no write an instance sent can still be held back by
+    /// a delayed link.
+    fn drained(&self, later: &[(u64, Later)], now_ms: u64) -> bool {
+        let delayed_until_ms = self
+            .options
+            .scenario
+            .faults
+            .iter()
+            .filter_map(|fault| match fault {
+                Fault::NetworkDelay { at_ms, duration_ms, extra_ms, .. } => Some(at_ms + duration_ms + extra_ms),
+                Fault::OomKill { .. }
+                | Fault::HostLoss { .. }
+                | Fault::GcPause { .. }
+                | Fault::ClockJump { .. }
+                | Fault::ClockDrift { .. }
+                | Fault::Partition { .. }
+                | Fault::RedisRestart { .. }
+                | Fault::RedisFailover { .. }
+                | Fault::ConsensusLeaderLoss { .. }
+                | Fault::DbSlow { .. } => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let handed_back_later = later.iter().any(|(_, what)| {
+            matches!(what, Later::Restart(instance) if self.redeliver.get(instance).is_some_and(|jobs| !jobs.is_empty()))
+        });
+        now_ms >= delayed_until_ms && !handed_back_later && self.runs.values().all(|seen| seen.ended)
     }
 
     /// Takes in every event reported until the scenario's time `at_ms`; an
@@ -1161,8 +1214,7 @@ impl Coordinator {
 
     /// Ends the run: every instance's input is closed, so it exits; one that
     /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
-    fn stop(&mut self) -> Result<(), String> {
-        let end_ms = self.options.scenario.duration_ms();
+    fn stop(&mut self, end_ms: u64) -> Result<(), String> {
         let mut processes = std::mem::take(&mut self.processes);
         for process in processes.values_mut() {
             let _ =
@@ -1184,7 +1236,7 @@ impl Coordinator {
         while let Ok((source, event)) = self.inbox.recv_timeout(Duration::from_millis(50)) {
             self.take(source, event);
         }
-        // Only what happened within the scenario's time is its run.
+        // Only what happened before the run ended (the window and its drain) is the run.
         self.collected.retain(|(_, event)| event.at_ms <= end_ms);
         Ok(())
     }

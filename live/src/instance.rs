@@ -263,6 +263,8 @@ enum Notice {
 pub struct Host {
     me: InstanceId,
     world: World,
+    /// The scenario's end: no tick after it starts a run (see the simulator's `cron_fired`).
+    window_end_ms: u64,
     reports: ReportRule,
     clock: ScaledClock,
     /// When the event loop's current turn began, on the scenario's clock.
@@ -323,6 +325,7 @@ impl Host {
         Host {
             me: plan.instance,
             world: scenario.world.clone(),
+            window_end_ms: scenario.duration_ms(),
             reports: ReportRule::of(scenario),
             clock: ScaledClock { start_unix_us: plan.clock.0, time_scale: plan.clock.1 },
             turn_ms: None,
@@ -559,7 +562,12 @@ impl Host {
         let current = u32::try_from((self.local_ms() / period_ms).max(0)).unwrap_or(u32::MAX);
         let period = Period(self.next_period.max(current));
         self.next_period = period.0 + 1;
-        self.record(EventKind::Cron { instance: self.me, period });
+        // After the window's end a tick starts no run, but still ends the
+        // retries of the period before it, as in the simulator.
+        let in_window = self.true_ms() < self.window_end_ms;
+        if in_window {
+            self.record(EventKind::Cron { instance: self.me, period });
+        }
         self.schedule_next_cron();
         let waiting: Vec<RunId> = self
             .runs
@@ -571,6 +579,9 @@ impl Host {
             self.log_run(run, RunPhase::GaveUp);
             strategy.forget(run);
             self.end_run(run);
+        }
+        if !in_window {
+            return;
         }
         let run = self.new_run(period, Stage::Trying, None, false);
         self.log_run(run, RunPhase::Trying);

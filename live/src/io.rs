@@ -8,8 +8,8 @@ use locklab_conformance::etcd::{self, EtcdClient};
 use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
 use locklab_conformance::resp::Connection;
 use locklab_engine::event::{
-    ConsensusOp, ConsensusReply, LEASE_KEY, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql,
-    SqlError, SqlOutcome,
+    ConsensusOp, ConsensusReply, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql, SqlError,
+    SqlOutcome,
 };
 use locklab_engine::ids::{LeaseId, ReportOf, SessionId, Token};
 use locklab_engine::strategy::Reply;
@@ -327,14 +327,15 @@ impl ConsensusLink {
             let mut leases: BTreeMap<LeaseId, String> = BTreeMap::new();
             let mut next = lease_base;
             for job in inbox {
-                let reply = match consensus_call(&mut client, job.body, job.limit, time_scale, &mut leases, &mut next) {
-                    Ok(reply) => reply,
-                    Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                        ConsensusReply::Timeout
-                    }
-                    // Refused or cut off: the client library reports the call failed, as on a timeout.
-                    Err(_) => ConsensusReply::Timeout,
-                };
+                let reply =
+                    match etcd::consensus_call(&mut client, job.body, job.limit, time_scale, &mut leases, &mut next) {
+                        Ok(reply) => reply,
+                        Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                            ConsensusReply::Timeout
+                        }
+                        // Refused or cut off: the client library reports the call failed, as on a timeout.
+                        Err(_) => ConsensusReply::Timeout,
+                    };
                 let reply = Reply::Consensus(reply);
                 if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
                     return;
@@ -347,78 +348,4 @@ impl ConsensusLink {
     pub(crate) fn send(&self, request: u32, op: ConsensusOp, limit: Duration) {
         let _ = self.0.send(Job { request, body: op, limit });
     }
-}
-
-/// One operation as etcd calls: a lease grant and a create-if-absent
-/// transaction (the unused lease revoked when the key is taken), a
-/// keep-alive, or a revoke.
-fn consensus_call(
-    client: &mut EtcdClient,
-    op: ConsensusOp,
-    limit: Duration,
-    time_scale: u32,
-    leases: &mut BTreeMap<LeaseId, String>,
-    next: &mut u32,
-) -> std::io::Result<ConsensusReply> {
-    let key = etcd::encode(LEASE_KEY);
-    let no_leader = |answer: &serde_json::Value| {
-        answer.get("error").and_then(serde_json::Value::as_str).is_some_and(|error| error.contains("no leader"))
-    };
-    match op {
-        ConsensusOp::Acquire { value, ttl_ms } => {
-            let ttl_s = ttl_ms / u64::from(time_scale.max(1)) / 1_000;
-            let granted = client.post("/v3/lease/grant", &serde_json::json!({"TTL": ttl_s.max(1)}), limit)?;
-            if no_leader(&granted) {
-                return Ok(ConsensusReply::NoLeader);
-            }
-            if granted.get("ID").is_none() {
-                return Err(std::io::Error::other(format!("etcd granted no lease: {granted}")));
-            }
-            let id = granted.get("ID").and_then(serde_json::Value::as_str).unwrap_or("0").to_owned();
-            let txn = serde_json::json!({
-                "compare": [{"key": key, "target": "CREATE", "create_revision": "0"}],
-                "success": [{"request_put": {"key": key, "value": etcd::encode(&value.to_string()), "lease": id}}],
-                "failure": [{"request_range": {"key": key}}],
-            });
-            let answer = client.post("/v3/kv/txn", &txn, limit)?;
-            if no_leader(&answer) {
-                return Ok(ConsensusReply::NoLeader);
-            }
-            if answer.get("succeeded").and_then(serde_json::Value::as_bool) == Some(true) {
-                let revision = number(&answer["header"]["revision"]);
-                let lease = LeaseId(*next);
-                *next += 1;
-                leases.insert(lease, id);
-                return Ok(ConsensusReply::Acquired { lease, revision: Token(revision) });
-            }
-            let _ = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit);
-            let holder = answer["responses"][0]["response_range"]["kvs"][0]["value"]
-                .as_str()
-                .and_then(etcd::decode)
-                .and_then(|text| Owner::parse(&text));
-            Ok(holder.map_or(ConsensusReply::NoLeader, |holder| ConsensusReply::Taken { holder }))
-        }
-        ConsensusOp::KeepAlive { lease } => {
-            let Some(id) = leases.get(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
-            let answer = client.post("/v3/lease/keepalive", &serde_json::json!({"ID": id}), limit)?;
-            let ttl_s = number(&answer["result"]["TTL"]);
-            if ttl_s == 0 {
-                return Ok(ConsensusReply::LeaseNotFound);
-            }
-            Ok(ConsensusReply::Alive { ttl_ms: ttl_s * 1_000 * u64::from(time_scale.max(1)) })
-        }
-        ConsensusOp::Revoke { lease } => {
-            let Some(id) = leases.remove(&lease) else { return Ok(ConsensusReply::LeaseNotFound) };
-            let answer = client.post("/v3/lease/revoke", &serde_json::json!({"ID": id}), limit)?;
-            if answer.get("error").is_some() {
-                return Ok(ConsensusReply::LeaseNotFound);
-            }
-            Ok(ConsensusReply::Revoked)
-        }
-    }
-}
-
-/// A 64-bit number as the gateway writes it (a string), or 0.
-fn number(value: &serde_json::Value) -> u64 {
-    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64()).unwrap_or(0)
 }

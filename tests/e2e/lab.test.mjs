@@ -56,7 +56,7 @@ test('option B: a holder paused past its TTL writes stale data, and it is accept
   assert.equal(await verdict.getAttribute('data-safety'), 'unsafe');
   assert.ok(Number(await verdict.getAttribute('data-stale-accepted')) > 0);
   await page.locator('.finding[data-kind="stale_write_accepted"]', { hasText: 'accepted a stale write' }).first().waitFor();
-  await page.locator('#verdicts .headline', { hasText: 'A stale write was accepted' }).waitFor();
+  await page.locator('#verdicts dd[data-axis="safety"]', { hasText: 'stale write was accepted over newer data' }).waitFor();
   // Clicking the finding moves the cursor to its event.
   const finding = page.locator('.finding[data-kind="stale_write_accepted"] button').first();
   await finding.click();
@@ -127,10 +127,10 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
   const table = execFileSync(LOCKLAB, ['compare', file], { encoding: 'utf8' });
   const cli = new Map();
   for (const line of table.split('\n').slice(2)) {
-    const match = line.match(/^(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)? m?s)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \(\d+\)\s+(\d+)\s+(\d+)\s+(\d+)\s*$/);
+    const match = line.match(/^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)? m?s)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+) \(\d+\)\s+(\d+) \(\d+\)\s+(\d+)\s+(\d+)\s*$/);
     if (!match) continue;
-    const [, strategy, safety, liveness, overlap, accepted, rejected, corrupt, runs, effects, missed, failed] = match;
-    cli.set(strategy, { safety, liveness, overlap: cliMs(overlap), accepted, rejected, corrupt, runs, effects, missed, failed });
+    const [, strategy, safety, liveness, efficiency, overlap, accepted, rejected, corrupt, runs, wasted, missed, behind] = match;
+    cli.set(strategy, { safety, liveness, efficiency, overlap: cliMs(overlap), accepted, rejected, corrupt, runs, wasted, missed, behind });
   }
   assert.equal(cli.size, 6, `six rows from the CLI:\n${table}`);
   for (const row of rows) {
@@ -138,9 +138,9 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
     assert.ok(expected, `the CLI has ${row.strategy}`);
     assert.deepEqual(
       {
-        safety: row.safety, liveness: row.liveness, overlap: Number(row.overlap), accepted: row.staleAccepted,
-        rejected: row.staleRejected, corrupt: row.corrupted, runs: row.runs, effects: row.sideEffects,
-        missed: row.missed, failed: row.background,
+        safety: row.safety, liveness: row.liveness, efficiency: row.efficiency, overlap: Number(row.overlap),
+        accepted: row.staleAccepted, rejected: row.staleRejected, corrupt: row.corrupted, runs: row.runs,
+        wasted: row.wasted, missed: row.missed, behind: row.behindLock,
       },
       expected,
       row.strategy,

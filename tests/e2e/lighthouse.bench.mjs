@@ -1,9 +1,12 @@
-// Lighthouse (desktop preset) on the built pages, served from dist/ on
-// localhost: performance, accessibility, best practices and SEO, with the
-// audits that fell short. A benchmark, not a test: its figures go in
-// docs/web.md with the machine they were measured on.
+// Lighthouse on the built pages, served compressed from dist/ on localhost:
+// performance, accessibility, best practices and SEO, with the audits that
+// fell short, under the mobile preset (a phone's screen, simulated slow 4G
+// and a 4× slower CPU; Lighthouse's default) or the desktop one. A
+// benchmark, not a test: its figures go in docs/web.md with the machine and
+// the commit they were measured at.
 //
-//   node tests/e2e/lighthouse.bench.mjs [page ...]   (default: story.html)
+//   node tests/e2e/lighthouse.bench.mjs [--desktop] [page ...]
+//   (default pages: every page and the lab's and the story's ?embed views)
 //
 // Needs what scripts/setup.sh installs (Debian's Chromium, npm's lighthouse)
 // and a build in dist/ (scripts/build-web.sh). Uses no network.
@@ -16,7 +19,12 @@ import desktopConfig from 'lighthouse/core/config/desktop-config.js';
 import { serveDist } from './serve.mjs';
 import { DIST, CHROMIUM } from './helpers.mjs';
 
-const pages = process.argv.slice(2).length ? process.argv.slice(2) : ['story.html'];
+const args = process.argv.slice(2);
+const desktop = args.includes('--desktop');
+const named = args.filter((arg) => arg !== '--desktop');
+const pages = named.length
+  ? named
+  : ['index.html', 'story.html', 'quiz.html', 'explore.html', 'recorded.html', 'index.html?embed', 'story.html?embed'];
 const server = await serveDist(DIST);
 const profile = mkdtempSync(join(tmpdir(), 'locklab-lighthouse-'));
 const chrome = spawn(CHROMIUM, [
@@ -35,10 +43,14 @@ try {
     chrome.on('exit', (code) => reject(new Error(`chromium exited (${code}): ${said}`)));
   });
   for (const page of pages) {
-    const result = await lighthouse(`${server.url}${page}`, { port, output: 'json', logLevel: 'error' }, desktopConfig);
+    const result = await lighthouse(
+      `${server.url}${page}`,
+      { port, output: 'json', logLevel: 'error' },
+      desktop ? desktopConfig : undefined,
+    );
     const { categories, audits } = result.lhr;
     const scores = Object.fromEntries(Object.entries(categories).map(([id, category]) => [id, category.score]));
-    console.log(`${page}: ${JSON.stringify(scores)}`);
+    console.log(`${page} (${desktop ? 'desktop' : 'mobile'}): ${JSON.stringify(scores)}`);
     for (const id of ['first-contentful-paint', 'largest-contentful-paint', 'total-blocking-time', 'cumulative-layout-shift', 'speed-index']) {
       console.log(`  ${id}: ${audits[id].displayValue}`);
     }

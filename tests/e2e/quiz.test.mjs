@@ -67,13 +67,13 @@ test('a card is answered before anything runs, then both runs play side by side;
   assert.equal(await page.locator('input[type="radio"][name="quiz-choice"]').count(), 4);
   await shot(page, 'quiz-card');
 
-  // B (Redlock) is wrong on the 2 am night: beside it, the first right answer, A.
+  // B (Redlock) is wrong on the 2 am night: beside it, the post's answer, A.
   assert.equal(await answer(page, 'B'), 'wrong');
-  assert.match(await page.textContent('#result'), /Not this one\. The right answers are A and D/);
+  assert.match(await page.textContent('#result'), /Not this one\. The answer is A: it keeps the stored report correct, does no work twice that a fault did not force, and misses no period/);
   const pick = await column(page, 'pick');
   const other = await column(page, 'other');
   assert.deepEqual([pick.strategy, pick.safety], ['redlock', 'unsafe']);
-  assert.deepEqual([other.strategy, other.safety, other.liveness], ['fencing', 'safe', 'missed']);
+  assert.deepEqual([other.strategy, other.safety, other.liveness], ['fencing', 'safe', 'late']);
   assert.notEqual(pick.digest, other.digest);
   assert.ok(pick.findings > 0 && other.findings > 0, 'both verdicts list their findings');
   assert.equal(await page.getAttribute('#pairing', 'data-pairing'), 'RightAnswer');
@@ -220,7 +220,7 @@ test('without local storage the quiz works and says it will not remember', async
   });
   await quizReady(page);
   assert.match(await page.textContent('#notice'), /does not let the quiz use local storage/);
-  assert.equal(await answer(page, 'D'), 'right');
+  assert.equal(await answer(page, 'A'), 'right');
   assert.deepEqual(await score(page), { right: 1, tried: 1 });
   assert.deepEqual(problems, []);
   await context.close();
@@ -272,14 +272,14 @@ test('a run that is at risk says so in its column, never safe', async () => {
 });
 
 test('a card whose lock differs from the seed\'s names it on the choice and over its run', async () => {
-  // The overrun card's naive lock is EX 60 with a plain DEL, not the seed's EX 300.
+  // The overrun card's naive lock is the seed's EX 300, released with a plain DEL.
   const { page, context, problems } = await openQuiz();
   await quizReady(page);
   await page.click('.card-link[data-card="overrun-del"]');
   await page.waitForSelector('.quiz[data-card="overrun-del"]');
-  assert.equal(await page.textContent('label[for="choice-N"] .choice-strategy'), 'N: SET NX EX 60, released with a plain DEL');
+  assert.equal(await page.textContent('label[for="choice-N"] .choice-strategy'), 'N: SET NX EX 300, released with a plain DEL');
   assert.equal(await answer(page, 'N'), 'right');
-  assert.equal(await page.textContent('.run-column[data-role="pick"] h4'), 'N · SET NX EX 60, released with a plain DEL');
+  assert.equal(await page.textContent('.run-column[data-role="pick"] h4'), 'N · SET NX EX 300, released with a plain DEL');
   await shot(page, 'quiz-overrun-card');
   assert.deepEqual(problems, []);
   await context.close();

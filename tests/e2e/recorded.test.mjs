@@ -39,7 +39,7 @@ test('the shipped live run says where it was recorded, and its verdict stands be
   assert.ok(kinds.includes('stale_write_rejected'), `storage refused the stale token: ${kinds}`);
   // The page says how the two verdicts compare (locklab_engine::races): here, the same.
   const twin = await page.textContent('.recorded-twin p');
-  assert.ok(twin.includes("Its verdict is the recorded run's: the same safety, liveness and kinds of findings."), twin);
+  assert.ok(twin.includes("Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings."), twin);
   // Both timelines follow one cursor: a click a quarter into the recorded
   // run's timeline moves the twin's too, and the events shown with it.
   const sliders = await page.$$('.timeline');

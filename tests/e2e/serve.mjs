@@ -1,10 +1,19 @@
 // A tiny static file server for dist/: localhost only, no dependencies, no
 // request ever leaves the machine. Used by the end-to-end tests (on an
-// ephemeral port) and by scripts/serve.sh (on a fixed one).
+// ephemeral port) and by scripts/serve.sh (on a fixed one). It compresses
+// text and wasm with gzip when the browser asks, as any static host does, so
+// a page's load is measured as readers get it.
 import { createServer } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+/** What gzip is worth sending for: text and WebAssembly, not images. */
+const COMPRESSED = new Set(['.html', '.js', '.mjs', '.css', '.wasm', '.svg', '.json', '.md']);
+
+/** Each file's gzip, made once: the files of dist/ do not change while served. */
+const gzipped = new Map();
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -36,11 +45,15 @@ export function serveDist(root, port = 0, prefix = '/') {
         return;
       }
       if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
-      const body = await readFile(file);
-      response.writeHead(200, {
-        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-        'cache-control': 'no-cache',
-      });
+      let body = await readFile(file);
+      const headers = { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' };
+      if (COMPRESSED.has(extname(file)) && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
+        if (!gzipped.has(file)) gzipped.set(file, gzipSync(body, { level: 9 }));
+        body = gzipped.get(file);
+        headers['content-encoding'] = 'gzip';
+        headers.vary = 'accept-encoding';
+      }
+      response.writeHead(200, headers);
       response.end(body);
     } catch {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

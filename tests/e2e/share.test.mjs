@@ -64,7 +64,7 @@ test('"Copy link" opens the same run, cursor and view in a fresh page', async ()
 });
 
 test('a link written the engine way opens its scenario, strategy and cursor', async () => {
-  const scenario = JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/04-redlock-clock-jump.json'), 'utf8'));
+  const scenario = JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/05-redlock-clock-jump.json'), 'utf8'));
   const link = engineLink(JSON.stringify({ scenario, strategy: 'naive', cursor_ms: 12345, view: 'single' }));
   const { page, context, problems } = await openLab(env, { path: `#v=${link}` });
   await ready(page);
@@ -80,7 +80,7 @@ test('a link written the engine way opens its scenario, strategy and cursor', as
 
 test('damaged, truncated and hostile links say what is wrong over the default lab', async () => {
   const good = engineLink(JSON.stringify({
-    scenario: JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/04-redlock-clock-jump.json'), 'utf8')),
+    scenario: JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/05-redlock-clock-jump.json'), 'utf8')),
     strategy: 'naive', cursor_ms: 0, view: 'single',
   }));
   const cases = [
@@ -93,7 +93,7 @@ test('damaged, truncated and hostile links say what is wrong over the default la
     [`#v=${engineLink('{"hello": "world"}')}`, /not a lab state: .*hello/],
     [`#v=${engineLink(JSON.stringify({ scenario: { name: 'x', world: 'no' }, strategy: 'naive' }))}`, /not a lab state: scenario\.world/],
     [`#v=${engineLink(JSON.stringify({
-      scenario: JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/04-redlock-clock-jump.json'), 'utf8')),
+      scenario: JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/05-redlock-clock-jump.json'), 'utf8')),
       strategy: 'naive', cursor_ms: 999_999_999_999,
     }))}`, /time cursor \(999999999999 ms\) is past the end/],
   ];
@@ -123,7 +123,7 @@ test('served from a sub-path, the lab and a share link work and ask nothing outs
   const sub = await serveDist(DIST, 0, '/blog/lab/');
   try {
     // openLab fails the test on any request that is not under sub.url.
-    const scenario = JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/04-redlock-clock-jump.json'), 'utf8'));
+    const scenario = JSON.parse(readFileSync(join(ROOT, 'engine/scenarios/05-redlock-clock-jump.json'), 'utf8'));
     const link = engineLink(JSON.stringify({ scenario, strategy: 'consensus', cursor_ms: 60_000, view: 'single' }));
     const { page, context, problems } = await openLab({ url: sub.url, browser: env.browser }, { path: `#v=${link}` });
     await ready(page);

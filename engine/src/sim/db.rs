@@ -29,7 +29,8 @@ use crate::event::{
 };
 use crate::ids::{Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::scenario::{DbWait, StrategySettings};
-use std::collections::{BTreeMap, VecDeque};
+use crate::table::Table;
+use std::collections::VecDeque;
 
 /// How long one statement takes on an idle server.
 pub const STATEMENT_MS: u64 = 2;
@@ -109,11 +110,13 @@ pub(crate) struct Database {
     max_connections: u16,
     sessions: HotTable<SessionId, Session>,
     /// Sessions the server ended, with the error the client reads next.
-    ended: BTreeMap<SessionId, SqlError>,
+    /// (This table and `reports` are the engine's sorted-vector map, which
+    /// the pages' wasm carries anyway, in place of `BTreeMap`s.)
+    ended: Table<SessionId, SqlError>,
     next_session: u32,
     holders: Vec<(SessionId, RowLockMode)>,
     queue: VecDeque<RowWaiter>,
-    pub(crate) reports: BTreeMap<ReportOf, ReportRow>,
+    pub(crate) reports: Table<ReportOf, ReportRow>,
     statements: HotTable<u32, Statement>,
     next_statement: u32,
     slow_until_ms: u64,
@@ -142,11 +145,11 @@ impl Database {
         Database {
             max_connections,
             sessions: HotTable::new(),
-            ended: BTreeMap::new(),
+            ended: Table::new(),
             next_session: 1,
             holders: Vec::new(),
             queue: VecDeque::new(),
-            reports: BTreeMap::new(),
+            reports: Table::new(),
             statements: HotTable::new(),
             next_statement: 0,
             slow_until_ms: 0,
@@ -628,7 +631,7 @@ impl Sim {
         let queued = self.queue.len();
         while let Some(at_ms) = self.next_background
             && at_ms <= limit_ms
-            && at_ms < self.duration_ms
+            && at_ms < self.horizon_ms
         {
             if fast_path_open && self.background_steady(limit_ms) {
                 continue;
@@ -708,7 +711,7 @@ impl Sim {
             return false;
         };
         let start_query = self.db.next_query;
-        while at_ms <= limit_ms && at_ms < self.duration_ms && end_ms <= at_ms {
+        while at_ms <= limit_ms && at_ms < self.horizon_ms && end_ms <= at_ms {
             let gap = self.background_gap_ms();
             end_ms = at_ms + self.db.statement_ms_at(at_ms, BACKGROUND_QUERY_MS);
             self.db.key_share_until_ms = self.db.key_share_until_ms.max(end_ms);

@@ -17,7 +17,7 @@ pub(crate) mod redis;
 pub(crate) mod runtime;
 pub(crate) mod table;
 
-use crate::clock::LocalClock;
+use crate::clock::{ClockChange, ClockKind, LocalClock};
 use crate::event::{
     ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome,
     RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
@@ -26,8 +26,9 @@ use crate::ids::{InstanceId, MessageId, Party, Period, ReportOf, RunId, SessionI
 use crate::rng::SimRng;
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
 use crate::strategy::{Notice, SimStrategy};
+use crate::table::Table;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 pub(crate) use runtime::{Instance, RunRecord};
 
@@ -150,6 +151,8 @@ pub(crate) enum TimerPurpose {
 #[derive(Clone, Copy, Debug)]
 struct TimerEntry {
     party: Party,
+    /// The party's clock the deadline is read on.
+    on: ClockKind,
     deadline_local_ms: i64,
     purpose: TimerPurpose,
 }
@@ -287,11 +290,25 @@ impl Ord for Queued {
     }
 }
 
+/// A party's wall and monotonic clocks (`clock.rs`): one oscillator, so a
+/// drift changes both; a step moves the wall clock alone.
 #[derive(Clone, Copy, Debug)]
 struct ClockState {
     clock: LocalClock,
-    /// Bumped on every change, so timers queued under the old reading are ignored.
+    monotonic: LocalClock,
+    /// Bumped on every change of the wall clock, so timers queued under the old reading are ignored.
     epoch: u32,
+    /// The same for the monotonic clock, which a step leaves as it is.
+    monotonic_epoch: u32,
+}
+
+impl ClockState {
+    fn of(&self, on: ClockKind) -> (LocalClock, u32) {
+        match on {
+            ClockKind::Wall => (self.clock, self.epoch),
+            ClockKind::Monotonic => (self.monotonic, self.monotonic_epoch),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -318,7 +335,8 @@ impl Window {
 /// Object storage: the highest token seen per report, when it checks tokens.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Storage {
-    highest_token: BTreeMap<ReportOf, Token>,
+    /// The engine's sorted-vector map, as the view's, not a `BTreeMap`.
+    highest_token: Table<ReportOf, Token>,
 }
 
 /// The whole simulated world and its queue.
@@ -326,7 +344,12 @@ pub(crate) struct Sim {
     pub(crate) world: World,
     /// Which report each period's run writes (the scenario's `output`).
     pub(crate) reports: ReportRule,
-    pub(crate) duration_ms: u64,
+    /// The scenario's end: no cron tick starts a run at or after it. The runs
+    /// already in flight go on (see [`Sim::drained`]).
+    pub(crate) window_end_ms: u64,
+    /// Nothing is queued at or after it: the window's end plus the longest
+    /// the runs in flight may take to finish ([`Scenario::drain_ms`]).
+    pub(crate) horizon_ms: u64,
     pub(crate) now_ms: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<Queued>>,
@@ -356,6 +379,9 @@ pub(crate) struct Sim {
     pub(crate) db: db::Database,
     pub(crate) consensus: consensus::ConsensusStore,
     storage: Storage,
+    /// Messages from instances still on the wire: a write sent before a run
+    /// ended can land after it, so the run is not over while one is.
+    instance_messages_in_flight: u32,
     clocks: [ClockState; PARTY_SLOTS],
     timers: Slots<TimerEntry>,
     messages: Slots<Message>,
@@ -395,20 +421,22 @@ impl Sim {
         };
         let with_replica = world.redis_replica && redlock_nodes.is_none();
         let redis = redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms);
-        let clocks = [ClockState { clock: LocalClock::default(), epoch: 0 }; PARTY_SLOTS];
+        let clock = LocalClock::default();
+        let clocks = [ClockState { clock, monotonic: clock, epoch: 0, monotonic_epoch: 0 }; PARTY_SLOTS];
 
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
         let mut db = db::Database::new(world.db_max_connections, world.background_queries_per_s);
         db.configure(&settings);
         // Queue keys pack the time into the bits above the sequence number.
+        let horizon_ms = scenario.horizon_ms();
         assert!(
-            scenario.duration_ms() < 1 << (64 - SEQ_BITS),
-            "a run of {} ms is longer than the engine can queue (validation allows a day)",
-            scenario.duration_ms()
+            horizon_ms < 1 << (64 - SEQ_BITS),
+            "a run of {horizon_ms} ms is longer than the engine can queue (validation allows a day and its drain)"
         );
         let mut sim = Sim {
             reports: ReportRule::of(scenario),
-            duration_ms: scenario.duration_ms(),
+            window_end_ms: scenario.duration_ms(),
+            horizon_ms,
             now_ms: 0,
             seq: 0,
             // Sized for a typical run, so the hot tables rarely grow mid-run.
@@ -429,6 +457,7 @@ impl Sim {
             db,
             consensus: consensus::ConsensusStore::default(),
             storage: Storage::default(),
+            instance_messages_in_flight: 0,
             clocks,
             timers: Slots::with_capacity(512),
             messages: Slots::with_capacity(1024),
@@ -474,13 +503,17 @@ impl Sim {
             // while they come no later than the heap's next action (at equal
             // times, arrivals first), unless they can be deferred.
             let heap_next_ms = self.queue.peek().map_or(u64::MAX, |Reverse(top)| top.at_ms());
-            if let Some(background_ms) = self.next_background
-                && background_ms <= heap_next_ms
-                && !self.background_deferred()
-            {
-                if background_ms >= self.duration_ms {
-                    break;
-                }
+            let background_next = self
+                .next_background
+                .filter(|background_ms| *background_ms <= heap_next_ms && !self.background_deferred());
+            let next_ms = background_next.unwrap_or(heap_next_ms);
+            // The run ends at the horizon, or once the window has closed and
+            // nothing of the job is left in flight; what comes after (other
+            // services' traffic, timers of no run) changes no verdict.
+            if next_ms >= self.horizon_ms || (next_ms >= self.window_end_ms && self.drained()) {
+                break;
+            }
+            if background_next.is_some() {
                 self.background_until(heap_next_ms);
             } else {
                 let Some(Reverse(next)) = self.queue.pop() else {
@@ -496,8 +529,19 @@ impl Sim {
                 self.handle_notices(strategy);
             }
         }
-        self.now_ms = self.duration_ms;
+        self.now_ms = self.now_ms.max(self.window_end_ms).min(self.horizon_ms);
         true
+    }
+
+    /// Whether nothing of the job is in flight: no run of any instance is
+    /// live (trying, waiting, working or paused mid-job), no job waits for a
+    /// restart to be handed out again, no upload is still streaming out, and
+    /// no message an instance sent is on the wire. After the window closes,
+    /// the run ends when this holds: runs that started before the end
+    /// finish, and a write sent before a run ended still lands, so no
+    /// verdict depends on where the window ends.
+    fn drained(&self) -> bool {
+        self.instance_messages_in_flight == 0 && self.instances.iter().all(Instance::idle)
     }
 
     fn advance_to(&mut self, at_ms: u64) {
@@ -543,7 +587,7 @@ impl Sim {
     #[inline(always)]
     fn queued(&mut self, at_ms: u64, action: Action) -> Option<Queued> {
         let at_ms = at_ms.max(self.now_ms);
-        if at_ms >= self.duration_ms {
+        if at_ms >= self.horizon_ms {
             return None;
         }
         self.seq += 1;
@@ -580,7 +624,7 @@ impl Sim {
         while let Some(entry) = self.parked.pop_front() {
             if let Action::Timer { id, epoch } = entry.action
                 && let Some(timer) = self.timers.get(id.0)
-                && self.clock_state(timer.party).epoch == epoch
+                && self.timer_epoch(timer) == epoch
             {
                 self.parked_guard = Some(entry.key);
                 self.queue.push(Reverse(entry));
@@ -608,9 +652,19 @@ impl Sim {
         self.clocks[slot(party)]
     }
 
-    /// What `party`'s clock reads now.
+    /// The epoch of the clock timer `entry` is read on.
+    fn timer_epoch(&self, entry: TimerEntry) -> u32 {
+        self.clock_state(entry.party).of(entry.on).1
+    }
+
+    /// What `party`'s (wall) clock reads now.
     pub(crate) fn local_now(&self, party: Party) -> i64 {
         self.clock_state(party).clock.local_at(self.now_ms)
+    }
+
+    /// What `party`'s monotonic clock reads now.
+    pub(crate) fn monotonic_now(&self, party: Party) -> i64 {
+        self.clock_state(party).monotonic.local_at(self.now_ms)
     }
 
     /// Sets a timer that fires when `party`'s clock has advanced `after_ms`.
@@ -619,28 +673,40 @@ impl Sim {
         self.set_timer_at(party, deadline, purpose)
     }
 
-    /// Sets a timer that fires when `party`'s clock reads `deadline_local_ms`.
+    /// Sets a timer that fires when `party`'s (wall) clock reads `deadline_local_ms`.
     pub(crate) fn set_timer_at(&mut self, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) -> TimerId {
-        let id = TimerId(self.timers.push(TimerEntry { party, deadline_local_ms, purpose }));
-        self.queue_timer_for(id, party, deadline_local_ms, purpose);
+        self.set_timer_on(party, ClockKind::Wall, deadline_local_ms, purpose)
+    }
+
+    /// Sets a timer that fires when `party`'s clock `on` reads `deadline_ms`.
+    pub(crate) fn set_timer_on(
+        &mut self,
+        party: Party,
+        on: ClockKind,
+        deadline_ms: i64,
+        purpose: TimerPurpose,
+    ) -> TimerId {
+        let entry = TimerEntry { party, on, deadline_local_ms: deadline_ms, purpose };
+        let id = TimerId(self.timers.push(entry));
+        self.queue_timer_for(id, entry);
         id
     }
 
     fn queue_timer(&mut self, id: TimerId) {
         if let Some(entry) = self.timers.get(id.0) {
-            self.queue_timer_for(id, entry.party, entry.deadline_local_ms, entry.purpose);
+            self.queue_timer_for(id, entry);
         }
     }
 
-    /// Queues timer `id` for when `party`'s clock, as it runs now, reads `deadline_local_ms`.
-    fn queue_timer_for(&mut self, id: TimerId, party: Party, deadline_local_ms: i64, purpose: TimerPurpose) {
-        let state = self.clock_state(party);
-        let at = state.clock.true_when(deadline_local_ms, self.now_ms);
-        if at >= self.duration_ms {
+    /// Queues timer `id` for when its clock, as it runs now, reads its deadline.
+    fn queue_timer_for(&mut self, id: TimerId, entry: TimerEntry) {
+        let (clock, epoch) = self.clock_state(entry.party).of(entry.on);
+        let at = clock.true_when(entry.deadline_local_ms, self.now_ms);
+        if at >= self.horizon_ms {
             return;
         }
-        let action = Action::Timer { id, epoch: state.epoch };
-        if let TimerPurpose::RequestTimeout { .. } = purpose
+        let action = Action::Timer { id, epoch };
+        if let TimerPurpose::RequestTimeout { .. } = entry.purpose
             && self.park_timeouts
         {
             if let Some(entry) = self.queued(at, action) {
@@ -668,19 +734,33 @@ impl Sim {
         }
     }
 
-    /// Changes a party's clock and re-queues its timers under the new reading.
-    pub(crate) fn change_clock(&mut self, party: Party, change: impl FnOnce(&mut LocalClock, u64)) {
+    /// Changes a party's clocks and re-queues the timers on each clock that
+    /// changed under its new reading: a step leaves monotonic timers queued as they were.
+    pub(crate) fn change_clock(&mut self, party: Party, change: ClockChange) {
         let now = self.now_ms;
         if !self.exists(party) {
             return; // e.g. redis-3 under a single-Redis strategy: no such node, no clock
         }
         let state = &mut self.clocks[slot(party)];
-        change(&mut state.clock, now);
+        change.apply(&mut state.clock, now);
         state.epoch += 1;
+        let monotonic_moved = change.moves_monotonic();
+        if monotonic_moved {
+            change.apply(&mut state.monotonic, now);
+            state.monotonic_epoch += 1;
+        }
         let (local_ms, drift_ppm) = (state.clock.local_at(now), state.clock.drift_ppm());
         self.record(EventKind::Clock { party, local_ms, drift_ppm });
-        let affected: Vec<TimerId> =
-            self.timers.live().filter(|(_, entry)| entry.party == party).map(|(id, _)| TimerId(id)).collect();
+        let moved = |on: ClockKind| match on {
+            ClockKind::Wall => true,
+            ClockKind::Monotonic => monotonic_moved,
+        };
+        let affected: Vec<TimerId> = self
+            .timers
+            .live()
+            .filter(|(_, entry)| entry.party == party && moved(entry.on))
+            .map(|(id, _)| TimerId(id))
+            .collect();
         for id in affected {
             self.queue_timer(id);
         }
@@ -699,7 +779,7 @@ impl Sim {
         let Some(entry) = self.timers.get(id.0) else {
             return;
         };
-        if self.clock_state(entry.party).epoch != epoch {
+        if self.timer_epoch(entry) != epoch {
             return; // queued under a clock reading that has since changed
         }
         if let Party::Instance(instance) = entry.party
@@ -736,9 +816,12 @@ impl Sim {
         };
 
         let id = MessageId(self.messages.push(Message { from, to, payload }));
+        if from.instance().is_some() {
+            self.instance_messages_in_flight += 1;
+        }
         let now = self.now_ms;
         if self.partitions.iter().any(|window| window.covers(from, to, now)) {
-            self.messages.take(id.0);
+            self.take_message(id);
             self.record(EventKind::Sent { message: id, from, to, what, arrive_at_ms: None });
             return;
         }
@@ -761,7 +844,7 @@ impl Sim {
         };
         let now = self.now_ms;
         if self.partitions.iter().any(|window| window.covers(message.from, message.to, now)) {
-            self.messages.take(id.0);
+            self.take_message(id);
             self.record(EventKind::Lost { message: id, reason: LossReason::Partition });
             return;
         }
@@ -773,12 +856,12 @@ impl Sim {
                 return;
             }
             if !state.is_alive() {
-                self.messages.take(id.0);
+                self.take_message(id);
                 self.record(EventKind::Lost { message: id, reason: LossReason::ReceiverDown });
                 return;
             }
         }
-        self.messages.take(id.0);
+        self.take_message(id);
         match message.payload {
             Payload::Request { request, run, body } => self.serve(message.from, message.to, request, run, body),
             Payload::Reply { request, body } => {
@@ -788,6 +871,15 @@ impl Sim {
             }
             Payload::Fin { session } => self.client_disconnected(session),
         }
+    }
+
+    /// Takes a message off the wire (delivered or lost), counting those an instance sent.
+    fn take_message(&mut self, id: MessageId) -> Option<Message> {
+        let message = self.messages.take(id.0)?;
+        if message.from.instance().is_some() {
+            self.instance_messages_in_flight -= 1;
+        }
+        Some(message)
     }
 
     /// A server answers a request.
@@ -898,8 +990,11 @@ impl Sim {
                 let host_lost = matches!(fault, Fault::HostLoss { .. });
                 for instance in targets.iter().filter_map(|party| party.instance()) {
                     self.kill(instance, host_lost, strategy);
-                    if let Some(after) = restart_after_ms {
+                    if let Some(after) = restart_after_ms
+                        && now + after < self.horizon_ms
+                    {
                         self.schedule(now + after, Action::Restart { instance });
+                        self.instances[instance.index()].restart_queued = true;
                     }
                 }
             }
@@ -910,12 +1005,12 @@ impl Sim {
             }
             Fault::ClockJump { by_ms, .. } => {
                 for party in targets {
-                    self.change_clock(party, |clock, now| clock.jump(now, by_ms));
+                    self.change_clock(party, ClockChange::Jump { by_ms });
                 }
             }
             Fault::ClockDrift { ppm, .. } => {
                 for party in targets {
-                    self.change_clock(party, |clock, now| clock.set_drift(now, ppm));
+                    self.change_clock(party, ClockChange::Drift { ppm });
                 }
             }
             Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {

@@ -1,18 +1,21 @@
-//! The engine's Redis and PostgreSQL models, driven one request at a time:
-//! what the conformance suite (`conformance/`) runs beside a real
-//! `redis-server` and a real PostgreSQL.
+//! The engine's Redis, PostgreSQL and consensus-store models, driven one
+//! request at a time: what the conformance suite (`conformance/`) runs beside
+//! a real `redis-server`, a real PostgreSQL and a real etcd.
 //!
 //! Nothing here is a second model. A probe is a [`Sim`] of the default world
 //! whose instances never run: the suite's requests go to the code every
-//! strategy's requests go through (`redis_execute`, `db_receive`), and time
-//! moves only when the suite says. A [`RedisProbe`] answers at once, as
-//! `redis_execute` does; a [`DbProbe`]'s answers travel back over the
-//! simulated network, and its statements take their time, as in a run.
+//! strategy's requests go through (`redis_execute`, `db_receive`,
+//! `consensus_execute`), and time moves only when the suite says. A
+//! [`RedisProbe`] and a [`ConsensusProbe`] answer at once, as
+//! `redis_execute` and `consensus_execute` do; a [`DbProbe`]'s answers travel
+//! back over the simulated network, and its statements take their time, as
+//! in a run.
 
 use super::runtime::Stage;
 use super::{Action, Payload, Reply, Sim, TimerPurpose};
-use crate::event::{RedisCommand, RedisReply, Sql, SqlOutcome};
-use crate::ids::{InstanceId, Party, Period, RedisNodeId, RunId, SessionId};
+use crate::clock::ClockChange;
+use crate::event::{ConsensusOp, ConsensusReply, Owner, RedisCommand, RedisReply, Sql, SqlOutcome};
+use crate::ids::{InstanceId, LeaseId, Party, Period, RedisNodeId, RunId, SessionId, Token};
 use crate::scenario::{DbLockSettings, Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
@@ -163,12 +166,148 @@ impl RedisProbe {
     /// `clock_jump` fault does.
     pub fn step_clock(&mut self, by_ms: i64) {
         let node = self.sim.redis.primary();
-        self.sim.change_clock(node, |clock, now| clock.jump(now, by_ms));
+        self.sim.change_clock(node, ClockChange::Jump { by_ms });
     }
 
     /// Steps Redlock node `node`'s clock by `by_ms`.
     pub fn step_node_clock(&mut self, node: u8, by_ms: i64) {
-        self.sim.change_clock(Party::Redis(RedisNodeId(node)), |clock, now| clock.jump(now, by_ms));
+        self.sim.change_clock(Party::Redis(RedisNodeId(node)), ClockChange::Jump { by_ms });
+    }
+}
+
+/// The consensus store of the engine's world, with clients that send it the
+/// consensus strategy's operations.
+pub struct ConsensusProbe {
+    sim: Sim,
+    /// One run per client instance, as `RedisProbe` has.
+    runs: Vec<RunId>,
+}
+
+impl std::fmt::Debug for ConsensusProbe {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("ConsensusProbe").field("now_ms", &self.sim.now_ms).finish()
+    }
+}
+
+impl Default for ConsensusProbe {
+    fn default() -> Self {
+        ConsensusProbe::new()
+    }
+}
+
+impl ConsensusProbe {
+    /// The store of the default world, with a leader, at simulated time 0.
+    pub fn new() -> ConsensusProbe {
+        let scenario = Scenario::default();
+        let mut sim = Sim::new(&scenario, scenario.settings_for(StrategyId::Consensus));
+        let runs = client_runs(&mut sim, scenario.world.instances);
+        ConsensusProbe { sim, runs }
+    }
+
+    /// Simulated time now.
+    pub fn now_ms(&self) -> u64 {
+        self.sim.now_ms
+    }
+
+    /// How long the store is without a leader after it loses one (the world's `failover_ms`).
+    pub fn failover_ms(&self) -> u64 {
+        self.sim.world.failover_ms
+    }
+
+    /// Moves simulated time on to `at_ms` (never back), doing the store's
+    /// own work due by then: leases running out, a new leader.
+    pub fn at(&mut self, at_ms: u64) {
+        assert!(at_ms >= self.sim.now_ms, "time goes forward: {at_ms} < {}", self.sim.now_ms);
+        while let Some(Reverse(next)) = self.sim.queue.peek()
+            && next.at_ms() <= at_ms
+        {
+            let Some(Reverse(next)) = self.sim.queue.pop() else {
+                break;
+            };
+            self.sim.now_ms = self.sim.now_ms.max(next.at_ms());
+            match next.action {
+                Action::Timer { id, epoch } => self.fire_timer(id, epoch),
+                Action::LeaderUp => self.sim.leader_up(),
+                // The clients never run, and nothing else is in this world.
+                Action::Fault(_)
+                | Action::Deliver(_)
+                | Action::Resume { .. }
+                | Action::Restart { .. }
+                | Action::RedisUp { .. }
+                | Action::Promote
+                | Action::Replicate { .. }
+                | Action::StatementDone { .. }
+                | Action::BackgroundGiveUp { .. }
+                | Action::BackgroundDone { .. }
+                | Action::KeepaliveExpiry { .. }
+                | Action::RowRecheck => {}
+            }
+        }
+        self.sim.now_ms = at_ms;
+    }
+
+    /// The store's own timers fire (a lease's expiry); the instances' never do.
+    fn fire_timer(&mut self, id: super::TimerId, epoch: u32) {
+        let Some(entry) = self.sim.timers.get(id.0) else {
+            return;
+        };
+        if self.sim.timer_epoch(entry) != epoch {
+            return;
+        }
+        self.sim.timers.take(id.0);
+        match entry.purpose {
+            TimerPurpose::LeaseExpiry { lease } => self.sim.lease_expiry(lease),
+            TimerPurpose::Cron { .. }
+            | TimerPurpose::Retry { .. }
+            | TimerPurpose::Chunk { .. }
+            | TimerPurpose::JobEnd { .. }
+            | TimerPurpose::Strategy { .. }
+            | TimerPurpose::RequestTimeout { .. }
+            | TimerPurpose::UploadDone { .. }
+            | TimerPurpose::KeyExpiry { .. }
+            | TimerPurpose::LockTimeout { .. }
+            | TimerPurpose::IdleTimeout { .. } => {}
+        }
+    }
+
+    /// The store's answer to `client`'s operation (`client` is an instance
+    /// index, `0..3`): what the simulation's clients get.
+    pub fn execute(&mut self, client: u8, op: ConsensusOp) -> ConsensusReply {
+        let run = run_of(&self.runs, client);
+        self.sim.consensus_execute(InstanceId(client), run, op).unwrap_or(ConsensusReply::Timeout)
+    }
+
+    /// The lock key, if it exists: its value and the revision that created it.
+    pub fn key(&self) -> Option<(Owner, Token)> {
+        self.sim.consensus_key()
+    }
+
+    /// How long lease `lease` has left, if it exists.
+    pub fn lease_remaining_ms(&self, lease: LeaseId) -> Option<i64> {
+        self.sim.lease_remaining_ms(lease)
+    }
+
+    /// Whether the store has a leader.
+    pub fn has_leader(&self) -> bool {
+        self.sim.consensus_has_leader()
+    }
+
+    /// The leader is lost (`consensus_leader_loss`); a new one is elected
+    /// after [`ConsensusProbe::failover_ms`], when time reaches it.
+    pub fn lose_leader(&mut self) {
+        self.sim.leader_lost();
+    }
+
+    /// Steps the store's wall clock by `by_ms` (forward if positive), as a
+    /// `clock_jump` fault on `consensus` does.
+    pub fn step_clock(&mut self, by_ms: i64) {
+        self.sim.change_clock(Party::Consensus, ClockChange::Jump { by_ms });
+    }
+
+    /// From now on the store's clocks run `ppm` parts per million fast (or
+    /// slow), as a `clock_drift` fault on `consensus` makes them.
+    pub fn set_drift(&mut self, ppm: i64) {
+        self.sim.change_clock(Party::Consensus, ClockChange::Drift { ppm });
     }
 }
 
@@ -339,7 +478,7 @@ impl DbProbe {
     }
 
     fn deliver(&mut self, message: super::MessageId) {
-        let Some(message) = self.sim.messages.take(message.0) else {
+        let Some(message) = self.sim.take_message(message) else {
             return;
         };
         match (message.to, message.payload) {
@@ -362,7 +501,7 @@ impl DbProbe {
         let Some(entry) = self.sim.timers.get(id.0) else {
             return;
         };
-        if self.sim.clock_state(entry.party).epoch != epoch {
+        if self.sim.timer_epoch(entry) != epoch {
             return;
         }
         self.sim.timers.take(id.0);
@@ -452,6 +591,62 @@ mod tests {
         probe.step_node_clock(0, 30_001);
         let granted: Vec<bool> = (0..5).map(|node| probe.command_on(node, 1, set(1)) == RedisReply::Ok).collect();
         assert_eq!(granted, [true, false, true, false, false], "redis-1's early expiry and redis-3's restart");
+    }
+
+    #[test]
+    fn a_lease_runs_on_the_stores_monotonic_clock() {
+        let owner = |client: u8| Owner { instance: InstanceId(client), nonce: 1 };
+        let acquire = |client: u8| ConsensusOp::Acquire { value: owner(client), ttl_ms: 10_000 };
+        let mut probe = ConsensusProbe::new();
+        let ConsensusReply::Acquired { lease, revision } = probe.execute(0, acquire(0)) else {
+            panic!("a free key is taken");
+        };
+        probe.at(1_000);
+        probe.step_clock(60_000);
+        probe.at(1_001);
+        assert_eq!(probe.key(), Some((owner(0), revision)), "a step of the wall clock ends no lease");
+        assert_eq!(probe.lease_remaining_ms(lease), Some(8_999));
+        assert_eq!(probe.execute(1, acquire(1)), ConsensusReply::Taken { holder: owner(0) });
+        probe.at(9_999);
+        assert!(probe.key().is_some(), "held until its TTL of elapsed time");
+        probe.at(10_000);
+        assert_eq!(probe.key(), None, "gone at it, as etcd's `expired()` is `Remaining() <= 0`");
+        assert_eq!(probe.execute(0, ConsensusOp::KeepAlive { lease }), ConsensusReply::LeaseNotFound);
+
+        // A drift still applies: the monotonic clock counts the oscillator's ticks.
+        let mut fast = ConsensusProbe::new();
+        fast.set_drift(250_000);
+        assert!(matches!(fast.execute(0, acquire(0)), ConsensusReply::Acquired { .. }));
+        fast.at(7_999);
+        assert!(fast.key().is_some(), "10 s at 1.25× is 8 s");
+        fast.at(8_000);
+        assert_eq!(fast.key(), None);
+    }
+
+    #[test]
+    fn revisions_rise_across_revokes_expiries_and_a_new_leader_that_refreshes_leases() {
+        let owner = |client: u8| Owner { instance: InstanceId(client), nonce: 1 };
+        let acquire = |client: u8| ConsensusOp::Acquire { value: owner(client), ttl_ms: 10_000 };
+        let granted = |reply: ConsensusReply| {
+            let ConsensusReply::Acquired { lease, revision } = reply else { panic!("not granted: {reply}") };
+            (lease, revision)
+        };
+        let mut probe = ConsensusProbe::new();
+        let (first_lease, first) = granted(probe.execute(0, acquire(0)));
+        assert_eq!(probe.execute(0, ConsensusOp::Revoke { lease: first_lease }), ConsensusReply::Revoked);
+        let (lease, second) = granted(probe.execute(1, acquire(1)));
+        assert!(second > first, "{second} after {first}");
+        probe.at(4_000);
+        probe.lose_leader();
+        assert_eq!(probe.execute(1, ConsensusOp::KeepAlive { lease }), ConsensusReply::NoLeader);
+        probe.at(4_000 + probe.failover_ms());
+        assert!(probe.has_leader());
+        assert_eq!(probe.lease_remaining_ms(lease), Some(10_000), "the new leader gives it its whole TTL");
+        assert_eq!(probe.execute(1, ConsensusOp::KeepAlive { lease }), ConsensusReply::Alive { ttl_ms: 10_000 });
+        probe.at(probe.now_ms() + 10_001);
+        assert_eq!(probe.key(), None, "expired");
+        let (_, third) = granted(probe.execute(2, acquire(2)));
+        assert!(third > second, "{third} after {second}");
     }
 
     fn sql_answers(probe: &mut DbProbe, client: u8) -> Vec<SqlOutcome> {

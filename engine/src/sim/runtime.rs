@@ -139,6 +139,8 @@ pub(crate) struct Instance {
     /// Jobs the process died in, with their runs, for the job runner to hand
     /// again at restart (`world.redeliver_after_crash`).
     redeliver: Vec<RunId>,
+    /// A restart is queued for the dead process.
+    pub(crate) restart_queued: bool,
     /// Its runs that have not ended, oldest first.
     live: Vec<RunId>,
 }
@@ -154,6 +156,7 @@ impl Instance {
             pool: Pool::new(pool_size),
             next_period: 0,
             redeliver: Vec::new(),
+            restart_queued: false,
             live: Vec::with_capacity(4),
         }
     }
@@ -165,6 +168,15 @@ impl Instance {
     }
     pub(crate) fn defer(&mut self, action: Action) {
         self.deferred.push(action);
+    }
+    /// Nothing of the job is in flight here: no live run, no job waiting for
+    /// a queued restart to be handed out again, no upload still streaming
+    /// out (it goes on the wire when it is done, whatever became of its run).
+    pub(crate) fn idle(&self) -> bool {
+        let streaming =
+            self.pending.values().any(|pending| pending.purpose == Purpose::Chunk && pending.timer.is_none());
+        let handed_back_later = self.restart_queued && !self.redeliver.is_empty();
+        self.live.is_empty() && !handed_back_later && !streaming
     }
 }
 
@@ -256,10 +268,18 @@ impl Sim {
         let current = u32::try_from((local / period_ms).max(0)).unwrap_or(u32::MAX);
         let period = Period(state.next_period.max(current));
         state.next_period = period.0 + 1;
-        self.record(EventKind::Cron { instance, period });
+        // After the window's end a tick starts no run, but it still ends the
+        // retries of the period before it, as it would in a longer window: the
+        // runs in flight finish exactly as they would have (see `drained`).
+        let in_window = self.now_ms < self.window_end_ms;
+        if in_window {
+            self.record(EventKind::Cron { instance, period });
+        }
         self.schedule_next_cron(instance);
         self.give_up_waiting_runs(instance, strategy);
-        self.start_run(instance, period, strategy);
+        if in_window {
+            self.start_run(instance, period, strategy);
+        }
     }
 
     /// A loser stops retrying when the next tick comes.
@@ -923,6 +943,7 @@ impl Sim {
         let local = self.local_now(Party::Instance(instance));
         let state = &mut self.instances[instance.index()];
         state.process = Process::Running;
+        state.restart_queued = false;
         self.record(EventKind::Process { instance, state: ProcessState::Restarted });
         // The scheduler runs the latest period it missed, once, then keeps the schedule.
         let latest = u32::try_from((local / period_ms).max(0)).unwrap_or(0);

@@ -1,8 +1,10 @@
 //! `naive`: the seed's `SET job:daily-report locked NX EX 300`, value and
 //! all: every instance writes the literal `locked`, so nothing tells one
 //! holder from another. The TTL is meant to outlast the job, so the lock is
-//! never renewed; it is never released (the seed) or released with a plain
-//! `DEL`, which deletes whatever lock is there, somebody else's included.
+//! never renewed; it is never released (the seed), released with a plain
+//! `DEL`, which deletes whatever lock is there, somebody else's included, or
+//! released the Redis page's way: the value is the run's own and the unlock
+//! script deletes the key only while it still holds that value.
 
 use super::{Context, Strategy};
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
@@ -27,7 +29,12 @@ impl Naive {
 
 impl<C: Context + ?Sized> Strategy<C> for Naive {
     fn acquire(&mut self, cx: &mut C) {
-        let value = LockValue::Locked;
+        // Only a lock released by compare-and-delete needs to tell its own
+        // value from another's; the seed's lock writes the literal `locked`.
+        let value = match self.settings.release {
+            NaiveRelease::CompareAndDelete => LockValue::Owner(cx.owner()),
+            NaiveRelease::Never | NaiveRelease::Del => LockValue::Locked,
+        };
         let ttl_ms = self.settings.ttl_ms;
         let command = if ttl_ms.is_multiple_of(1000) {
             RedisCommand::SetNxEx { value, ttl_s: ttl_ms / 1000 }
@@ -53,10 +60,16 @@ impl<C: Context + ?Sized> Strategy<C> for Naive {
     fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
 
     fn release(&mut self, cx: &mut C) {
-        if self.settings.release == NaiveRelease::Del && cx.believes() {
-            let primary = cx.redis_primary();
-            cx.send(primary, crate::sim::Request::Redis(RedisCommand::Del), TAG_DEL, Some(REDIS_TIMEOUT_MS));
+        if !cx.believes() {
+            return;
         }
+        let command = match self.settings.release {
+            NaiveRelease::Never => return,
+            NaiveRelease::Del => RedisCommand::Del,
+            NaiveRelease::CompareAndDelete => RedisCommand::CompareAndDelete { value: cx.owner() },
+        };
+        let primary = cx.redis_primary();
+        cx.send(primary, crate::sim::Request::Redis(command), TAG_DEL, Some(REDIS_TIMEOUT_MS));
     }
 
     fn forget(&mut self, _run: RunId) {}

@@ -4,6 +4,7 @@
 
 use crate::ui::run::{LabRun, Reading, RunRef};
 use crate::ui::shared::Shared;
+use locklab_engine::report::{ReportBuilder, StrategyReport};
 use locklab_engine::{Scenario, Simulation, StrategyId};
 use std::rc::Rc;
 
@@ -92,6 +93,65 @@ impl RunJob {
             Some(strategy) => Err(locklab_engine::budget::cut_message(strategy)),
             None => Ok(self.done),
         }
+    }
+}
+
+/// The verdicts of the strategies a view does not show, computed after the
+/// one it does, a slice at a time: the simulation and the report only (no
+/// timeline, and each log dropped once read), so the picker can show all
+/// six verdicts of the night without the memory of six runs.
+pub struct VerdictJob {
+    scenario: Rc<Scenario>,
+    strategies: Vec<StrategyId>,
+    done: Vec<StrategyReport>,
+    current: Option<(Simulation, ReportBuilder)>,
+}
+
+impl std::fmt::Debug for VerdictJob {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("VerdictJob").field("strategies", &self.strategies).finish()
+    }
+}
+
+impl VerdictJob {
+    pub fn new(scenario: Rc<Scenario>, strategies: Vec<StrategyId>) -> VerdictJob {
+        VerdictJob { scenario, strategies, done: Vec::new(), current: None }
+    }
+
+    pub fn scenario(&self) -> &Rc<Scenario> {
+        &self.scenario
+    }
+
+    /// Simulates and reads about `events` more events; says whether every
+    /// verdict is known. A run the engine's hard cap stopped gives none.
+    pub fn step(&mut self, events: u32) -> bool {
+        let mut left = events;
+        while let Some(&strategy) = self.strategies.get(self.done.len()) {
+            if left == 0 {
+                return false;
+            }
+            let (simulation, report) = self.current.get_or_insert_with(|| {
+                (Simulation::new(&self.scenario, strategy), ReportBuilder::new(&self.scenario, strategy))
+            });
+            let before = simulation.log().len();
+            let ended = simulation.advance(left.min(SLICE_EVENTS));
+            report.feed(&simulation.log()[before..]);
+            let logged = u32::try_from(simulation.log().len() - before).unwrap_or(u32::MAX);
+            left = left.saturating_sub(logged.max(1));
+            if ended && let Some((simulation, report)) = self.current.take() {
+                if locklab_engine::log_was_cut(simulation.log()) {
+                    self.strategies.retain(|wanted| *wanted != strategy);
+                } else {
+                    self.done.push(report.finish());
+                }
+            }
+        }
+        true
+    }
+
+    /// The verdicts, once [`VerdictJob::step`] said done.
+    pub fn finish(self) -> Vec<StrategyReport> {
+        self.done
     }
 }
 

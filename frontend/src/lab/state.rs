@@ -11,11 +11,12 @@
 //! the page advances the job one slice per task (`effects::use_run_slices`)
 //! and the reducer adopts the result, or drops it on Stop.
 
-use crate::lab::run::{CompareRuns, RunJob};
+use crate::lab::run::{CompareRuns, RunJob, VerdictJob};
 use crate::ui::event_log::{FilterChange, LogFilters};
 use crate::ui::message::{Message, Tone};
 use crate::ui::run::{LabRun, RunRef};
 use crate::ui::shared::Shared;
+use locklab_engine::report::StrategyReport;
 use locklab_engine::scenario::Target;
 use locklab_engine::{Fault, Scenario, StrategyId};
 use std::cell::RefCell;
@@ -103,6 +104,9 @@ pub enum Action {
     Inject(InjectKind),
     /// The fault script as edited; refused as a whole if invalid.
     SetFaults(Vec<Fault>),
+    /// The same scenario with the job runner's redelivery off: each lock on
+    /// its own, apart from the job that asks no lock.
+    WithoutRedelivery,
     /// A scenario document from a file or a built-in; `source` names it in messages.
     LoadScenario {
         text: String,
@@ -121,11 +125,20 @@ pub enum Action {
     },
     /// The pending run `id` is done: show it.
     RunDone(u32),
+    /// The verdict job `id` is done: the picker shows its verdicts.
+    VerdictsDone(u32),
     /// Drop the pending run; the lab keeps the run it shows.
     StopRun,
     Dismiss,
     /// A message from a side effect (a file that could not be read, a save).
     Notify(Message),
+}
+
+/// What is known of each strategy's verdict on one scenario.
+#[derive(Debug)]
+pub struct Verdicts {
+    pub scenario: Rc<Scenario>,
+    pub reports: Vec<StrategyReport>,
 }
 
 /// Runs being computed a slice per frame, and what to show once they are done.
@@ -167,6 +180,11 @@ pub struct LabState {
     pub pending: Option<PendingRun>,
     /// The last [`PendingRun::id`] given.
     last_job: u32,
+    /// The verdict of every strategy on the scenario shown, as far as known:
+    /// the picker shows all six, so the night's lesson is on the first screen.
+    pub verdicts: Shared<Verdicts>,
+    /// The verdicts still being computed, a slice per task after the shown run.
+    pub verdict_job: Option<(u32, Shared<RefCell<VerdictJob>>)>,
 }
 
 impl LabState {
@@ -216,6 +234,8 @@ impl LabState {
             embed: false,
             pending: None,
             last_job: 0,
+            verdicts: Shared(Rc::new(Verdicts { scenario: Rc::default(), reports: Vec::new() })),
+            verdict_job: None,
         })
     }
 
@@ -250,6 +270,7 @@ impl LabState {
             return self;
         };
         let cursor_ms = cursor_ms.unwrap_or(self.cursor_ms);
+        let known = shown.compare.as_ref().map_or_else(|| vec![shown.run.clone()], |runs| runs.0.to_vec());
         let next = LabState {
             scenario: shown.scenario,
             strategy,
@@ -258,7 +279,51 @@ impl LabState {
             pending: None,
             ..self
         };
-        next.seek(cursor_ms)
+        next.with_verdicts(&known).seek(cursor_ms)
+    }
+
+    /// Keeps what is known of every strategy's verdict on the scenario shown
+    /// (the runs just shown add theirs), and starts computing the rest.
+    fn with_verdicts(mut self, shown: &[RunRef]) -> LabState {
+        let scenario = Rc::clone(&self.scenario.0);
+        let mut reports =
+            if Rc::ptr_eq(&self.verdicts.scenario, &scenario) { self.verdicts.reports.clone() } else { Vec::new() };
+        for run in shown {
+            if !reports.iter().any(|report| report.strategy == run.strategy) {
+                reports.push(run.report.clone());
+            }
+        }
+        let missing: Vec<StrategyId> =
+            StrategyId::ALL.into_iter().filter(|id| !reports.iter().any(|report| report.strategy == *id)).collect();
+        let running = self.verdict_job.as_ref().is_some_and(|(_, job)| Rc::ptr_eq(job.borrow().scenario(), &scenario));
+        if !running {
+            self.verdict_job = (!missing.is_empty()).then(|| {
+                self.last_job = self.last_job.wrapping_add(1);
+                (self.last_job, Shared(Rc::new(RefCell::new(VerdictJob::new(Rc::clone(&scenario), missing)))))
+            });
+        }
+        self.verdicts = Shared(Rc::new(Verdicts { scenario, reports }));
+        self
+    }
+
+    /// The verdict job `id` is done: its verdicts join the known ones.
+    fn verdicts_done(mut self, id: u32) -> LabState {
+        let Some((_, job)) = self.verdict_job.take_if(|(job_id, _)| *job_id == id) else {
+            return self;
+        };
+        let job = std::mem::replace(&mut *job.borrow_mut(), VerdictJob::new(Rc::default(), Vec::new()));
+        if !Rc::ptr_eq(job.scenario(), &self.verdicts.scenario) {
+            return self;
+        }
+        let mut reports = self.verdicts.reports.clone();
+        for report in job.finish() {
+            if !reports.iter().any(|known| known.strategy == report.strategy) {
+                reports.push(report);
+            }
+        }
+        let scenario = Rc::clone(&self.verdicts.scenario);
+        self.verdicts = Shared(Rc::new(Verdicts { scenario, reports }));
+        self
     }
 
     /// The pending run, done: shown if it is still the one wanted.
@@ -486,6 +551,17 @@ impl Reducible for LabState {
                 state.try_scenario(scenario, "The seed")
             }
             Action::SetInject(inject) => LabState { inject, ..state },
+            Action::WithoutRedelivery => {
+                let mut scenario = changed((*state.scenario).clone());
+                scenario.world.redeliver_after_crash = false;
+                let next = state.try_scenario(scenario, "The night without the redelivered job");
+                if next.message.is_some() {
+                    return Rc::new(next);
+                }
+                next.info(
+                    "The same night, seed and faults, but the restarted process is not handed the job it died in: what each lock does on its own.".to_owned(),
+                )
+            }
             Action::Inject(kind) => state.inject(kind),
             Action::SetFaults(faults) => {
                 let mut scenario = changed((*state.scenario).clone());
@@ -521,6 +597,7 @@ impl Reducible for LabState {
                 state
             }
             Action::RunDone(id) => state.run_done(id),
+            Action::VerdictsDone(id) => state.verdicts_done(id),
             Action::StopRun => match state.pending {
                 Some(_) => LabState { pending: None, ..state }
                     .info("Stopped before that run was done; the lab shows the run it had, unchanged.".to_owned()),

@@ -480,7 +480,7 @@ pub fn side_by_side(props: &SideBySideProps) -> Html {
             </p>
             <p class="simplifies-line" id="simplifies-line">
                 <strong>{"Where the lab simplifies: "}</strong>
-                {"every party has one clock (no separate monotonic clock), Redis replication is a fixed lag, a report row is checked when written and applied at COMMIT, and a fencing token protects only what checks it (storage that checks tokens does; a plain object store and Slack cannot)."}
+                {"every party has one clock that a jump steps (only etcd's leases run on a monotonic clock), Redis replication is a fixed lag, a report row is checked when written and applied at COMMIT, and a fencing token protects only what checks it (storage that checks tokens does; a plain object store and Slack cannot)."}
             </p>
         </section>
     }

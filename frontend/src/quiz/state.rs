@@ -14,7 +14,7 @@ use crate::ui::run::{LabRun, RunRef};
 use crate::ui::shared::Shared;
 use locklab_engine::quiz::{Choice, Quiz};
 use locklab_engine::report::{StrategyReport, analyze};
-use locklab_engine::scenario::{Liveness, Safety};
+use locklab_engine::scenario::{Efficiency, Liveness, Safety};
 use locklab_engine::{Scenario, builtin, simulate};
 use std::rc::Rc;
 use yew::Reducible;
@@ -108,9 +108,9 @@ impl Answered {
     }
 }
 
-/// A report, coarsely: the two verdicts and which kinds of trouble happened
+/// A report, coarsely: the three verdicts and which kinds of trouble happened
 /// at all (not how often), so two runs can be compared feature by feature.
-fn outcome(report: &StrategyReport) -> [u8; 10] {
+fn outcome(report: &StrategyReport) -> [u8; 11] {
     let metrics = &report.metrics;
     // Three values each: a run at risk differs from a safe one and from an unsafe one.
     let safety = match report.safety {
@@ -126,6 +126,7 @@ fn outcome(report: &StrategyReport) -> [u8; 10] {
     [
         safety,
         liveness,
+        u8::from(report.efficiency == Efficiency::Wasteful),
         u8::from(metrics.overlap_ms > 0),
         u8::from(metrics.stale_writes_accepted > 0),
         u8::from(metrics.stale_writes_rejected > 0),
@@ -144,9 +145,10 @@ pub fn distance(first: &StrategyReport, second: &StrategyReport) -> usize {
 
 /// The choice shown beside the pick, and why. A wrong pick is shown beside
 /// the card's first right answer; a right pick beside another right answer,
-/// or, when it is the only one, beside the wrong choice whose run is closest
-/// to the pick's (fewest differing features; the card's order breaks ties):
-/// a minimal pair, so what still differs is what the question is about.
+/// or, when it is the only one, beside the wrong choice the card names as
+/// closest (`closest_wrong`), else the one whose run is closest to the pick's
+/// (fewest differing features; the card's order breaks ties): a minimal
+/// pair, so what still differs is what the question is about.
 fn partner(card: &Card, pick: &str, pick_report: &StrategyReport) -> Option<(Choice, Pairing)> {
     if !card.is_right(pick) {
         let id = card.quiz.answer.first()?;
@@ -154,6 +156,10 @@ fn partner(card: &Card, pick: &str, pick_report: &StrategyReport) -> Option<(Cho
     }
     if let Some(choice) = card.quiz.answer.iter().filter(|id| *id != pick).find_map(|id| card.choice(id)) {
         return Some((choice.clone(), Pairing::AnotherRightAnswer));
+    }
+    // The card names its closest wrong choice where its explanation does.
+    if let Some(choice) = card.quiz.closest_wrong.as_deref().and_then(|id| card.choice(id)) {
+        return Some((choice.clone(), Pairing::ClosestWrong));
     }
     // Only the wrong choices' reports are needed to rank them; the timeline
     // is built for the one shown.

@@ -9,7 +9,7 @@ use crate::ui::format;
 use crate::ui::input::{TimelineKey, use_timeline_keys};
 use crate::ui::run::RunRef;
 use crate::ui::timeline::Timeline;
-use crate::ui::verdicts::{headline, liveness_badge, safety_badge};
+use crate::ui::verdicts::verdict_badges;
 use locklab_engine::races::Agreement;
 use locklab_engine::report::StrategyReport;
 use locklab_engine::scenario::StrategyId;
@@ -40,13 +40,14 @@ pub fn twin_agreement(
 ) -> String {
     match locklab_engine::races::agreement(scenario, strategy, recorded, twin) {
         Agreement::Same => {
-            "Its verdict is the recorded run's: the same safety, liveness and kinds of findings.".to_owned()
+            "Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings.".to_owned()
         }
         Agreement::SameUpToRace(reason) => {
             format!("Its verdict is the recorded run's but for a race the machine orders its own way: {reason}.")
         }
         Agreement::Different => {
-            "Its verdict differs from the recorded run's: safety, liveness or the kinds of findings.".to_owned()
+            "Its verdict differs from the recorded run's: safety, liveness, efficiency or the kinds of findings."
+                .to_owned()
         }
     }
 }
@@ -193,8 +194,9 @@ struct VerdictProps {
 fn verdict(props: &VerdictProps) -> Html {
     let report = &props.run.report;
     html! {
-        <div class="recorded-verdict" data-safety={report.safety.name()} data-liveness={report.liveness.name()}>
-            <p><strong>{ format!("{}: ", props.label) }</strong>{ safety_badge(report.safety) }{" "}{ liveness_badge(report.liveness) }{" "}{ headline(report) }</p>
+        <div class="recorded-verdict" data-safety={report.safety.name()} data-liveness={report.liveness.name()}
+            data-efficiency={report.efficiency.name()}>
+            <p><strong>{ format!("{}: ", props.label) }</strong>{ verdict_badges(report) }{" "}{ report.safety_summary() }</p>
             // It scrolls when long, so it takes the focus (and keys) itself.
             <ul class="findings" tabindex="0" aria-label={props.findings_label}>
                 { for report.findings.iter().map(|finding| html! {

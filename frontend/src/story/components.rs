@@ -206,15 +206,21 @@ pub fn run_counts(props: &RunCountsProps) -> Html {
         locklab_engine::scenario::Liveness::Late => "a report late",
         locklab_engine::scenario::Liveness::Missed => "a report missed",
     };
+    let efficiency = match report.efficiency {
+        locklab_engine::scenario::Efficiency::Ok => "no work wasted",
+        locklab_engine::scenario::Efficiency::Wasteful => "wasteful",
+    };
     let counts = [
         (metrics.stale_writes_accepted, "stale write accepted", "stale writes accepted"),
         (metrics.stale_writes_rejected, "stale write refused", "stale writes refused"),
+        (metrics.wasted_runs, "run no fault forced", "runs no fault forced"),
         (metrics.duplicate_side_effects, "duplicate upload or post", "duplicate uploads and posts"),
-        (metrics.background_query_timeouts, "other services' query failed", "other services' queries failed"),
+        (metrics.queries_failed_behind_lock, "query failed behind the row lock", "queries failed behind the row lock"),
     ];
     html! {
-        <p class="run-counts" data-safety={report.safety.name()} data-liveness={report.liveness.name()}>
-            <strong>{ format!("The whole run: {safety}, {liveness}") }</strong>
+        <p class="run-counts" data-safety={report.safety.name()} data-liveness={report.liveness.name()}
+            data-efficiency={report.efficiency.name()}>
+            <strong>{ format!("The whole run: {safety}, {liveness}, {efficiency}") }</strong>
             { for counts.iter().map(|(count, one, many)| html! {
                 <span>{ format!(" · {count} {}", if *count == 1 { one } else { many }) }</span>
             }) }

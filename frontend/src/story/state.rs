@@ -145,7 +145,7 @@ fn shown_steps(story: &Story) -> Result<Vec<Shown>, String> {
         };
         for step in &chapter.steps {
             let found = step
-                .check(&run.timeline, &run.report)
+                .locate(&run.timeline, &run.report)
                 .map_err(|problem| format!("step `{}` cannot be shown: {problem}", step.id))?;
             steps.push(Shown {
                 id: step.id.clone(),

@@ -7,7 +7,7 @@ use crate::ui::run::{RunRef, strategy_label_in};
 use crate::ui::svg::{Esc, Svg};
 use locklab_engine::Scenario;
 use locklab_engine::report::{Metric, StrategyReport};
-use locklab_engine::scenario::{Liveness, Safety};
+use locklab_engine::scenario::{Efficiency, Liveness, Safety};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -21,17 +21,20 @@ pub struct VerdictProps {
     /// (the quiz's side-by-side) names each.
     #[prop_or(AttrValue::Static("verdicts"))]
     pub id: AttrValue,
+    /// Asked to play the same night without the job runner's redelivery,
+    /// offered where a redelivered job (which asks no lock) did the damage,
+    /// so the lock's own behaviour can be seen apart from the runner's.
+    #[prop_or_default]
+    pub on_without_redelivery: Option<Callback<()>>,
 }
 
-/// What `at_risk` means, where the verdict says it: the data came through,
-/// but nothing would have stopped it from not doing so.
-pub const AT_RISK_TEXT: &str =
-    "Two runs held the lock at once and wrote where no fence checked; the data survived only by timing.";
-
-/// The tooltip of the efficiency line: why it stands apart from safety.
+/// The tooltip of the efficiency verdict: what it judges, and why it stands
+/// beside safety with the same weight.
 pub const EFFICIENCY_TITLE: &str = "Kleppmann separates locks for efficiency from locks for correctness: \
 when a lock for efficiency fails, work is done twice; when a lock for correctness fails, data is wrong. \
-This is the efficiency half of the verdict; safety is the correctness half.";
+Wasteful: a run did work another run was already doing with no fault to force it (no lock, or a lock \
+that let it in on its own), or other services' queries failed behind the job's row lock. The post \
+rejects option D for this: triple the S3 writes, triple the Slack pings.";
 
 /// A verdict badge's class, word for `data-*`, and text: the text carries the
 /// meaning, the class only colours it.
@@ -46,11 +49,19 @@ pub fn safety_badge_parts(safety: Safety) -> BadgeParts {
     }
 }
 
+/// Liveness and efficiency misses are drawn as costs, never in unsafe's red.
 pub fn liveness_badge_parts(liveness: Liveness) -> BadgeParts {
     match liveness {
         Liveness::Ok => ("good", "data-liveness", "ok", "✓ on time"),
-        Liveness::Late => ("warn", "data-liveness", "late", "⚠ late"),
-        Liveness::Missed => ("bad", "data-liveness", "missed", "✗ missed a period"),
+        Liveness::Late => ("cost", "data-liveness", "late", "◷ late"),
+        Liveness::Missed => ("cost", "data-liveness", "missed", "◷ missed a period"),
+    }
+}
+
+pub fn efficiency_badge_parts(efficiency: Efficiency) -> BadgeParts {
+    match efficiency {
+        Efficiency::Ok => ("good", "data-efficiency", "ok", "✓ efficient"),
+        Efficiency::Wasteful => ("cost", "data-efficiency", "wasteful", "⧉ wasteful"),
     }
 }
 
@@ -73,58 +84,57 @@ pub fn liveness_badge(liveness: Liveness) -> Html {
     badge(liveness_badge_parts(liveness))
 }
 
-/// What happened to the data, in a few sentences: the correctness half of
-/// the verdict (duplicated work is the efficiency line's).
-pub fn headline(report: &StrategyReport) -> String {
-    let metrics = &report.metrics;
-    let mut parts = Vec::new();
-    match report.safety {
-        Safety::AtRisk => parts.push(AT_RISK_TEXT.to_owned()),
-        Safety::Safe | Safety::Unsafe => {}
-    }
-    if metrics.stale_writes_accepted == 0 && metrics.corrupted_reports == 0 && metrics.missed_periods == 0 {
-        parts.push("Every report is intact and from one run.".to_owned());
-    }
-    if metrics.stale_writes_accepted > 0 {
-        parts.push(format!(
-            "A stale write was accepted ({} in all): an instance that had lost the lock overwrote newer data.",
-            metrics.stale_writes_accepted
-        ));
-    }
-    if metrics.corrupted_reports > 0 {
-        parts.push(format!(
-            "{} report(s) damaged: mixed from two runs, or gone back in time.",
-            metrics.corrupted_reports
-        ));
-    }
-    if metrics.stale_writes_rejected > 0 {
-        parts.push(format!(
-            "{} stale write(s) were rejected because their token was lower than one already seen.",
-            metrics.stale_writes_rejected
-        ));
-    }
-    if metrics.background_query_timeouts > 0 {
-        parts.push(format!(
-            "{} of the other services' queries failed waiting behind the jobs row lock.",
-            metrics.background_query_timeouts
-        ));
-    }
-    if metrics.missed_periods > 0 {
-        parts.push(format!("{} period(s) got no report by the end of the run.", metrics.missed_periods));
-    }
-    parts.join(" ")
+pub fn efficiency_badge(efficiency: Efficiency) -> Html {
+    badge(efficiency_badge_parts(efficiency))
 }
 
-/// The efficiency line and the store, as markup: what every verdict shows
-/// beside its safety badge.
-fn beside_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
+/// The three badges, safety, liveness and efficiency, each named by its
+/// axis for screen readers: the verdict has three parts of equal weight.
+pub fn verdict_badges(report: &StrategyReport) -> Html {
+    html! {
+        <span class="axes">
+            <span class="visually-hidden">{"Safety: "}</span>{ safety_badge(report.safety) }
+            <span class="visually-hidden">{" Liveness: "}</span>{ liveness_badge(report.liveness) }
+            <span class="visually-hidden">{" Efficiency: "}</span>{ efficiency_badge(report.efficiency) }
+        </span>
+    }
+}
+
+/// The three badges as markup, for the pages that write theirs as text.
+pub fn verdict_badges_markup(report: &StrategyReport) -> String {
+    format!(
+        "<span class=\"axes\">{}{}{}</span>",
+        badge_markup(safety_badge_parts(report.safety)),
+        badge_markup(liveness_badge_parts(report.liveness)),
+        badge_markup(efficiency_badge_parts(report.efficiency))
+    )
+}
+
+/// The three axes in a sentence each, and the store the run was judged
+/// against: what every verdict shows under its badges.
+fn axes_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
     out.raw(format_args!(
-        "<p class=\"efficiency\" title=\"{}\">Efficiency: {}</p><p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
+        "<dl class=\"axis-lines\"><dt>Safety</dt><dd data-axis=\"safety\">{}</dd><dt>Liveness</dt><dd data-axis=\"liveness\">{}</dd>\
+         <dt title=\"{}\">Efficiency</dt><dd data-axis=\"efficiency\">{}</dd></dl>\
+         <p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
+        Esc(&report.safety_summary()),
+        Esc(&report.liveness_summary()),
         Esc(EFFICIENCY_TITLE),
-        report.efficiency(),
+        Esc(&capitalized(&report.efficiency_summary())),
         scenario.world.storage_checks_tokens,
         scenario.storage_text()
     ));
+}
+
+/// A sentence with its first letter upper-case. ASCII only: the engine's
+/// sentences begin with a digit or an ASCII letter, and Unicode's case
+/// tables would cost the pages 13 KB of WebAssembly.
+pub fn capitalized(text: &str) -> String {
+    let mut text = text.to_owned();
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    text
 }
 
 /// The verdict as markup: it depends on the run alone, so it is written once
@@ -134,13 +144,11 @@ fn verdict_markup(run: &RunRef) -> String {
     let metrics = &report.metrics;
     let mut out = Svg::new();
     out.raw(format_args!(
-        "<p class=\"verdict-head\"><span class=\"verdict-strategy\">{}</span>{}{}</p><p class=\"headline\">{}</p>",
+        "<p class=\"verdict-head\"><span class=\"verdict-strategy\">{}</span>{}</p>",
         Esc(&strategy_label_in(&run.scenario, run.strategy)),
-        badge_markup(safety_badge_parts(report.safety)),
-        badge_markup(liveness_badge_parts(report.liveness)),
-        Esc(&headline(report))
+        verdict_badges_markup(report)
     ));
-    beside_markup(&mut out, report, &run.scenario);
+    axes_markup(&mut out, report, &run.scenario);
     if let Some(expectation) = run.scenario.expect.get(&run.strategy) {
         match report.check(expectation) {
             Ok(()) => out.raw(format_args!("<p class=\"expect ok\">✓ As the scenario expects.</p>")),
@@ -166,14 +174,20 @@ fn verdict_markup(run: &RunRef) -> String {
     out.raw(format_args!("<ol class=\"findings\">"));
     for finding in &report.findings {
         let when = if finding.event == u32::MAX { "end".to_owned() } else { format::t_label(finding.at_ms) };
+        let cause = finding.cause.as_ref().map(|cause| cause.sentence()).unwrap_or_default();
         out.raw(format_args!(
             "<li class=\"finding kind-{kind}\" data-kind=\"{kind}\"><button type=\"button\" class=\"finding-button\" data-seek=\"{}\">\
              <span class=\"finding-time\">{when}</span> <span class=\"finding-text\">{}</span>\
-             <span class=\"visually-hidden\"> Move the cursor here.</span></button></li>",
+             <span class=\"visually-hidden\"> Move the cursor here.</span></button>",
             finding.at_ms,
             Esc(&finding.text),
             kind = finding.kind
         ));
+        if !cause.is_empty() {
+            let held = finding.cause.as_ref().map_or("", |cause| cause.held.name());
+            out.raw(format_args!("<p class=\"finding-cause\" data-held=\"{held}\">{}</p>", Esc(&cause)));
+        }
+        out.raw(format_args!("</li>"));
     }
     out.raw(format_args!("</ol>"));
     out.finish()
@@ -203,10 +217,33 @@ pub fn verdicts(props: &VerdictProps) -> Html {
         <div class="verdicts" id={props.id.clone()}
             data-safety={report.safety.name()}
             data-liveness={report.liveness.name()}
+            data-efficiency={report.efficiency.name()}
             data-stale-accepted={metrics.stale_writes_accepted.to_string()}
             data-stale-rejected={metrics.stale_writes_rejected.to_string()}
             {onclick}>
             { Html::from_html_unchecked((*markup).clone()) }
+            { without_redelivery(props) }
         </div>
+    }
+}
+
+/// The offer to play the night without the redelivered job, where one
+/// caused a bad outcome and the page can act on it.
+fn without_redelivery(props: &VerdictProps) -> Html {
+    let redelivered =
+        props.run.report.findings.iter().any(|finding| {
+            finding.cause.as_ref().is_some_and(|cause| cause.held == locklab_engine::report::Held::Nothing)
+        });
+    match &props.on_without_redelivery {
+        Some(on_without) if redelivered => {
+            let onclick = on_without.reform(|_: MouseEvent| ());
+            html! {
+                <p class="alone-offer">
+                    {"This damage came from a job the runner handed back after a crash, which asks no lock. "}
+                    <button type="button" id="without-redelivery" {onclick}>{"Play the same night without that job"}</button>
+                </p>
+            }
+        }
+        Some(_) | None => Html::default(),
     }
 }

@@ -43,6 +43,7 @@ pub fn app(props: &AppProps) -> Html {
     let dispatch: Callback<Action> = (*dispatch).clone();
     effects::use_persistence(&state, props.boot.stored_kept);
     effects::use_run_slices(&state);
+    effects::use_verdict_slices(&state);
     effects::use_playback(&state);
     effects::use_input(dispatch.clone());
     let crash_test = props.boot.crash_test;
@@ -59,12 +60,14 @@ pub fn app(props: &AppProps) -> Html {
     // frame anyway: the callbacks need not be kept from one render to the next.
     let on_seek = dispatch.reform(Action::Seek);
     let (message, pending) = (message_bar(&state, &dispatch), pending_bar(&state, &dispatch));
-    let (transport, panels) = (transport_bar(&state, &dispatch), run_panels(&state, &on_seek));
+    let (transport, panels) = (transport_bar(&state, &dispatch), run_panels(&state, &dispatch, &on_seek));
     if state.embed {
         return html! {
             <div class="lab embed" data-ready="true" data-strategy={state.strategy.name()}
                 data-cursor-ms={state.cursor_ms.to_string()} data-playing={state.playing.to_string()}>
                 { embed_bar(&state) }
+                // The night under all six, their verdicts, and a way to switch.
+                <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} verdicts={state.verdicts.clone()} />
                 { for message }
                 { for pending }
                 { transport }
@@ -145,7 +148,7 @@ fn top_bar(state: &LabState, dispatch: &Callback<Action>) -> Html {
                 <h1>{"locklab"}</h1>
                 <p class="tagline">{"Why distributed locks fail: break things and watch."}</p>
             </div>
-            <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} />
+            <StrategyPicker selected={state.strategy} dispatch={dispatch.clone()} verdicts={state.verdicts.clone()} />
             <label class="switch">
                 <input type="checkbox" id="compare-toggle" checked={compare}
                     onchange={sending(dispatch, Action::SetCompare(!compare))} />
@@ -271,7 +274,8 @@ fn transport_bar(state: &LabState, dispatch: &Callback<Action>) -> Html {
 }
 
 /// The timeline and the verdict: the lab's middle row, and all an embed shows.
-fn run_panels(state: &LabState, on_seek: &Callback<u64>) -> Html {
+fn run_panels(state: &LabState, dispatch: &Callback<Action>, on_seek: &Callback<u64>) -> Html {
+    let on_without_redelivery = Some(dispatch.reform(|()| Action::WithoutRedelivery));
     html! {
         <>
             <section class="panel timeline-panel" aria-labelledby="timeline-title">
@@ -280,7 +284,7 @@ fn run_panels(state: &LabState, on_seek: &Callback<u64>) -> Html {
             </section>
             <section class="panel verdict-panel" aria-labelledby="verdict-title">
                 <h2 id="verdict-title">{"Verdict"}</h2>
-                <Verdicts run={state.run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} />
+                <Verdicts run={state.run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} {on_without_redelivery} />
             </section>
         </>
     }

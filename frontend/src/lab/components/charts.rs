@@ -37,7 +37,9 @@ impl Chart {
     fn markup(&self) -> AttrValue {
         let mut svg = Svg::new();
         svg.raw(format_args!(
-            "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" aria-hidden=\"true\"><path class=\"area\" d=\"{}\"/>",
+            "<svg viewBox=\"0 0 {} {}\" aria-hidden=\"true\"><path class=\"area\" d=\"{}\"/>",
+            Num(WIDTH),
+            Num(HEIGHT),
             self.path
         ));
         if let Some((y, text)) = &self.limit {
@@ -57,14 +59,14 @@ impl Chart {
 fn step_path(values: &[f64], top_value: f64) -> String {
     let count = values.len().max(1) as f64;
     let scale = if top_value > 0.0 { (HEIGHT - TOP) / top_value } else { 0.0 };
-    let mut path = format!("M 0 {HEIGHT}");
+    let mut path = format!("M 0 {}", Num(HEIGHT));
     for (index, value) in values.iter().enumerate() {
         let x0 = index as f64 / count * WIDTH;
         let x1 = (index + 1) as f64 / count * WIDTH;
         let y = HEIGHT - value * scale;
         path.push_str(&format!(" L {} {} L {} {}", Num(x0), Num(y), Num(x1), Num(y)));
     }
-    path.push_str(&format!(" L {WIDTH} {HEIGHT} Z"));
+    path.push_str(&format!(" L {} {} Z", Num(WIDTH), Num(HEIGHT)));
     path
 }
 
@@ -169,8 +171,8 @@ pub fn cost_charts(props: &ChartProps) -> Html {
                 </figcaption>
                 <div class="chart-plot">
                     { Html::from_html_unchecked(markup.clone()) }
-                    <svg class="cursor-layer" viewBox={format!("0 0 {WIDTH} {HEIGHT}")} preserveAspectRatio="none" aria-hidden="true">
-                        <line class="cursor" x1={Num(x).to_string()} x2={Num(x).to_string()} y1="0" y2={HEIGHT.to_string()} />
+                    <svg class="cursor-layer" viewBox={format!("0 0 {} {}", Num(WIDTH), Num(HEIGHT))} preserveAspectRatio="none" aria-hidden="true">
+                        <line class="cursor" x1={Num(x).to_string()} x2={Num(x).to_string()} y1="0" y2={Num(HEIGHT).to_string()} />
                     </svg>
                 </div>
                 <p class="chart-caption">{ chart.caption }</p>

@@ -10,7 +10,7 @@ use crate::ui::run::{RunRef, strategy_label_in};
 use crate::ui::svg::{Esc, Svg};
 use crate::ui::timeline::Timeline;
 use crate::ui::verdicts::{
-    EFFICIENCY_TITLE, badge_markup, liveness_badge, liveness_badge_parts, safety_badge, safety_badge_parts,
+    EFFICIENCY_TITLE, badge_markup, efficiency_badge_parts, liveness_badge_parts, safety_badge_parts, verdict_badges,
 };
 use locklab_engine::StrategyId;
 use locklab_engine::report::Metric;
@@ -62,23 +62,25 @@ pub fn compare_view(props: &CompareProps) -> Html {
         let metrics = &report.metrics;
         let label = strategy_label_in(&run.scenario, run.strategy);
         table.raw(format_args!(
-            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\"",
+            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" data-efficiency=\"{efficiency}\"",
             name = run.strategy.name(),
             safety = report.safety.name(),
             liveness = report.liveness.name(),
+            efficiency = report.efficiency.name(),
         ));
         for metric in compared.clone() {
             table.raw(format_args!(" data-{}=\"{}\"", metric.key(), metric.count(metrics)));
         }
         table.raw(format_args!(
             "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
-             <td>{}</td><td>{}</td><td>{}</td>",
+             <td>{}</td><td>{}</td><td title=\"{}\">{}</td>",
             run.strategy.name(),
             Esc(&label),
             Esc(&label),
             badge_markup(safety_badge_parts(report.safety)),
             badge_markup(liveness_badge_parts(report.liveness)),
-            report.efficiency(),
+            Esc(&report.efficiency_summary()),
+            badge_markup(efficiency_badge_parts(report.efficiency)),
         ));
         for metric in compared.clone() {
             table.raw(format_args!("<td class=\"num\">{}</td>", Esc(&metric.value(metrics, format::duration))));
@@ -106,12 +108,11 @@ pub fn compare_view(props: &CompareProps) -> Html {
             <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
                 <figcaption>
                     <button class="link title" onclick={sending(&props.dispatch, Action::OpenAlone(run.strategy))}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
-                    { safety_badge(report.safety) }
-                    { liveness_badge(report.liveness) }
+                    { verdict_badges(report) }
                 </figcaption>
                 <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
                     compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
-                <p class="multiple-note">{ crate::ui::verdicts::headline(report) }</p>
+                <p class="multiple-note">{ report.safety_summary() }</p>
             </figure>
         }
     });

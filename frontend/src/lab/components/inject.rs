@@ -240,7 +240,11 @@ fn form_markup(
         form.row_start();
         form.button(
             "db-slow",
-            &format!("Make queries {}× slower for {}", params.db_slow_factor, format::duration(params.db_slow_ms)),
+            &format!(
+                "Make queries {}× slower for {}",
+                locklab_engine::format::decimal(params.db_slow_factor),
+                format::duration(params.db_slow_ms)
+            ),
         );
         form.select("db_slow_ms", "for", &[10_000, 30_000, 60_000, 300_000], duration_text);
         form.row_end();

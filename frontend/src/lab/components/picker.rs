@@ -1,8 +1,13 @@
 //! The strategy picker: the quiz options A–D by letter and name, the naive
-//! baseline and the consensus lease, as one radio group (keys 1–6).
+//! baseline and the consensus lease, as one radio group (keys 1–6). Each
+//! choice shows its three verdicts on the scenario as soon as they are known,
+//! so the night's whole lesson (which one survives, and at what price) is on
+//! the first screen.
 
-use crate::lab::state::Action;
+use crate::lab::state::{Action, Verdicts};
 use crate::ui::callbacks::sending;
+use crate::ui::shared::Shared;
+use crate::ui::verdicts::verdict_badges;
 use locklab_engine::StrategyId;
 use yew::prelude::*;
 
@@ -10,6 +15,8 @@ use yew::prelude::*;
 pub struct PickerProps {
     pub selected: StrategyId,
     pub dispatch: Callback<Action>,
+    /// Each strategy's verdict on the scenario, as far as known.
+    pub verdicts: Shared<Verdicts>,
 }
 
 #[function_component(StrategyPicker)]
@@ -20,6 +27,7 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
         let onchange = sending(&props.dispatch, Action::SelectStrategy(strategy));
         let id = format!("strategy-{}", strategy.name());
         let checked = strategy == props.selected;
+        let verdict = props.verdicts.reports.iter().find(|report| report.strategy == strategy);
         html! {
             <label for={id.clone()} class={classes!("choice", checked.then_some("chosen"))}
                 title={format!("{} (key {})", strategy.title(), index + 1)}>
@@ -28,6 +36,12 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
                 <span class="choice-text">
                     <span class="choice-name">{ short }</span>
                     <span class="visually-hidden">{ format!(": {}", crate::ui::run::strategy_label(strategy)) }</span>
+                    if let Some(report) = verdict {
+                        <span class="choice-verdict" data-safety={report.safety.name()}
+                            data-liveness={report.liveness.name()} data-efficiency={report.efficiency.name()}>
+                            { verdict_badges(report) }
+                        </span>
+                    }
                 </span>
             </label>
         }

@@ -128,7 +128,7 @@ fn control(out: &mut Svg, parties: &[String], index: usize, name: &str, value: F
         FieldValue::Ms(ms) | FieldValue::OptionalMs(Some(ms)) => ms.to_string(),
         FieldValue::OptionalMs(None) => String::new(),
         FieldValue::Signed(value) => value.to_string(),
-        FieldValue::Decimal(value) => value.to_string(),
+        FieldValue::Decimal(value) => locklab_engine::format::decimal(value),
     };
     let none = if matches!(value, FieldValue::OptionalMs(_)) { " placeholder=\"none\"" } else { "" };
     label(out);

@@ -328,7 +328,7 @@ fn db_card(world: &WorldAt, settings: &World) -> Card {
     }
     let mut title = format!("db · {} of {} connections", db.session_count(), settings.db_max_connections);
     if db.slow_percent != 100 {
-        title.push_str(&format!(" · {}× slow", f64::from(db.slow_percent) / 100.0));
+        title.push_str(&format!(" · {}× slow", locklab_engine::format::per_mille(i64::from(db.slow_percent) * 10)));
     }
     Card::new(Party::Db, title, "up", lines)
 }

@@ -19,7 +19,9 @@ pub struct TransportProps {
 }
 
 fn speed_text(speed: f64) -> String {
-    if speed < 1.0 { format!("{speed}×") } else { format!("{}×", speed.round()) }
+    // Through the engine's decimal: the page carries no float formatting.
+    let speed = if speed < 1.0 { speed } else { speed.round() };
+    format!("{}×", locklab_engine::format::decimal(speed))
 }
 
 #[function_component(Transport)]
