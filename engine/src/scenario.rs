@@ -1261,6 +1261,23 @@ impl Fault {
             Fault::DbSlow { .. } => "db_slow",
         }
     }
+
+    /// The fault's kind in words, for a reader (the explorer's choices).
+    pub fn kind_title(&self) -> &'static str {
+        match self {
+            Fault::OomKill { .. } => "OOM kill",
+            Fault::HostLoss { .. } => "host lost",
+            Fault::GcPause { .. } => "GC pause",
+            Fault::ClockJump { .. } => "clock jump",
+            Fault::ClockDrift { .. } => "clock drift",
+            Fault::NetworkDelay { .. } => "network delay",
+            Fault::Partition { .. } => "network partition",
+            Fault::RedisRestart { .. } => "Redis restart",
+            Fault::RedisFailover { .. } => "Redis failover",
+            Fault::ConsensusLeaderLoss { .. } => "consensus leader lost",
+            Fault::DbSlow { .. } => "slow database",
+        }
+    }
 }
 
 impl fmt::Display for Fault {

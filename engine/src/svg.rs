@@ -477,7 +477,17 @@ fn axis_row(svg: &mut Svg, lane: &Lane<'_>, y: f64) {
                 format::elapsed(at).trim_end_matches(".000").to_owned()
             };
             svg.line("tick", x, y + 28.0, x, geometry.height);
-            svg.text(x, y + 25.0, "axis-label", Some("middle"), &text);
+            // A label centred on a tick at either edge would be cut in half:
+            // there it is set flush to the tick, inside the drawing.
+            let half_width = text.chars().count() as f64 * geometry.font * 0.31;
+            let anchor = if x + half_width > geometry.width {
+                "end"
+            } else if x < half_width {
+                "start"
+            } else {
+                "middle"
+            };
+            svg.text(x, y + 25.0, "axis-label", Some(anchor), &text);
             at += step;
         }
     }
@@ -687,21 +697,56 @@ const FIGURE_STYLE: &str = "text{fill:#1b1f24}.title{font-size:16px;font-weight:
 .write.accepted .glyph{fill:#146c36}.write.own .glyph{opacity:.7}.write.rejected .glyph,.write.stale .glyph{fill:#b02a20}\
 .write.no-effect .glyph{fill:#535b66}.write-label{fill:#b02a20;font-weight:700;font-size:.9em}.post text{font-size:1.1em}";
 
-/// Room above the lanes for the title and the verdict, and below them for the key.
-const FIGURE_HEADER: f64 = 56.0;
-const FIGURE_FOOTER: f64 = 36.0;
+/// The figure's type: 12 px, its widest common glyphs about 7 px, so a line
+/// measured at 7 px a character stays inside the drawing.
+const FIGURE_CHAR_PX: f64 = 7.0;
+const FIGURE_LINE_PX: f64 = 16.0;
+
+/// Splits `text` at its spaces into lines that fit `width_px` of the figure's type.
+fn wrap(text: &str, width_px: f64) -> Vec<String> {
+    let fits = |characters: usize| characters as f64 * FIGURE_CHAR_PX <= width_px.max(20.0 * FIGURE_CHAR_PX);
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if fits(line.chars().count() + 1 + word.chars().count()) => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
 
 /// The timeline of a run as a standalone SVG file, for posts and builds
 /// (`locklab render`) and the lab's export: the title, the verdict, then the
 /// lab's lanes in its wide layout, mark for mark, and a key. It references
-/// no font, image or page style.
+/// no font, image or page style. Every line of text is wrapped to the
+/// drawing's width, so nothing runs past its right edge.
 pub fn figure(scenario: &Scenario, timeline: &Timeline, report: &StrategyReport) -> String {
     let geometry = geometry(timeline, false, false);
-    // Room on the right for the last tick's label, which the lanes centre on the axis's end.
-    let (width, height) = (geometry.width + 24.0, FIGURE_HEADER + geometry.height + FIGURE_FOOTER);
+    // Room on the right for the last tick's label.
+    let width = geometry.width + 24.0;
     let strategy = timeline.strategy;
     let name = if scenario.name.is_empty() { "Scenario" } else { &scenario.name };
     let title = scenario.settings_for(strategy).title();
+    let text_px = width - 32.0;
+    let mut heading = wrap(&format!("{name} — {title}"), text_px);
+    let verdict = verdict_line(report);
+    heading.extend(wrap(&verdict, text_px));
+    let key = [
+        "Each lane: solid, the instance believes it holds the lock (tok = its token); outline, the lock service \
+         counts it as holder; shaded ⚠, two believe at once; hatched, a GC pause."
+            .to_owned(),
+        format!(
+            "✓ write accepted · ✗ rejected · ✉ Slack post · ⚡ fault. Drawn by locklab from seed {}.",
+            scenario.seed
+        ),
+    ];
+    let key: Vec<String> = key.iter().flat_map(|line| wrap(line, text_px)).collect();
+    let header_px = 12.0 + FIGURE_LINE_PX * heading.len() as f64 + 8.0;
+    let footer_px = 8.0 + FIGURE_LINE_PX * key.len() as f64 + 4.0;
+    let height = header_px + geometry.height + footer_px;
     let mut svg = Svg::new();
     svg.raw(format_args!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" \
@@ -719,11 +764,14 @@ pub fn figure(scenario: &Scenario, timeline: &Timeline, report: &StrategyReport)
         ));
     }
     svg.raw(format_args!("</style><rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>", Num(width), Num(height)));
-    svg.text(16.0, 24.0, "title", None, &format!("{name} — {title} ({strategy})"));
-    svg.text(16.0, 44.0, "verdict", None, &verdict_line(report));
+    let title_lines = heading.len() - wrap(&verdict, text_px).len();
+    for (index, line) in heading.iter().enumerate() {
+        let class = if index < title_lines { "title" } else { "verdict" };
+        svg.text(16.0, 24.0 + FIGURE_LINE_PX * index as f64, class, None, line);
+    }
     svg.raw(format_args!(
         "<svg class=\"lanes\" y=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-size=\"{}\" overflow=\"visible\">",
-        Num(FIGURE_HEADER),
+        Num(header_px),
         Num(geometry.width),
         Num(geometry.height),
         Num(geometry.width),
@@ -732,25 +780,10 @@ pub fn figure(scenario: &Scenario, timeline: &Timeline, report: &StrategyReport)
     ));
     marks(&mut svg, timeline, report, &scenario.clock_origin, &geometry, false);
     svg.raw(format_args!("</svg>"));
-    let key_y = FIGURE_HEADER + geometry.height + 16.0;
-    svg.text(
-        16.0,
-        key_y,
-        "legend",
-        None,
-        "Each lane: solid, the instance believes it holds the lock (tok = its token); outline, the lock service \
-         counts it as holder; shaded ⚠, two believe at once; hatched, a GC pause.",
-    );
-    svg.text(
-        16.0,
-        key_y + 15.0,
-        "legend",
-        None,
-        &format!(
-            "✓ write accepted · ✗ rejected · ✉ Slack post · ⚡ fault. Drawn by locklab from seed {}.",
-            scenario.seed
-        ),
-    );
+    let key_y = header_px + geometry.height + 16.0;
+    for (index, line) in key.iter().enumerate() {
+        svg.text(16.0, key_y + FIGURE_LINE_PX * index as f64, "legend", None, line);
+    }
     svg.raw(format_args!("</svg>\n"));
     svg.finish()
 }

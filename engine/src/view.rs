@@ -236,6 +236,10 @@ pub struct Timeline {
     pub overlaps: Vec<Span>,
     pub processes: Vec<ProcessSpan>,
     pub holders: Vec<HolderSpan>,
+    /// Stretches when some live instance's job was doing its work: whom a
+    /// strike at "the holder" finds when no lock is held or believed (the
+    /// simulator's rule; with no lock at all, the only one).
+    pub working: Vec<Span>,
     pub writes: Vec<WriteMark>,
     pub posts: Vec<PostMark>,
     pub faults: Vec<FaultMark>,
@@ -895,6 +899,7 @@ struct Open {
     processes: Table<InstanceId, ProcessSpan>,
     holders: Table<Resource, HolderSpan>,
     overlap_from: Option<u64>,
+    working_from: Option<u64>,
 }
 
 /// A timeline being built, fed the log a slice at a time (see
@@ -930,6 +935,7 @@ impl TimelineBuilder {
                 overlaps: Vec::new(),
                 processes: Vec::new(),
                 holders: Vec::new(),
+                working: Vec::new(),
                 writes: Vec::new(),
                 posts: Vec::new(),
                 faults: Vec::new(),
@@ -981,6 +987,9 @@ impl TimelineBuilder {
         }
         if let Some(from_ms) = open.overlap_from {
             timeline.overlaps.push(Span { from_ms, to_ms: end });
+        }
+        if let Some(from_ms) = open.working_from {
+            timeline.working.push(Span { from_ms, to_ms: end });
         }
         // The spans stay in the order they ended, which is time order per
         // lane; no sort, which keeps the browser build small.
@@ -1068,6 +1077,23 @@ impl Timeline {
             | EventKind::DbSlow { .. } => {}
         }
         self.track_holders(open, world, at);
+        self.track_working(open, world, at);
+    }
+
+    /// Opens or closes the stretch when some live instance's job is at work.
+    fn track_working(&mut self, open: &mut Open, world: &WorldAt, at: u64) {
+        let working = world.instances.iter().any(|view| {
+            let live = matches!(view.process, ProcessView::Running | ProcessView::Paused { .. });
+            live && view.run.is_some_and(|run| run.phase == RunPhase::Started)
+        });
+        match (open.working_from, working) {
+            (None, true) => open.working_from = Some(at),
+            (Some(from_ms), false) => {
+                self.working.push(Span { from_ms, to_ms: at });
+                open.working_from = None;
+            }
+            (None, false) | (Some(_), true) => {}
+        }
     }
 
     /// Ends the instance's belief span where its belief changed, and opens the new one.
@@ -1187,6 +1213,27 @@ impl Timeline {
         }
         world.advance(at_ms);
         world
+    }
+
+    /// When a strike aimed at "the holder" at `at_ms` finds one: `at_ms`
+    /// itself while the lock service counts an instance as holder, one
+    /// believes it holds the lock or a job is at work, else the first moment
+    /// after it that one is, or `None` when nobody is from `at_ms` to the end. A strike
+    /// after `at_ms` lands a millisecond after the grant or belief began, so
+    /// the simulator, which applies a fault before the events of its own
+    /// millisecond that were scheduled later, has seen the holder.
+    pub fn holder_strike_ms(&self, at_ms: u64) -> Option<u64> {
+        self.grants
+            .iter()
+            .chain(&self.beliefs)
+            .map(|lock| lock.span)
+            .chain(self.working.iter().copied())
+            .filter_map(|span| {
+                let strike_ms = if span.from_ms <= at_ms { at_ms } else { span.from_ms + 1 };
+                // A span still open at the run's end reaches `duration_ms`.
+                (span.to_ms > strike_ms).then_some(strike_ms)
+            })
+            .min()
     }
 
     /// Spans when `instance` believed it held the lock.
@@ -1319,6 +1366,34 @@ mod tests {
                 assert_eq!(timeline.world_at(&log, at_ms), replay(&timeline, &log, at_ms), "{strategy} at {at_ms}");
             }
         }
+    }
+
+    /// Nobody holds the lock at t=0; a strike at "the holder" at the moment
+    /// `holder_strike_ms` names finds one under every strategy, and a strike
+    /// where it says "now" strikes at the cursor.
+    #[test]
+    fn a_strike_at_the_holder_lands_when_someone_holds() {
+        let calm = scenario(r#"{"format": "locklab/2", "seed": 1}"#);
+        for strategy in StrategyId::ALL {
+            let log = simulate(&calm, strategy);
+            let timeline = Timeline::build(&calm, strategy, &log);
+            let strike_ms =
+                timeline.holder_strike_ms(0).unwrap_or_else(|| panic!("{strategy}: someone takes the lock"));
+            assert!(strike_ms > 0, "{strategy}: nobody holds at t=0");
+            assert_eq!(timeline.holder_strike_ms(strike_ms), Some(strike_ms), "{strategy}: held then");
+            let struck = scenario(&format!(
+                r#"{{"format": "locklab/2", "seed": 1, "faults": [
+                    {{"at_ms": {strike_ms}, "kind": "oom_kill", "target": "holder"}}]}}"#
+            ));
+            let log = simulate(&struck, strategy);
+            let targets = log.iter().find_map(|event| {
+                if let EventKind::Fault { targets, .. } = &event.kind { Some(targets.clone()) } else { None }
+            });
+            assert!(targets.is_some_and(|targets| !targets.is_empty()), "{strategy}: the strike found a holder");
+        }
+        let end = simulate(&calm, StrategyId::Fencing);
+        let timeline = Timeline::build(&calm, StrategyId::Fencing, &end);
+        assert_eq!(timeline.holder_strike_ms(timeline.duration_ms), None, "nobody after the end");
     }
 
     /// A view copies the world at every checkpoint, so the world must not grow
