@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { start, openLab, ready, message, dismiss, loadBuiltin, chooseStrategy, scrubPercent, shot } from './helpers.mjs';
+import { start, openLab, ready, message, dismiss, loadBuiltin, chooseStrategy, scrubPercent, shot, openShareMenu } from './helpers.mjs';
 
 let env;
 before(async () => { env = await start(); });
@@ -16,6 +16,7 @@ after(async () => { await env?.stop(); });
 /** Clicks an export button and returns the download's file name and bytes. */
 async function exported(page, button) {
   await dismiss(page);
+  await openShareMenu(page);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
   await message(page, /^Exported/);
   return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
@@ -87,8 +88,11 @@ test('the embed code shows the compact view in a host page, and the frame fits i
   const cursor = await first.page.getAttribute('.lab', 'data-cursor-ms');
   const eventsShown = await first.page.getAttribute('.timeline', 'data-events');
   await dismiss(first.page);
+  await openShareMenu(first.page);
   await first.page.click('#copy-embed');
   await message(first.page, /^Copied the embed code/);
+  // The snippet goes to the clipboard, not into the notice, which stays one short line.
+  assert.doesNotMatch(await first.page.textContent('#message'), /iframe/, 'the notice does not print the snippet');
   const snippet = await first.page.evaluate(() => navigator.clipboard.readText());
   await first.context.close();
   assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/\?embed#v=1\.[A-Za-z0-9_-]+" title="locklab: [^"]+" data-locklab /);
@@ -146,6 +150,40 @@ test('the embed code shows the compact view in a host page, and the frame fits i
   await shot(page, 'embed-in-post');
   assert.deepEqual(problems, []);
   await host.context.close();
+});
+
+test('in a 700 px blog column and on a phone the lab embed fits: no inner scroll, the night within 1,100 px', async () => {
+  // The post's night, as a fresh embed shows it, in a column as wide as a blog's.
+  for (const [width, column, tallest] of [[1200, 700, 1100], [375, 343, null]]) {
+    const host = await openLab(env, { width, height: 800 });
+    const { page, problems } = host;
+    await page.route('**/column.html', (route) => route.fulfill({
+      contentType: 'text/html',
+      body: `<!doctype html><html><body style="margin: 16px"><main style="width: ${column}px; margin: 0 auto">
+        <p>Before the frame.</p>
+        <iframe src="./?embed" data-locklab width="100%" height="560" style="border:0" title="locklab"></iframe>
+        <script src="embed.js" async></script><p>After it.</p></main></body></html>`,
+    }));
+    await page.goto(`${env.url}column.html`);
+    await page.frameLocator('iframe[data-locklab]').locator('.lab.embed[data-ready="true"]').waitFor();
+    // The frame takes the content's height, and the content ends where the lab does.
+    await page.waitForFunction(() => {
+      const iframe = document.querySelector('iframe[data-locklab]');
+      const inner = iframe.contentDocument;
+      if (!inner || !iframe.style.height) return false;
+      const lab = inner.getElementById('lab').getBoundingClientRect().bottom;
+      return inner.documentElement.scrollHeight <= iframe.clientHeight && Math.abs(inner.documentElement.scrollHeight - lab) < 40;
+    });
+    const embedded = page.frames().find((candidate) => candidate.url().includes('?embed'));
+    // The figures and findings wait behind a disclosure; the verdict's three axes do not.
+    assert.equal(await embedded.isVisible('.verdicts .metrics'), false, 'the figures are folded');
+    assert.equal(await embedded.isVisible('.verdict-head'), true);
+    const height = (await page.locator('iframe[data-locklab]').boundingBox()).height;
+    if (tallest) assert.ok(height <= tallest, `the embed is ${height} px tall in a ${column} px column`);
+    await shot(page, `embed-column-${column}`);
+    assert.deepEqual(problems, []);
+    await host.context.close();
+  }
 });
 
 test('an embedded lab neither reads nor replaces the reader\'s own saved lab', async () => {

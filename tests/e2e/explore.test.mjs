@@ -6,7 +6,7 @@
 // Screenshots in tests/screenshots/. No sleeps: every wait is for a condition.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, openLab, ready, shot, record, engineLink } from './helpers.mjs';
+import { start, openLab, ready, shot, record, engineLink, openShareMenu } from './helpers.mjs';
 
 let env;
 before(async () => { env = await start(); });
@@ -127,6 +127,7 @@ test('"Search this world" takes the lab\'s scenario to the explorer: a naive loc
   const link = engineLink({ scenario, strategy: 'naive', cursor_ms: 0, view: 'single' });
   const { page, context, problems } = await openLab(env, { path: `#v=${link}` });
   await ready(page);
+  await openShareMenu(page);
   await page.click('#search-world');
   await page.waitForURL(/explore\.html#v=1\./);
   await page.waitForSelector('.explore[data-ready="true"]');

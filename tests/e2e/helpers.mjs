@@ -88,6 +88,11 @@ export async function message(page, pattern) {
   return locator.textContent();
 }
 
+/** Opens the lab's "Share · embed · export" disclosure, as a reader does, where its buttons are. */
+export async function openShareMenu(page) {
+  if ((await page.getAttribute('#share-menu', 'open')) === null) await page.click('#share-menu > summary');
+}
+
 /** Clears the message bar, so the next wait sees a new message. */
 export async function dismiss(page) {
   if (await page.locator('#message').count()) {

@@ -148,7 +148,20 @@ test('compare mode shows six verdict rows that agree with `locklab compare`', as
   }
   assert.equal(rows.find((row) => row.strategy === 'fencing').safety, 'safe');
   assert.equal(rows.find((row) => row.strategy === 'redlock').safety, 'unsafe');
+  // The table fits a desktop's width: no scrolling sideways inside its box.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const fits = () => page.evaluate(() => {
+    const wrap = document.querySelector('.table-wrap');
+    return wrap.scrollWidth <= wrap.clientWidth;
+  });
+  assert.ok(await fits(), 'the verdict table fits 1440 px');
   await shot(page, '04-compare');
+  // On a phone each strategy is a card, every value under its column's name.
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.waitForFunction(() => getComputedStyle(document.querySelector('.verdict-row')).display === 'block');
+  assert.ok(await fits(), 'the cards fit 375 px');
+  const label = await page.locator('.verdict-row td').first().evaluate((cell) => getComputedStyle(cell, '::before').content);
+  assert.equal(label, '"Safety"');
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -242,14 +255,46 @@ test('a bad scenario file says what is wrong and keeps the current run', async (
   await context.close();
 });
 
+test('the first click does something: a strike at the holder when nobody holds waits for the next one', async () => {
+  const { page, context, problems } = await openLab(env);
+  await ready(page);
+  assert.equal(await cursorMs(page), 0, 'the lab opens at t=0');
+  // Nobody holds the lock at t=0: the button and the hint say the strike waits.
+  await page.locator('#inject-oom', { hasText: 'OOM-kill the next holder' }).waitFor();
+  const hint = await page.textContent('.inject-when .hint');
+  const waits = hint.match(/waits for the next one, at t=([0-9:]+\.[0-9]{3})/);
+  assert.ok(waits, `the hint says when the strike lands: ${hint}`);
+  const before = await digest(page);
+  await page.click('#inject-oom');
+  const text = await message(page, /^Injected at t=/);
+  assert.match(text, /Nobody held the lock at t=0:00\.000, so the strike waits for the next holder/);
+  assert.ok(text.startsWith(`Injected at t=${waits[1]}`), `the strike lands where the hint said: ${text}`);
+  // It struck someone: the run changed.
+  await page.waitForFunction((was) => document.querySelector('.timeline').dataset.digest !== was, before);
+  await shot(page, '14-first-click');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('the keyboard drives the lab and every control has a name', async () => {
   const { page, context, problems } = await openLab(env);
   await ready(page);
   await page.locator('body').focus();
-  await page.keyboard.press('2');
+  // A strategy's key is its badge (A–D, 0, *); its place in the picker works too.
+  await page.keyboard.press('b');
   await page.waitForSelector('.lab[data-strategy="redlock"]');
+  await page.keyboard.press('0');
+  await page.waitForSelector('.lab[data-strategy="naive"]');
   await page.keyboard.press('1');
   await page.waitForSelector('.lab[data-strategy="fencing"]');
+  // End and Home: the run's end and its start.
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => {
+    const slider = document.querySelector('.timeline[role="slider"]');
+    return slider.getAttribute('aria-valuenow') === slider.getAttribute('aria-valuemax');
+  });
+  await page.keyboard.press('Home');
+  await page.waitForFunction(() => document.querySelector('.lab').dataset.cursorMs === '0');
   await page.keyboard.press(' ');
   await page.waitForSelector('.lab[data-playing="true"]');
   await page.waitForFunction(() => Number(document.querySelector('.lab').dataset.cursorMs) > 0);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveDist } from './serve.mjs';
 import {
-  DIST, start, openLab, ready, cursorMs, digest, message, loadBuiltin, chooseStrategy, scrubPercent, shot, ROOT, engineLink,
+  DIST, start, openLab, ready, cursorMs, digest, message, loadBuiltin, chooseStrategy, scrubPercent, shot, ROOT, engineLink, openShareMenu,
 } from './helpers.mjs';
 
 let env;
@@ -36,6 +36,7 @@ test('"Copy link" opens the same run, cursor and view in a fresh page', async ()
   await scrubPercent(first.page, 3);
   const original = { ...(await seen(first.page)), digest: await digest(first.page) };
   assert.ok(original.cursorMs > 0);
+  await openShareMenu(first.page);
   await first.page.click('#copy-link');
   await message(first.page, /^Copied the link/);
   const url = await first.page.evaluate(() => location.href);
@@ -51,6 +52,7 @@ test('"Copy link" opens the same run, cursor and view in a fresh page', async ()
   // Compare view travels too, and the reload keeps the link's view.
   await second.page.check('#compare-toggle');
   await second.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await openShareMenu(second.page);
   await second.page.click('#copy-link');
   await message(second.page, /^Copied the link/);
   await second.page.reload();

@@ -113,6 +113,16 @@ test('the story plays by itself at a reading pace, and Pause stops it', async ()
 });
 
 test('embedded in a post, the story starts at a named step, fits its frame and never touches storage', async () => {
+  // The story's own "Copy embed code" gives the snippet, for the step on screen.
+  const reader = await openStory({ path: '#step=gc-pause' });
+  await reader.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await reader.page.waitForSelector('.story-page[data-step="gc-pause"]');
+  await reader.page.click('#copy-story-embed');
+  await reader.page.locator('.copied-note', { hasText: 'Copied the embed code of this step' }).waitFor();
+  const snippet = await reader.page.evaluate(() => navigator.clipboard.readText());
+  await reader.context.close();
+  assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/story\.html\?embed#step=gc-pause" title="locklab: [^"]+" data-locklab /);
+  assert.match(snippet, /<script src="http:\/\/127\.0\.0\.1:\d+\/embed\.js" async><\/script>$/);
   const host = await openLab(env, {
     width: 1000,
     height: 800,
@@ -132,8 +142,7 @@ test('embedded in a post, the story starts at a named step, fits its frame and n
     contentType: 'text/html',
     body: `<!doctype html><html><body style="font-family: sans-serif; margin: 24px">
       <h1>The night our report ran twice</h1>
-      <iframe src="story.html?embed#step=gc-pause" data-locklab width="100%" height="560" style="border:0" title="locklab story"></iframe>
-      <script src="embed.js" async></script><p id="after">The post goes on.</p></body></html>`,
+      ${snippet}<p id="after">The post goes on.</p></body></html>`,
   }));
   await page.goto(`${env.url}my-post.html`);
   const frame = page.frameLocator('iframe[data-locklab]');

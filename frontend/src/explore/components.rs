@@ -8,8 +8,8 @@ use crate::explore::state::{ExploreAction, ExploreState, Outcome, Status};
 use crate::ui::run::{strategy_label, strategy_label_in};
 use crate::worker::protocol::ExploreRequest;
 use crate::worker::protocol::Request;
-use locklab_engine::scenario::FAULT_KINDS;
 use locklab_engine::scenario::StrategySettings;
+use locklab_engine::scenario::{FAULT_KINDS, Fault};
 use locklab_engine::{Scenario, StrategyId};
 use std::rc::Rc;
 use yew::prelude::*;
@@ -104,12 +104,14 @@ pub fn explore_page() -> Html {
                 </div>
                 <nav class="pages" aria-label="Other pages">
                     <a href="./">{"Lab"}</a>
+                    <a href="story.html">{"Story"}</a>
                     <a href="quiz.html">{"Quiz"}</a>
                 </nav>
             </header>
             if let Some(error) = &state.error {
                 <div class="message error" role="alert" id="message"><span class="message-text">{ error }</span></div>
             }
+            <main id="main">
             <form class="panel explore-form" onsubmit={on_search} aria-labelledby="search-title">
                 <h2 id="search-title">{"What to search"}</h2>
                 { world_line(&state.request, running, &dispatch) }
@@ -125,6 +127,7 @@ pub fn explore_page() -> Html {
             </form>
             { progress(&state.status) }
             { bench_panel(&state, &dispatch, &worker) }
+            </main>
         </div>
     }
 }
@@ -218,7 +221,8 @@ fn fault_kinds(request: &ExploreRequest, running: bool, dispatch: &Callback<Expl
         html! {
             <label class="kind" for={id.clone()}>
                 <input type="checkbox" id={id} {checked} disabled={running} {onchange} />
-                <code>{ kind }</code>
+                { Fault::template(kind, 0).map_or(kind, |fault| fault.kind_title()) }
+                <code class="kind-id">{ kind }</code>
             </label>
         }
     });
@@ -271,7 +275,9 @@ fn outcome_panel(runs: u32, elapsed_ms: f64, outcome: &Outcome) -> Html {
 
 /// The counterexample: its story, its faults, and the lab link once made.
 fn found_panel(runs: u32, elapsed_ms: f64, scenario: &Rc<Scenario>, lab_href: Option<&str>) -> Html {
-    let faults = scenario.faults.iter().map(|fault| html! { <li><code>{ fault.to_string() }</code></li> });
+    let faults = scenario.faults.iter().map(|fault| {
+        html! { <li>{ format!("at {}: ", crate::ui::format::t_label(fault.at_ms())) }<code>{ fault.to_string() }</code></li> }
+    });
     html! {
         <section class="panel result found" id="result" data-outcome="found" aria-labelledby="result-title">
             <h2 id="result-title">{ format!("Broken: a counterexample after {runs} schedule{} (found and shrunk in {:.1} s)",

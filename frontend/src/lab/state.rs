@@ -197,13 +197,26 @@ impl LabState {
     /// One too long to run before the first frame is pending at once, over
     /// the post's night (what a fresh lab shows), so that Stop leaves a lab
     /// that works.
+    /// The story is run only when the scenario asked for cannot be shown at
+    /// once (the first frame waits for one run, not two).
     pub fn start(scenario: Scenario, strategy: StrategyId, compare: bool, cursor_ms: Option<u64>) -> LabState {
-        let mut state = LabState::fallback(strategy).compute(Rc::new(scenario), strategy, compare);
-        match &mut state.pending {
-            Some(pending) => pending.cursor_ms = cursor_ms,
-            None => state = state.seek(cursor_ms.unwrap_or(0)),
+        let mut job = RunJob::new(Rc::new(scenario), wanted(strategy, compare));
+        if !job.step(SYNC_EVENTS) {
+            let mut state = LabState::fallback(strategy).pend(job, strategy, compare);
+            if let Some(pending) = &mut state.pending {
+                pending.cursor_ms = cursor_ms;
+            }
+            return state;
         }
-        state
+        match job.finish().map(|runs| LabState::shown(runs, strategy, compare)) {
+            Ok(Some(shown)) => {
+                let known = shown.shown_runs();
+                shown.with_verdicts(&known).seek(cursor_ms.unwrap_or(0))
+            }
+            // `wanted` always runs the strategy asked for.
+            Ok(None) => LabState::fallback(strategy),
+            Err(problem) => LabState::fallback(strategy).error(format!("{problem}. The current run is unchanged.")),
+        }
     }
 
     /// The lab with a fresh lab's scenario, the seed's story.
@@ -248,6 +261,11 @@ impl LabState {
         if job.step(SYNC_EVENTS) {
             return self.adopt(job, strategy, compare, None);
         }
+        self.pend(job, strategy, compare)
+    }
+
+    /// Leaves `job`, too long for one frame, to run a slice at a time.
+    fn pend(mut self, job: RunJob, strategy: StrategyId, compare: bool) -> LabState {
         self.last_job = self.last_job.wrapping_add(1);
         self.pending = Some(PendingRun {
             id: self.last_job,
@@ -270,7 +288,7 @@ impl LabState {
             return self;
         };
         let cursor_ms = cursor_ms.unwrap_or(self.cursor_ms);
-        let known = shown.compare.as_ref().map_or_else(|| vec![shown.run.clone()], |runs| runs.0.to_vec());
+        let known = shown.shown_runs();
         let next = LabState {
             scenario: shown.scenario,
             strategy,
@@ -280,6 +298,11 @@ impl LabState {
             ..self
         };
         next.with_verdicts(&known).seek(cursor_ms)
+    }
+
+    /// The runs on screen: the one, or compare mode's six.
+    fn shown_runs(&self) -> Vec<RunRef> {
+        self.compare.as_ref().map_or_else(|| vec![self.run.clone()], |runs| runs.0.to_vec())
     }
 
     /// Keeps what is known of every strategy's verdict on the scenario shown
@@ -367,11 +390,26 @@ impl LabState {
     }
 
     fn inject(self, kind: InjectKind) -> LabState {
-        let at_ms = self.cursor_ms;
         let params = self.inject.clone();
         let Some(target) = Target::parse(&params.target) else {
             return self.error(format!("`{}` is not a party the lab knows", params.target));
         };
+        // A strike at "the holder" when nobody holds the lock waits for the
+        // next holder: a first click at t=0 strikes the run that takes it.
+        let at_ms = if target == Target::Holder {
+            match self.run.timeline.holder_strike_ms(self.cursor_ms) {
+                Some(at_ms) => at_ms,
+                None => {
+                    let now = crate::ui::format::t_label(self.cursor_ms);
+                    return self.error(format!(
+                        "Nobody holds the lock from {now} to the end of the run, so there is no holder to strike: aim at an instance instead."
+                    ));
+                }
+            }
+        } else {
+            self.cursor_ms
+        };
+        let waited = (at_ms != self.cursor_ms).then(|| crate::ui::format::t_label(self.cursor_ms));
         let service = || Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
         let db = Target::Party(locklab_engine::ids::Party::Db);
         let faults = match kind {
@@ -429,8 +467,11 @@ impl LabState {
         let what = format!("Injecting \"{}\"", described.join("; "));
         let mut next = self.try_scenario(scenario, &what);
         if next.message.is_none() {
+            let waited = waited
+                .map(|cursor| format!(" Nobody held the lock at {cursor}, so the strike waits for the next holder."))
+                .unwrap_or_default();
             next = next.info(format!(
-                "Injected at {}: {}. The run was recomputed from here on; everything before is unchanged.",
+                "Injected at {}: {}.{waited} The run was recomputed from there on; everything before is unchanged.",
                 crate::ui::format::t_label(at_ms),
                 described.join("; ")
             ));

@@ -82,10 +82,12 @@ pub fn recorded_app(props: &RecordedProps) -> Html {
         });
     }
     // The pages' timeline keys, as the lab's legend says them: arrows step,
-    // shift+arrows scrub; a recorded run neither plays nor changes strategy.
+    // shift+arrows scrub, Home and End go to the ends; a recorded run neither plays nor changes strategy.
     use_timeline_keys(dispatch.clone(), |key| match key {
         TimelineKey::Step { forward } => Some(RecordedAction::Step { forward }),
         TimelineKey::Scrub(hundredths) => Some(RecordedAction::Scrub(hundredths)),
+        // The cursor stops at the run's end (`RecordedAction::Seek`).
+        TimelineKey::Ends { end } => Some(RecordedAction::Seek(if end { u64::MAX } else { 0 })),
         TimelineKey::PlayOrPause | TimelineKey::Strategy(_) => None,
     });
     let on_file = {

@@ -80,7 +80,12 @@ impl Reducible for RecordedState {
                 Page::Shown(_) => next.problem = Some(problem),
                 Page::Loading | Page::Failed(_) => next.page = Page::Failed(problem),
             },
-            RecordedAction::Seek(at_ms) => next.cursor_ms = at_ms,
+            RecordedAction::Seek(at_ms) => {
+                next.cursor_ms = match &self.page {
+                    Page::Shown(shown) => at_ms.min(shown.run.duration_ms()),
+                    Page::Loading | Page::Failed(_) => at_ms,
+                };
+            }
             RecordedAction::Step { forward } => {
                 if let Page::Shown(shown) = &self.page {
                     let timeline = &shown.run.timeline;

@@ -61,6 +61,14 @@ pub fn story_app(props: &StoryAppProps) -> Html {
         return html! { <main class="story-page">{ for notice }</main> };
     };
     let href = state.lab_href.as_ref().filter(|(index, _)| *index == state.current).map(|(_, href)| href.clone());
+    // An embedded story offers no embed code; the page's own does, for the step on screen.
+    let on_copy_embed = (!state.embed).then(|| {
+        let (index, id, title, dispatch) = (state.current, step.id.clone(), state.title.clone(), dispatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            effects::copy_embed_code(index, &id, &format!("locklab: {title}"), dispatch.clone())
+        })
+    });
+    let copied = state.copied.as_ref().filter(|(index, _)| *index == state.current).map(|(_, refused)| refused.clone());
     html! {
         <div class={classes!("story-page", state.embed.then_some("embed"))} data-ready="true" data-step={step.id.clone()}
             data-strategy={step.run.strategy.name()}
@@ -81,7 +89,8 @@ pub fn story_app(props: &StoryAppProps) -> Html {
             { for notice }
             <main id="main" class="story-main">
                 <StepCard step={step.clone()} index={state.current} count={state.steps.len()}
-                    chapters={state.chapters} playing={state.playing} lab_href={href} dispatch={dispatch.clone()} />
+                    chapters={state.chapters} playing={state.playing} lab_href={href}
+                    on_copy_embed={on_copy_embed} copied={copied} dispatch={dispatch.clone()} />
                 <StoryFigure step={step.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} {on_seek} />
                 <StepList steps={state.steps.clone()} current={state.current} dispatch={dispatch} />
             </main>
@@ -97,6 +106,10 @@ pub struct StepCardProps {
     pub chapters: usize,
     pub playing: bool,
     pub lab_href: Option<AttrValue>,
+    /// "Copy embed code" (not in an embedded story).
+    pub on_copy_embed: Option<Callback<MouseEvent>>,
+    /// This step's embed code was copied (`None`) or, refused, is shown (`Some`).
+    pub copied: Option<Option<String>>,
     pub dispatch: Callback<StoryAction>,
 }
 
@@ -136,7 +149,18 @@ pub fn step_card(props: &StepCardProps) -> Html {
                 } else {
                     <span class="hint">{"Making the lab link…"}</span>
                 }
+                if let Some(on_copy) = &props.on_copy_embed {
+                    <button id="copy-story-embed" onclick={on_copy.clone()}
+                        title="Copy an <iframe> snippet that shows this step inside a post">{"Copy embed code"}</button>
+                }
             </div>
+            <p class="hint copied-note" role="status">
+                { match &props.copied {
+                    Some(None) => "Copied the embed code of this step: paste it into your post's HTML.".to_owned(),
+                    Some(Some(snippet)) => format!("The browser would not let the page copy; here is the embed code: {snippet}"),
+                    None => String::new(),
+                } }
+            </p>
             <p class="hint keys-hint">{"Keys: → next, ← back, space plays or pauses."}</p>
         </section>
     }

@@ -8,7 +8,7 @@
 
 use crate::story::state::{StoryAction, StoryState, step_ms};
 use crate::ui::input::{NARROW_QUERY, belongs_to_control, media_matches};
-use crate::ui::links::{LAB_PAGE, share_fragment};
+use crate::ui::links::{LAB_PAGE, copy_text, embed_snippet, page_folder, share_fragment};
 use gloo_events::EventListener;
 use locklab_engine::link::{LinkState, View};
 use wasm_bindgen::JsCast;
@@ -109,6 +109,22 @@ pub fn use_autoplay(state: &UseReducerHandle<StoryState>) {
             gloo_timers::callback::Timeout::new(step_ms(text), move || dispatcher.dispatch(StoryAction::Next))
         });
         move || drop(timer)
+    });
+}
+
+/// Copies the snippet that embeds the story at step `id` (number `index`)
+/// in a post: the same page with `?embed`, which reports its height to
+/// the host page as the lab's embed does.
+pub fn copy_embed_code(index: usize, id: &str, title: &str, dispatch: Callback<StoryAction>) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let search = window.location().search().unwrap_or_default();
+    let query = if search.is_empty() { "?embed".to_owned() } else { format!("{search}&embed") };
+    let snippet = embed_snippet(&page_folder(&window), &format!("story.html{query}{STEP_PREFIX}{id}"), title);
+    wasm_bindgen_futures::spawn_local(async move {
+        let refused = (!copy_text(&window, &snippet).await).then_some(snippet);
+        dispatch.emit(StoryAction::Copied { step: index, refused });
     });
 }
 

@@ -44,6 +44,9 @@ pub struct StoryState {
     pub narrow: bool,
     /// What went wrong making the story, said instead of a step.
     pub problem: Option<String>,
+    /// "Copy embed code" was pressed on this step: `None` when the code is
+    /// on the clipboard, else the code the browser would not let the page copy.
+    pub copied: Option<(usize, Option<String>)>,
 }
 
 /// What can happen.
@@ -61,6 +64,11 @@ pub enum StoryAction {
         href: AttrValue,
     },
     Narrow(bool),
+    /// The embed code of a step was copied, or (`Some`) could not be.
+    Copied {
+        step: usize,
+        refused: Option<String>,
+    },
 }
 
 impl StoryState {
@@ -82,6 +90,7 @@ impl StoryState {
             embed,
             narrow,
             problem: None,
+            copied: None,
         };
         let named = start.map(|id| (id, state.steps.iter().position(|step| step.id == id)));
         state.current = match named {
@@ -109,6 +118,7 @@ impl StoryState {
             embed,
             narrow,
             problem: Some(problem),
+            copied: None,
         }
     }
 
@@ -184,6 +194,7 @@ impl Reducible for StoryState {
             StoryAction::Seek(at_ms) => StoryState { cursor_ms: at_ms, playing: false, ..(*self).clone() },
             StoryAction::LabHref { step, href } => StoryState { lab_href: Some((step, href)), ..(*self).clone() },
             StoryAction::Narrow(narrow) => StoryState { narrow, ..(*self).clone() },
+            StoryAction::Copied { step, refused } => StoryState { copied: Some((step, refused)), ..(*self).clone() },
         };
         Rc::new(next)
     }

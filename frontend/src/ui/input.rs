@@ -44,8 +44,26 @@ pub enum TimelineKey {
     Step { forward: bool },
     /// Shift and → or ←: a hundredth of the run either way.
     Scrub(i64),
-    /// A digit: the strategy at that place in the picker.
+    /// A strategy's badge (A–D, 0, and * for ∗), or a digit: its place in the picker.
     Strategy(StrategyId),
+    /// Home and End: the run's start or its end.
+    Ends { end: bool },
+}
+
+/// The strategy a key names: its badge in the picker, typed (`*` for `∗`,
+/// either case), or its place in the picker as a digit.
+fn strategy_for_key(key: &str) -> Option<StrategyId> {
+    let mut chars = key.chars();
+    let (Some(typed), None) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    let typed = if typed == '*' { '∗' } else { typed.to_ascii_uppercase() };
+    let by_badge = StrategyId::PICKER_ORDER.iter().find(|strategy| strategy.badge() == typed);
+    let by_place = typed
+        .to_digit(10)
+        .and_then(|digit| digit.checked_sub(1))
+        .and_then(|index| StrategyId::PICKER_ORDER.get(usize::try_from(index).ok()?));
+    by_badge.or(by_place).copied()
 }
 
 /// The timeline's keys on the whole page (none while a control has focus, or
@@ -65,13 +83,9 @@ pub fn use_timeline_keys<A: 'static>(dispatch: Callback<A>, action: fn(TimelineK
                 ("ArrowLeft", false) => Some(TimelineKey::Step { forward: false }),
                 ("ArrowRight", true) => Some(TimelineKey::Scrub(1)),
                 ("ArrowLeft", true) => Some(TimelineKey::Scrub(-1)),
-                (digit, false) => digit
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|digit| digit.checked_sub(1))
-                    .and_then(|index| StrategyId::PICKER_ORDER.get(index))
-                    .map(|strategy| TimelineKey::Strategy(*strategy)),
-                _ => None,
+                ("Home", _) => Some(TimelineKey::Ends { end: false }),
+                ("End", _) => Some(TimelineKey::Ends { end: true }),
+                (key, _) => strategy_for_key(key).map(TimelineKey::Strategy),
             };
             if let Some(action) = key.and_then(action) {
                 event.prevent_default();

@@ -67,3 +67,28 @@ pub async fn call_page_function(name: &str, argument: wasm_bindgen::JsValue) -> 
         .await
         .map_err(|error| error.as_string().unwrap_or_else(|| format!("{name} failed")))
 }
+
+/// Puts `text` on the clipboard; false if the browser would not allow it.
+pub async fn copy_text(window: &web_sys::Window, text: &str) -> bool {
+    wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(text)).await.is_ok()
+}
+
+/// The address of the page's folder, ending in `/`: the pages and embed.js sit side by side.
+pub fn page_folder(window: &web_sys::Window) -> String {
+    let location = window.location();
+    let page =
+        format!("{}{}", location.origin().unwrap_or_default(), location.pathname().unwrap_or_else(|_| "/".to_owned()));
+    page[..page.rfind('/').map_or(page.len(), |slash| slash + 1)].to_owned()
+}
+
+/// The snippet that embeds a page of `folder` in a post: `embedded` is its
+/// address there with its query (`?embed#v=…` for the lab,
+/// `story.html?embed#step=…`), and the script beside it sizes the frame to
+/// its content (static/embed.js).
+pub fn embed_snippet(folder: &str, embedded: &str, title: &str) -> String {
+    let title = title.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    format!(
+        "<iframe src=\"{folder}{embedded}\" title=\"{title}\" data-locklab width=\"100%\" height=\"560\" \
+         style=\"border:0\" loading=\"lazy\"></iframe><script src=\"{folder}embed.js\" async></script>"
+    )
+}

@@ -97,7 +97,8 @@ pub fn timeline(props: &TimelineProps) -> Html {
                 <li><span class="key key-overlap" aria-hidden="true"></span>{"shaded ⚠: two believe at once"}</li>
                 <li><span class="key key-paused" aria-hidden="true"></span>{"hatched: GC pause"}</li>
                 <li>{"✓ write accepted · ✗ rejected (tokens) · ✉ Slack post · ⚡ fault"}</li>
-                <li>{"Click or drag to move the cursor; ←/→ step, shift+←/→ scrub."}</li>
+                <li class="pointer-hint">{"Click or drag to move the cursor; ←/→ step, shift+←/→ scrub, Home/End go to the ends."}</li>
+                <li class="touch-hint">{"Tap or slide along the timeline to move the cursor."}</li>
             </ul>
         }
         </>

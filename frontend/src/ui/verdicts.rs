@@ -26,6 +26,10 @@ pub struct VerdictProps {
     /// so the lock's own behaviour can be seen apart from the runner's.
     #[prop_or_default]
     pub on_without_redelivery: Option<Callback<()>>,
+    /// The figures and the findings behind a disclosure (an embed, which
+    /// must fit a blog's column: the three axes stay in view).
+    #[prop_or(false)]
+    pub folded: bool,
 }
 
 /// The tooltip of the efficiency verdict: what it judges, and why it stands
@@ -61,7 +65,7 @@ pub fn liveness_badge_parts(liveness: Liveness) -> BadgeParts {
 pub fn efficiency_badge_parts(efficiency: Efficiency) -> BadgeParts {
     match efficiency {
         Efficiency::Ok => ("good", "data-efficiency", "ok", "✓ efficient"),
-        Efficiency::Wasteful => ("cost", "data-efficiency", "wasteful", "⧉ wasteful"),
+        Efficiency::Wasteful => ("cost", "data-efficiency", "wasteful", "↻ wasteful"),
     }
 }
 
@@ -139,7 +143,7 @@ pub fn capitalized(text: &str) -> String {
 
 /// The verdict as markup: it depends on the run alone, so it is written once
 /// per run; a finding is a button that names its time in `data-seek`.
-fn verdict_markup(run: &RunRef) -> String {
+fn verdict_markup(run: &RunRef, folded: bool) -> String {
     let report = &run.report;
     let metrics = &report.metrics;
     let mut out = Svg::new();
@@ -149,6 +153,14 @@ fn verdict_markup(run: &RunRef) -> String {
         verdict_badges_markup(report)
     ));
     axes_markup(&mut out, report, &run.scenario);
+    if folded {
+        out.raw(format_args!(
+            "<details class=\"verdict-more\"><summary>The figures and the {} finding{}</summary>",
+            report.findings.len(),
+            if report.findings.len() == 1 { "" } else { "s" }
+        ));
+    }
+    // Whether the run did what its scenario promised: with the figures, inside the fold when folded.
     if let Some(expectation) = run.scenario.expect.get(&run.strategy) {
         match report.check(expectation) {
             Ok(()) => out.raw(format_args!("<p class=\"expect ok\">✓ As the scenario expects.</p>")),
@@ -169,6 +181,9 @@ fn verdict_markup(run: &RunRef) -> String {
     out.raw(format_args!("</dl><h3 class=\"findings-title\">Findings ({})</h3>", report.findings.len()));
     if report.findings.is_empty() {
         out.raw(format_args!("<p class=\"hint\">Nothing notable: no overlap, no stale write, no missed period.</p>"));
+        if folded {
+            out.raw(format_args!("</details>"));
+        }
         return out.finish();
     }
     out.raw(format_args!("<ol class=\"findings\">"));
@@ -190,6 +205,9 @@ fn verdict_markup(run: &RunRef) -> String {
         out.raw(format_args!("</li>"));
     }
     out.raw(format_args!("</ol>"));
+    if folded {
+        out.raw(format_args!("</details>"));
+    }
     out.finish()
 }
 
@@ -198,7 +216,7 @@ pub fn verdicts(props: &VerdictProps) -> Html {
     let run = &props.run;
     let report = &run.report;
     let metrics = &report.metrics;
-    let markup = use_memo(run.clone(), |run| AttrValue::from(verdict_markup(run)));
+    let markup = use_memo((run.clone(), props.folded), |(run, folded)| AttrValue::from(verdict_markup(run, *folded)));
     let onclick = {
         let on_seek = props.on_seek.clone();
         Callback::from(move |event: MouseEvent| {

@@ -81,8 +81,10 @@ pub fn app(props: &AppProps) -> Html {
             data-cursor-ms={state.cursor_ms.to_string()} data-playing={state.playing.to_string()}>
             <a class="skip-link" href="#main">{"Skip to the lab"}</a>
             { top_bar(&state, &dispatch) }
-            { scenario_line(&state) }
-            { share_bar(&state, &dispatch, &exporter) }
+            <div class="scenario-row">
+                { scenario_line(&state) }
+                { share_bar(&state, &dispatch, &exporter) }
+            </div>
             { for message }
             { for pending }
             { transport }
@@ -181,18 +183,25 @@ fn scenario_name(state: &LabState) -> &str {
     if state.scenario.name.is_empty() { "Untitled scenario" } else { &state.scenario.name }
 }
 
-/// The scenario's name, seed, faults, length and story, in a line.
+/// The scenario's name, seed, faults, length and story, in a line; on a
+/// phone the story folds away, so the timeline starts on the first screen.
 fn scenario_line(state: &LabState) -> Html {
     let faults = state.scenario.faults.len();
-    html! {
-        <p class="scenario-line">
+    let line = html! {
+        <>
             <strong>{ scenario_name(state) }</strong>
             { format!(" · seed {} · {} fault{} · {} simulated", state.scenario.seed, faults,
                 if faults == 1 { "" } else { "s" }, crate::ui::format::duration(state.run.duration_ms())) }
-            if let Some(description) = &state.scenario.description {
-                <span class="description">{ format!(" — {description}") }</span>
-            }
-        </p>
+        </>
+    };
+    match &state.scenario.description {
+        Some(description) => html! {
+            <details class="scenario-line" open={!state.narrow}>
+                <summary>{ line }<span class="hint more">{" · what happens"}</span></summary>
+                <p class="description">{ description.clone() }</p>
+            </details>
+        },
+        None => html! { <p class="scenario-line">{ line }</p> },
     }
 }
 
@@ -206,10 +215,13 @@ fn share_bar(state: &UseReducerHandle<LabState>, dispatch: &Callback<Action>, ex
         let (exporter, state) = (exporter.clone(), state.clone());
         Callback::from(move |_: MouseEvent| exporter.export(&state, figure))
     };
+    // A disclosure: Play is the first thing to press; sharing comes after.
     html! {
+        <details class="share-menu" id="share-menu">
+        <summary>{"Share · embed · export"}</summary>
         <div class="share-bar">
             <div class="button-group" role="group" aria-label="Share">
-                <button type="button" id="copy-link" class="primary" onclick={with_state(effects::copy_share_link)}
+                <button type="button" id="copy-link" onclick={with_state(effects::copy_share_link)}
                     title="Put a link to this exact view in the address bar and the clipboard">{"Copy link"}</button>
                 <button type="button" id="copy-embed" onclick={with_state(effects::copy_embed_code)}
                     title="Copy an <iframe> snippet that shows this run, compact, inside a post">{"Copy embed code"}</button>
@@ -229,6 +241,7 @@ fn share_bar(state: &UseReducerHandle<LabState>, dispatch: &Callback<Action>, ex
                     title="The event log as JSON (the same as `locklab render --log`)">{"Log JSON"}</button>
             </div>
         </div>
+        </details>
     }
 }
 
@@ -284,7 +297,8 @@ fn run_panels(state: &LabState, dispatch: &Callback<Action>, on_seek: &Callback<
             </section>
             <section class="panel verdict-panel" aria-labelledby="verdict-title">
                 <h2 id="verdict-title">{"Verdict"}</h2>
-                <Verdicts run={state.run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} {on_without_redelivery} />
+                <Verdicts run={state.run.clone()} cursor_ms={state.cursor_ms} on_seek={on_seek.clone()} {on_without_redelivery}
+                    folded={state.embed} />
             </section>
         </>
     }
@@ -312,6 +326,8 @@ fn main_view(
     let ScriptCallbacks { on_file, on_builtin, on_save } = script;
     html! {
         <main id="main" class="grid">
+            // The timeline and the verdict first, in reading order as on screen.
+            { panels }
             <section class="panel topology-panel" aria-labelledby="topology-title">
                 <h2 id="topology-title">{"The world at the cursor"}</h2>
                 <Topology run={run.clone()} cursor_ms={state.cursor_ms} narrow={state.narrow} />
@@ -320,12 +336,12 @@ fn main_view(
                 <h2 id="inject-title">{"Break something now"}</h2>
                 <InjectPanel params={state.inject.clone()} strategy={state.strategy}
                     cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
+                    holder_strike_ms={state.run.timeline.holder_strike_ms(state.cursor_ms)}
                     instances={state.scenario.world.instances}
                     replica={state.scenario.world.redis_replica}
                     lock_parties={state.scenario.settings_for(state.strategy).lock_parties(&state.scenario.world)}
                     dispatch={dispatch.clone()} />
             </section>
-            { panels }
             <section class="panel log-panel" aria-labelledby="log-title">
                 <h2 id="log-title">{"Event log: what went over the wire"}</h2>
                 <EventLog run={run.clone()} cursor_ms={state.cursor_ms} filters={state.filters.clone()}

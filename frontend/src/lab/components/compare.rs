@@ -73,7 +73,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
         }
         table.raw(format_args!(
             "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
-             <td>{}</td><td>{}</td><td title=\"{}\">{}</td>",
+             <td data-label=\"Safety\">{}</td><td data-label=\"Liveness\">{}</td><td data-label=\"Efficiency\" title=\"{}\">{}</td>",
             run.strategy.name(),
             Esc(&label),
             Esc(&label),
@@ -83,7 +83,11 @@ pub fn compare_view(props: &CompareProps) -> Html {
             badge_markup(efficiency_badge_parts(report.efficiency)),
         ));
         for metric in compared.clone() {
-            table.raw(format_args!("<td class=\"num\">{}</td>", Esc(&metric.value(metrics, format::duration))));
+            table.raw(format_args!(
+                "<td class=\"num\" data-label=\"{}\">{}</td>",
+                metric.title(),
+                Esc(&metric.value(metrics, format::duration))
+            ));
         }
         table.raw(format_args!("</tr>"));
     }

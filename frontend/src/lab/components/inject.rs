@@ -22,6 +22,9 @@ pub struct InjectProps {
     pub strategy: StrategyId,
     pub cursor_ms: u64,
     pub duration_ms: u64,
+    /// When a strike at "the holder" would land (`Timeline::holder_strike_ms`):
+    /// the cursor, the next holder's first moment, or never.
+    pub holder_strike_ms: Option<u64>,
     pub instances: u8,
     pub replica: bool,
     /// The parties of the strategy's lock in this world.
@@ -101,6 +104,24 @@ fn targets(instances: u8, lock_parties: &[Party]) -> Vec<(String, String)> {
     targets
 }
 
+/// Whether a strike at "the holder" lands at the cursor, waits for the next
+/// holder, or finds nobody before the run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HolderAt {
+    Now,
+    Next,
+    Never,
+}
+
+/// Where a strike goes: the chosen target, whether the cursor is inside the
+/// run, and (for "the holder") whether one holds.
+#[derive(Clone, Debug, PartialEq)]
+struct Aim {
+    target: String,
+    inside: bool,
+    holder: HolderAt,
+}
+
 struct Form<'a> {
     svg: Svg,
     params: &'a InjectParams,
@@ -148,11 +169,12 @@ fn form_markup(
     instances: u8,
     replica: bool,
     lock_parties: &[Party],
-    target: &str,
-    inside: bool,
+    aim: &Aim,
 ) -> String {
+    let (target, holder) = (aim.target.as_str(), aim.holder);
     let service = strategy.lock_service();
-    let mut form = Form { svg: Svg::new(), params, disabled: if inside { "" } else { " disabled" } };
+    let nobody = target == "holder" && holder == HolderAt::Never;
+    let mut form = Form { svg: Svg::new(), params, disabled: if aim.inside && !nobody { "" } else { " disabled" } };
     form.svg.raw(format_args!(
         "<fieldset class=\"targets\"><legend>Strike</legend><div class=\"chips\" role=\"radiogroup\" aria-label=\"Strike\">"
     ));
@@ -166,7 +188,11 @@ fn form_markup(
         ));
     }
     form.svg.raw(format_args!("</div></fieldset><div class=\"actions\">"));
-    let who = if target == "holder" { "the holder".to_owned() } else { target.to_owned() };
+    let who = match (target, holder) {
+        ("holder", HolderAt::Next) => "the next holder".to_owned(),
+        ("holder", HolderAt::Now | HolderAt::Never) => "the holder".to_owned(),
+        _ => target.to_owned(),
+    };
     let is_instance = target == "holder" || (target.len() == 1 && target.bytes().all(|byte| byte.is_ascii_lowercase()));
     if is_instance {
         form.row_start();
@@ -269,6 +295,11 @@ pub fn inject_panel(props: &InjectProps) -> Html {
         "holder".to_owned()
     };
     let inside = props.cursor_ms < props.duration_ms;
+    let holder = match props.holder_strike_ms {
+        Some(at_ms) if at_ms == props.cursor_ms => HolderAt::Now,
+        Some(_) => HolderAt::Next,
+        None => HolderAt::Never,
+    };
     // The form changes with its inputs, not with the cursor: written once per change.
     let markup = use_memo(
         (
@@ -277,11 +308,10 @@ pub fn inject_panel(props: &InjectProps) -> Html {
             props.instances,
             props.replica,
             props.lock_parties.clone(),
-            target.clone(),
-            inside,
+            Aim { target: target.clone(), inside, holder },
         ),
-        |(params, strategy, instances, replica, lock_parties, target, inside)| {
-            AttrValue::from(form_markup(params, *strategy, *instances, *replica, lock_parties, target, *inside))
+        |(params, strategy, instances, replica, lock_parties, aim)| {
+            AttrValue::from(form_markup(params, *strategy, *instances, *replica, lock_parties, aim))
         },
     );
 
@@ -318,13 +348,22 @@ pub fn inject_panel(props: &InjectProps) -> Html {
             dispatch.emit(Action::SetInject(next));
         })
     };
+    let hint = match (inside, target == "holder", props.holder_strike_ms) {
+        (false, _, _) => "Move the cursor inside the run to inject.".to_owned(),
+        (true, true, None) => {
+            "Nobody holds the lock from here to the end of the run: aim at an instance to inject.".to_owned()
+        }
+        (true, true, Some(at_ms)) if at_ms != props.cursor_ms => format!(
+            "Nobody holds the lock now: a strike at the holder waits for the next one, at {}.",
+            format::t_label(at_ms)
+        ),
+        (true, _, _) => "The run is recomputed from there; what came before stays the same.".to_owned(),
+    };
     html! {
         <div class="inject-form">
             <p class="inject-when">
                 { format!("Faults strike at the cursor, {}. ", format::t_label(props.cursor_ms)) }
-                <span class="hint">
-                    { if inside { "The run is recomputed from there; what came before stays the same." } else { "Move the cursor inside the run to inject." } }
-                </span>
+                <span class="hint">{ hint }</span>
             </p>
             <div class="inject-controls" {onclick} {onchange}>
                 { Html::from_html_unchecked((*markup).clone()) }

@@ -1,5 +1,5 @@
 //! The strategy picker: the quiz options A–D by letter and name, the naive
-//! baseline and the consensus lease, as one radio group (keys 1–6). Each
+//! baseline and the consensus lease, as one radio group (each badge is its key). Each
 //! choice shows its three verdicts on the scenario as soon as they are known,
 //! so the night's whole lesson (which one survives, and at what price) is on
 //! the first screen.
@@ -21,7 +21,7 @@ pub struct PickerProps {
 
 #[function_component(StrategyPicker)]
 pub fn strategy_picker(props: &PickerProps) -> Html {
-    let options = StrategyId::PICKER_ORDER.iter().enumerate().map(|(index, strategy)| {
+    let options = StrategyId::PICKER_ORDER.iter().map(|strategy| {
         let strategy = *strategy;
         let (badge, short) = (strategy.badge(), strategy.short_title());
         let onchange = sending(&props.dispatch, Action::SelectStrategy(strategy));
@@ -30,7 +30,7 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
         let verdict = props.verdicts.reports.iter().find(|report| report.strategy == strategy);
         html! {
             <label for={id.clone()} class={classes!("choice", checked.then_some("chosen"))}
-                title={format!("{} (key {})", strategy.title(), index + 1)}>
+                title={format!("{} (key {})", strategy.title(), if badge == '∗' { '*' } else { badge })}>
                 <input type="radio" name="strategy" id={id} value={strategy.name()} {checked} {onchange} />
                 <span class="badge" aria-hidden="true">{ badge }</span>
                 <span class="choice-text">
@@ -48,7 +48,7 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
     });
     html! {
         <fieldset class="picker">
-            <legend>{"Strategy "}<span class="hint">{"(keys 1–6)"}</span></legend>
+            <legend>{"Strategy "}<span class="hint">{"(keys A–D, 0, *)"}</span></legend>
             <div class="choices">{ for options }</div>
         </fieldset>
     }

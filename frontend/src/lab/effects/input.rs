@@ -7,7 +7,7 @@ use crate::ui::input::{TimelineKey, use_narrow_screen, use_timeline_keys};
 use yew::prelude::*;
 
 /// The lab's keys (space plays or pauses, arrows step, shift+arrows scrub,
-/// digits pick a strategy) and the narrow screen, as actions.
+/// Home and End go to the ends, a badge's key picks a strategy) and the narrow screen, as actions.
 #[hook]
 pub fn use_input(dispatch: Callback<Action>) {
     use_timeline_keys(dispatch.clone(), |key| {
@@ -17,6 +17,8 @@ pub fn use_input(dispatch: Callback<Action>) {
             TimelineKey::Step { forward: false } => Action::StepBack,
             TimelineKey::Scrub(hundredths) => Action::ScrubPercent(hundredths),
             TimelineKey::Strategy(strategy) => Action::SelectStrategy(strategy),
+            // The cursor stops at the run's end (`LabState::seek`).
+            TimelineKey::Ends { end } => Action::Seek(if end { u64::MAX } else { 0 }),
         })
     });
     use_narrow_screen(dispatch, Action::SetNarrow);

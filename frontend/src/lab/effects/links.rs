@@ -3,7 +3,7 @@
 //! [`crate::ui::links`]'s).
 
 use crate::lab::state::{Action, LabState};
-use crate::ui::links::share_fragment;
+use crate::ui::links::{copy_text, embed_snippet, page_folder, share_fragment};
 use crate::ui::message::{Message, Tone};
 use locklab_engine::link::{LinkState, View};
 use yew::prelude::*;
@@ -54,11 +54,6 @@ pub fn search_this_world(state: &LabState, dispatch: Callback<Action>) {
     });
 }
 
-/// Puts `text` on the clipboard; false if the browser would not allow it.
-async fn copy_text(window: &web_sys::Window, text: &str) -> bool {
-    wasm_bindgen_futures::JsFuture::from(window.navigator().clipboard().write_text(text)).await.is_ok()
-}
-
 /// What a link to the lab's current view holds.
 fn link_of(state: &LabState, view: View) -> LinkState {
     LinkState {
@@ -85,17 +80,11 @@ pub fn copy_embed_code(state: &LabState, dispatch: Callback<Action>) {
             dispatch.emit(Action::Notify(Message { tone: Tone::Error, text }));
             return;
         };
-        let location = window.location();
-        let page = format!(
-            "{}{}",
-            location.origin().unwrap_or_default(),
-            location.pathname().unwrap_or_else(|_| "/".to_owned())
-        );
-        // The page's folder: embed.js sits beside index.html.
-        let folder = &page[..page.rfind('/').map_or(page.len(), |slash| slash + 1)];
-        let snippet = embed_snippet(folder, &fragment, &title);
+        let snippet = embed_snippet(&page_folder(&window), &format!("?embed{fragment}"), &title);
+        // The snippet is a few kilobytes: on success it goes to the clipboard
+        // only, so the notice stays one line and the transport bar stays put.
         let text = if copy_text(&window, &snippet).await {
-            format!("Copied the embed code: {snippet}")
+            "Copied the embed code: paste it into your post's HTML, where the run should show.".to_owned()
         } else {
             format!("The browser would not let the lab copy; here is the embed code: {snippet}")
         };
@@ -116,13 +105,4 @@ pub fn full_size_href() -> String {
         })
         .unwrap_or_default();
     if query.is_empty() { format!("./{hash}") } else { format!("./?{query}{hash}") }
-}
-
-/// The embed snippet for the lab at `folder` (ending in `/`) showing `fragment`.
-pub fn embed_snippet(folder: &str, fragment: &str, title: &str) -> String {
-    let title = title.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
-    format!(
-        "<iframe src=\"{folder}?embed{fragment}\" title=\"{title}\" data-locklab width=\"100%\" height=\"560\" \
-         style=\"border:0\" loading=\"lazy\"></iframe><script src=\"{folder}embed.js\" async></script>"
-    )
 }
