@@ -60,6 +60,22 @@ impl Goal {
             Goal::TwoHolders => metrics.overlap_ms > 0,
         }
     }
+
+    /// When a run met the goal, as its findings tell it: the first finding
+    /// that makes it unsafe or at risk (the ones that name a cause), or the
+    /// first of the goal's own kind. Where a page opens a counterexample.
+    pub fn met_at_ms(self, report: &StrategyReport) -> Option<u64> {
+        let kinds: &[&str] = match self {
+            Goal::Unsafe | Goal::AtRisk => {
+                return report.findings.iter().find(|finding| finding.cause.is_some()).map(|finding| finding.at_ms);
+            }
+            Goal::Late => &["late_period", "missed_period", "unfinished_period"],
+            Goal::Wasteful => &["duplicate_run", "background_timeouts"],
+            Goal::StaleWrite => &["stale_write_accepted"],
+            Goal::TwoHolders => &["overlap"],
+        };
+        report.findings.iter().find(|finding| kinds.contains(&finding.kind)).map(|finding| finding.at_ms)
+    }
 }
 
 /// What to search.
@@ -157,6 +173,10 @@ pub struct Exploration {
     /// The minimal counterexample, as an ordinary scenario (absent when nothing was found).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Scenario>,
+    /// When the counterexample met the goal ([`Goal::met_at_ms`]): where the
+    /// explorer page opens it in the lab. Not part of the CLI's document.
+    #[serde(skip)]
+    pub met_at_ms: Option<u64>,
 }
 
 /// A search in progress.
@@ -201,6 +221,7 @@ impl Explorer {
                     runs: self.runs,
                     strategy: self.options.strategy,
                     scenario: None,
+                    met_at_ms: None,
                 });
                 break;
             }
@@ -208,12 +229,14 @@ impl Explorer {
             let candidate = self.draw();
             if self.fails(&candidate) {
                 let minimal = self.shrink(candidate);
+                let met_at_ms = self.options.goal.met_at_ms(&self.report(&minimal));
                 let scenario = self.present(minimal);
                 self.done = Some(Exploration {
                     found: true,
                     runs: self.runs,
                     strategy: self.options.strategy,
                     scenario: Some(scenario),
+                    met_at_ms,
                 });
                 break;
             }

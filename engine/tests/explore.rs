@@ -47,6 +47,15 @@ fn a_single_pause_breaks_redlock_within_a_few_thousand_schedules() {
     let scenario = replays(&found, Goal::Unsafe);
     assert_eq!(scenario.faults.len(), 1, "shrunk to one fault");
     assert!(scenario.description.as_deref().unwrap_or_default().contains("stale write"));
+    // It opens where it broke: the first finding that names a cause, after the pause.
+    let log = locklab_engine::simulate(&scenario, found.strategy);
+    let outcome = report::analyze(&scenario, found.strategy, &log);
+    let met_at_ms = found.met_at_ms.expect("a moment it broke");
+    assert!(met_at_ms > scenario.faults[0].at_ms(), "it broke after the fault struck");
+    assert!(
+        outcome.findings.iter().any(|finding| finding.at_ms == met_at_ms && finding.cause.is_some()),
+        "a finding with a cause at {met_at_ms}"
+    );
 }
 
 /// The naive lock as a team sizes it after the OOM night, so that a dead

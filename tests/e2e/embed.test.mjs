@@ -119,7 +119,7 @@ test('the embed code shows the compact view in a host page, and the frame fits i
   assert.equal(await embedded.locator('#play').count(), 1);
   // The night under all six: each strategy's three verdicts, and a way to switch.
   assert.equal(await embedded.locator('.picker .choice').count(), 6);
-  await embedded.locator('.picker .choice-verdict').nth(5).waitFor();
+  await embedded.locator('.picker .choice-verdict:not(.pending)').nth(5).waitFor();
   // The frame takes the content's height: no inner scrollbar, no gap.
   await page.waitForFunction(() => {
     const iframe = document.querySelector('iframe[data-locklab]');

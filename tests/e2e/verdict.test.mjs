@@ -61,7 +61,7 @@ test('the post\'s night on the first screen: every strategy\'s three verdicts, D
   const { page, context, problems } = await openLab(env, { path: '?scenario=two-am-saturday&strategy=redlock' });
   await ready(page);
   // The picker shows all six verdicts once they are computed, after the run on screen.
-  const verdictOf = (strategy) => page.locator(`.choice:has(input[value="${strategy}"]) .choice-verdict`);
+  const verdictOf = (strategy) => page.locator(`.choice:has(input[value="${strategy}"]) .choice-verdict:not(.pending)`);
   await verdictOf('unique-insert').waitFor();
   const axes = async (strategy) => {
     const element = verdictOf(strategy);

@@ -73,14 +73,16 @@ impl WorkerLink {
 pub fn use_worker(dispatch: Callback<ExploreAction>) -> Rc<WorkerLink> {
     use_memo((), move |()| {
         WorkerLink::new(Callback::from(move |response: Response| {
-            if let Response::Explored { scenario: Some(text), .. } = &response
+            if let Response::Explored { scenario: Some(text), met_at_ms, .. } = &response
                 && let Ok(scenario) = Scenario::from_json(text)
             {
                 let dispatch = dispatch.clone();
+                // The lab opens at the moment it broke, not at t=0.
+                let cursor_ms = met_at_ms.unwrap_or(0);
                 let strategy =
                     scenario.strategy_settings().first().map_or(StrategyId::Fencing, |settings| settings.id());
                 wasm_bindgen_futures::spawn_local(async move {
-                    let link = LinkState { scenario, strategy, cursor_ms: 0, view: View::Single, builtin: None };
+                    let link = LinkState { scenario, strategy, cursor_ms, view: View::Single, builtin: None };
                     if let Some(fragment) = share_fragment(&link).await {
                         dispatch.emit(ExploreAction::LabHref(format!("index.html{fragment}")));
                     }

@@ -147,7 +147,13 @@ impl Worker for LabWorker {
                 let scenario = exploration.scenario.as_ref().map(Scenario::to_json);
                 scope.respond(
                     client,
-                    Response::Explored { runs: exploration.runs, elapsed_ms, scenario, cancelled: false },
+                    Response::Explored {
+                        runs: exploration.runs,
+                        elapsed_ms,
+                        scenario,
+                        met_at_ms: exploration.met_at_ms,
+                        cancelled: false,
+                    },
                 );
                 self.search = None;
             }
@@ -184,6 +190,7 @@ impl Worker for LabWorker {
                             runs: search.explorer.runs(),
                             elapsed_ms: now_ms() - search.started_ms,
                             scenario: None,
+                            met_at_ms: None,
                             cancelled: true,
                         },
                     );

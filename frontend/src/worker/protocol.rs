@@ -107,6 +107,8 @@ pub enum Response {
         runs: u32,
         elapsed_ms: f64,
         scenario: Option<String>,
+        /// When the counterexample met the goal: where the lab opens it.
+        met_at_ms: Option<u64>,
         cancelled: bool,
     },
     Bench {

@@ -19,6 +19,17 @@ pub struct PickerProps {
     pub verdicts: Shared<Verdicts>,
 }
 
+/// Three badges of a common width, drawn invisible while a verdict is computed.
+fn pending_badges() -> Html {
+    html! {
+        <span class="axes">
+            <span class="badge-verdict">{"✓ safe"}</span>
+            <span class="badge-verdict">{"◷ late"}</span>
+            <span class="badge-verdict">{"✓ efficient"}</span>
+        </span>
+    }
+}
+
 #[function_component(StrategyPicker)]
 pub fn strategy_picker(props: &PickerProps) -> Html {
     let options = StrategyId::PICKER_ORDER.iter().map(|strategy| {
@@ -41,6 +52,10 @@ pub fn strategy_picker(props: &PickerProps) -> Html {
                             data-liveness={report.liveness.name()} data-efficiency={report.efficiency.name()}>
                             { verdict_badges(report) }
                         </span>
+                    } else {
+                        // Room held for the badges still being computed, so
+                        // nothing below moves when they arrive.
+                        <span class="choice-verdict pending" aria-hidden="true">{ pending_badges() }</span>
                     }
                 </span>
             </label>
