@@ -27,3 +27,6 @@ for page in quiz explore story recorded; do
   mv "$staging/index.html" "dist/$page.html"
   cp -R "$staging/." dist/
 done
+# Each page's first screen into its HTML, drawn by its own wasm (the first
+# paint needs no WebAssembly).
+node scripts/prerender.mjs dist

@@ -56,6 +56,8 @@ try {
     }
     const short = Object.values(audits).filter((audit) => audit.score !== null && audit.score < 1 && audit.scoreDisplayMode !== 'informative' && audit.scoreDisplayMode !== 'manual');
     for (const audit of short) console.log(`  below 1: ${audit.id} (${audit.score}) ${audit.displayValue ?? ''}`);
+    const largest = audits['largest-contentful-paint-element']?.details?.items?.[0]?.items?.[0]?.node;
+    if (largest) console.log(`  largest paint: ${largest.snippet} (${largest.selector})`);
   }
 } finally {
   // Chromium and its helpers (its own process group) write to the profile
