@@ -471,7 +471,9 @@ fn live_comparison(
     };
     let said = match locklab_live::agreement(scenario, strategy, live, simulated) {
         locklab_live::Agreement::Same => "the same verdict".to_owned(),
-        locklab_live::Agreement::SameUpToRace(race) => format!("the same verdict, but for a race: {race}"),
+        locklab_live::Agreement::SameUpToRace(race) => {
+            format!("the same verdict, but for what a real machine does its own way: {race}")
+        }
         locklab_live::Agreement::Different => "the verdicts differ".to_owned(),
     };
     format!(

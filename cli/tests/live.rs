@@ -88,7 +88,7 @@ fn every_playable_builtin_gives_its_simulated_verdict_live() {
         for (case, result) in results {
             match result {
                 Ok(None) => {}
-                Ok(Some(race)) => println!("{case}: the same verdict up to a race: {race}"),
+                Ok(Some(race)) => println!("{case}: the same verdict up to the machine: {race}"),
                 Err(problem) => failures.push(format!("{case}: {problem}")),
             }
         }

@@ -30,7 +30,7 @@ pub fn origin(live: Option<&LiveRecording>, seed: u64) -> String {
 }
 
 /// How the recorded verdict compares with its simulated twin's, in a
-/// sentence: the same, the same but for a race named with its reason
+/// sentence: the same, the same but for a race or a stall of the machine named with its reason
 /// (`locklab_engine::races`), or different.
 pub fn twin_agreement(
     scenario: &Scenario,
@@ -43,7 +43,7 @@ pub fn twin_agreement(
             "Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings.".to_owned()
         }
         Agreement::SameUpToRace(reason) => {
-            format!("Its verdict is the recorded run's but for a race the machine orders its own way: {reason}.")
+            format!("Its verdict is the recorded run's but for what a real machine does its own way: {reason}.")
         }
         Agreement::Different => {
             "Its verdict differs from the recorded run's: safety, liveness, efficiency or the kinds of findings."
