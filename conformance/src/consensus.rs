@@ -9,11 +9,11 @@
 //! Where time is the point (a lease running out), the server's must be
 //! within [`LEASE_TOLERANCE_MS`] after the engine's, never before it.
 
-use crate::{Outcome, Row};
+use crate::{Outcome, Row, owner};
 use locklab_conformance::etcd::{self, EtcdClient};
 use locklab_conformance::server::{EtcdServer, leader_among};
 use locklab_engine::ConsensusProbe;
-use locklab_engine::event::{ConsensusOp, ConsensusReply, LEASE_KEY, Owner};
+use locklab_engine::event::{ConsensusOp, ConsensusReply, LEASE_KEY};
 use locklab_engine::ids::{InstanceId, LeaseId};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -64,17 +64,8 @@ enum Step {
     LeaderElected,
 }
 
-/// One exchange: what the lab relies on, and the steps that show it.
-struct Exchange {
-    name: &'static str,
-    relies: &'static str,
-    steps: Vec<Step>,
-}
-
-/// A value unique to a client, as the lab's runs write it (`a:0001`).
-fn owner(client: u8) -> Owner {
-    Owner { instance: InstanceId(client), nonce: 1 }
-}
+/// A consensus exchange's steps (the suite's `Exchange`, with its own kind of step).
+type Exchange = crate::Exchange<Step>;
 
 fn acquire(client: u8, ttl_s: u64) -> ConsensusOp {
     ConsensusOp::Acquire { value: owner(client), ttl_ms: ttl_s * 1_000 }

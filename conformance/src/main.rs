@@ -32,6 +32,19 @@ enum Outcome {
     Unchecked(String),
 }
 
+/// One exchange of the Redis or the consensus suite: what the lab relies
+/// on, and the steps (of that suite's kind) that show it.
+struct Exchange<Step> {
+    name: &'static str,
+    relies: &'static str,
+    steps: Vec<Step>,
+}
+
+/// A value unique to a client, as the lab's runs write it (`a:0001`).
+fn owner(client: u8) -> locklab_engine::event::Owner {
+    locklab_engine::event::Owner { instance: locklab_engine::ids::InstanceId(client), nonce: 1 }
+}
+
 /// One checked behaviour, for the report.
 struct Row {
     name: String,

@@ -5,9 +5,9 @@
 
 use crate::resp::Connection;
 use crate::server::RedisServer;
-use crate::{Outcome, Row};
+use crate::{Outcome, Row, owner};
 use locklab_engine::RedisProbe;
-use locklab_engine::event::{LockValue, Owner, RedisCommand};
+use locklab_engine::event::{LockValue, RedisCommand};
 use locklab_engine::ids::InstanceId;
 use std::time::{Duration, Instant};
 
@@ -26,17 +26,8 @@ enum Step {
     ClockJump(i64),
 }
 
-/// One exchange: what the lab relies on, and the steps that show it.
-struct Exchange {
-    name: &'static str,
-    relies: &'static str,
-    steps: Vec<Step>,
-}
-
-/// A value unique to a client, as the lab's runs write it (`a:0001`).
-fn owner(client: u8) -> Owner {
-    Owner { instance: InstanceId(client), nonce: 1 }
-}
+/// A Redis exchange's steps (the suite's `Exchange`, with its own kind of step).
+type Exchange = crate::Exchange<Step>;
 
 fn value(client: u8) -> LockValue {
     LockValue::Owner(owner(client))

@@ -15,6 +15,9 @@
 //! shrunk scenario to a temp file and prints it with the command that replays
 //! it (`PROPTEST_CASES=N` changes how many cases run).
 
+mod common;
+
+use common::missed_periods;
 use locklab_engine::ids::{InstanceId, Party, RedisNodeId};
 use locklab_engine::report;
 use locklab_engine::scenario::{
@@ -822,16 +825,6 @@ fn a_float_survives_json() {
     let again = Scenario::from_json(&scenario.to_json()).expect("loads again");
     assert_eq!(scenario, again, "{}", what_changed(&scenario, &again));
     assert_eq!(scenario.faults[0], Fault::DbSlow { at_ms: 0, factor: 1.747_771_263_488_695_7, duration_ms: 1000 });
-}
-
-/// The periods a report calls missed, read from its `missed_period` findings.
-fn missed_periods(report: &report::StrategyReport) -> Vec<u32> {
-    report
-        .findings
-        .iter()
-        .filter(|finding| finding.kind == "missed_period")
-        .filter_map(|finding| finding.text.strip_prefix("period ")?.split(' ').next()?.parse().ok())
-        .collect()
 }
 
 #[test]

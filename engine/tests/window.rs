@@ -5,18 +5,11 @@
 //! cron periods: a period the shorter run missed stays missed, and a period
 //! it completed before its window's end is completed at the same moment.
 
-use locklab_engine::report::{StrategyReport, analyze};
-use locklab_engine::{Event, EventKind, Scenario, builtin, simulate};
+mod common;
 
-/// The periods a report calls missed, read from its `missed_period` findings.
-fn missed(report: &StrategyReport) -> Vec<u32> {
-    report
-        .findings
-        .iter()
-        .filter(|finding| finding.kind == "missed_period")
-        .filter_map(|finding| finding.text.strip_prefix("period ")?.split(' ').next()?.parse().ok())
-        .collect()
-}
+use common::missed_periods;
+use locklab_engine::report::analyze;
+use locklab_engine::{Event, EventKind, Scenario, builtin, simulate};
 
 /// When each of the first `periods` periods got its report, read from the log.
 fn completions(log: &[Event], periods: u32) -> Vec<Option<u64>> {
@@ -40,7 +33,7 @@ fn lengthening_a_builtin_by_whole_periods_never_undoes_a_verdict_on_a_period() {
             let strategy = settings.id();
             let log = simulate(&scenario, strategy);
             let report = analyze(&scenario, strategy, &log);
-            let short_missed = missed(&report);
+            let short_missed = missed_periods(&report);
             let short_done = completions(&log, periods);
             for more in [1, 2] {
                 let mut longer = scenario.clone();
@@ -52,7 +45,7 @@ fn lengthening_a_builtin_by_whole_periods_never_undoes_a_verdict_on_a_period() {
                     builtin.name,
                     longer.duration_ms()
                 );
-                let long_missed = missed(&long_report);
+                let long_missed = missed_periods(&long_report);
                 for period in &short_missed {
                     if !long_missed.contains(period) {
                         failures.push(format!(
