@@ -6,6 +6,8 @@
 (() => {
   const search = new URLSearchParams(location.search);
   let saved = false;
+  // The lab's saved state, under the keys of frontend/src/lab/effects/storage.rs
+  // (SCENARIO_KEY, STRATEGY_KEY): a saved lab opens on itself.
   if (document.currentScript?.dataset.savedLab !== undefined) {
     try {
       saved = localStorage.getItem('locklab/scenario') !== null || localStorage.getItem('locklab/strategy') !== null;
