@@ -16,7 +16,7 @@ use crate::server::PgServer;
 use crate::{Outcome, Row};
 use locklab_engine::event::{RowWrite, Sql, SqlOutcome};
 use locklab_engine::ids::{Period, ReportOf, Token};
-use locklab_engine::scenario::{DbLockSettings, DbWait};
+use locklab_engine::scenario::{DbLockSettings, DbWait, LockStrength};
 use locklab_engine::{DbAnswer, DbProbe};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -129,7 +129,7 @@ fn engine_text(sql: Option<Sql>, outcome: SqlOutcome) -> String {
 
 fn exchanges() -> Vec<Exchange> {
     use Step::{Connect, Continue, Kill, Other, OtherEnds, Send, ServerOnly, Stop, Wait};
-    let lock = |client| Send(client, Sql::LockJobRow { wait: DbWait::Block });
+    let lock = |client| Send(client, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Block });
     let commit = |client| Send(client, Sql::Commit);
     let write = |client: u8, token: Option<u64>, how| {
         Send(
@@ -173,13 +173,13 @@ fn exchanges() -> Vec<Exchange> {
             "FOR UPDATE NOWAIT fails at once (55P03)",
             "db-lock with \"wait\": \"nowait\": a second instance gets the error, with the lab's text",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { wait: DbWait::Nowait }), Send(2, Sql::Rollback), commit(1)],
+            vec![lock(1), Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Nowait }), Send(2, Sql::Rollback), commit(1)],
         ),
         exchange(
             "FOR UPDATE SKIP LOCKED returns no row",
             "db-lock with \"wait\": \"skip_locked\": a second instance gets zero rows and knows it lost",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { wait: DbWait::SkipLocked }), Send(2, Sql::Rollback), commit(1)],
+            vec![lock(1), Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::SkipLocked }), Send(2, Sql::Rollback), commit(1)],
         ),
         Exchange {
             settings: DbLockSettings { lock_timeout_ms: 300, ..DbLockSettings::default() },
@@ -204,6 +204,18 @@ fn exchanges() -> Vec<Exchange> {
             "C's other services: an insert whose foreign key points at the locked jobs row waits for FOR KEY SHARE until the holder commits",
             1,
             vec![lock(1), Other { query: 1, held: false }, commit(1)],
+        ),
+        exchange(
+            "A foreign-key check does not wait for a held FOR NO KEY UPDATE",
+            "db-lock's \"lock_strength\": \"for_no_key_update\" (quiz 8's fix): the job's lock keeps other jobs out, but the foreign-key check's FOR KEY SHARE does not conflict with it, so other services' inserts go through while a job holds the row",
+            2,
+            vec![
+                Send(1, Sql::LockJobRow { strength: LockStrength::ForNoKeyUpdate, wait: DbWait::Block }),
+                Other { query: 1, held: false },
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForNoKeyUpdate, wait: DbWait::Block }),
+                commit(1),
+                commit(2),
+            ],
         ),
         exchange(
             "A foreign-key check passes a FOR UPDATE that only waits",

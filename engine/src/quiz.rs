@@ -60,7 +60,7 @@ pub enum Asks {
     /// What the post asks of its four answers: the stored report stays
     /// correct (safe), no work is done twice that no fault forced
     /// (efficient), and every period's report gets done, late if the night's
-    /// faults cost time (no period missed).
+    /// faults cost time (no period missed, and the system keeps up).
     Survives,
     /// Safe: no stale write, no damaged report, and no two holders writing
     /// where nothing checks (neither unsafe nor at risk), whatever the timing.
@@ -75,6 +75,8 @@ pub enum Asks {
     DuplicatePost,
     /// Other services' queries failed.
     BackgroundTimeouts,
+    /// Other services' queries waited behind the jobs row lock.
+    BackgroundHeld,
     /// The job ran more than once for a period.
     DuplicateRuns,
 }
@@ -87,7 +89,7 @@ impl Asks {
             Asks::Survives => {
                 report.safety == Safety::Safe
                     && report.efficiency == Efficiency::Ok
-                    && report.liveness != Liveness::Missed
+                    && !matches!(report.liveness, Liveness::Missed | Liveness::Behind)
             }
             Asks::Safe => report.safety == Safety::Safe,
             Asks::Unsafe => report.safety == Safety::Unsafe,
@@ -95,6 +97,7 @@ impl Asks {
             Asks::TwoHolders => metrics.overlap_ms > 0,
             Asks::DuplicatePost => report.findings.iter().any(|finding| finding.kind == "duplicate_post"),
             Asks::BackgroundTimeouts => metrics.background_query_timeouts > 0,
+            Asks::BackgroundHeld => metrics.queries_held_behind_lock > 0,
             Asks::DuplicateRuns => metrics.duplicate_runs > 0,
         }
     }
@@ -103,7 +106,7 @@ impl Asks {
     pub fn describe(self) -> &'static str {
         match self {
             Asks::Survives => {
-                "keeps the stored report correct, does no work twice that a fault did not force, and misses no period"
+                "keeps the stored report correct, does no work twice that a fault did not force, misses no period and keeps up"
             }
             Asks::Safe => "keeps the stored report correct, not by luck of timing",
             Asks::Unsafe => "lets a stale write through or corrupts a report",
@@ -111,6 +114,7 @@ impl Asks {
             Asks::TwoHolders => "lets two instances believe they hold the lock at once",
             Asks::DuplicatePost => "posts the same report to Slack twice",
             Asks::BackgroundTimeouts => "makes other services' queries fail",
+            Asks::BackgroundHeld => "holds up other services' queries behind its row lock",
             Asks::DuplicateRuns => "runs the job more than once for a period",
         }
     }

@@ -419,7 +419,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let traffic = crate::background::start(
         services_link.port,
         servers.login.clone(),
-        world.background_queries_per_s,
+        world,
         options.scenario.seed,
         clock,
         options.scenario.horizon_ms(),

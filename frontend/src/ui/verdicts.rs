@@ -128,6 +128,9 @@ fn axes_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
         scenario.world.storage_checks_tokens,
         scenario.storage_text()
     ));
+    if let Some(weighing) = report.weighing() {
+        out.raw(format_args!("<p class=\"weighing\">{}</p>", Esc(&weighing)));
+    }
 }
 
 /// A sentence with its first letter upper-case. ASCII only: the engine's
