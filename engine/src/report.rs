@@ -162,6 +162,29 @@ metrics! {
 }
 
 impl Metric {
+    /// Whether it counts time (shown as a duration, claimed in `seconds:`).
+    pub fn is_duration(self) -> bool {
+        match self {
+            Metric::Overlap
+            | Metric::MaxReportDelay
+            | Metric::RowLockWaits
+            | Metric::PoolExhausted
+            | Metric::LongestBackgroundWait
+            | Metric::BackgroundPoolStarved => true,
+            Metric::StaleWritesAccepted
+            | Metric::StaleWritesRejected
+            | Metric::CorruptedReports
+            | Metric::Runs
+            | Metric::DuplicateSideEffects
+            | Metric::WastedRuns
+            | Metric::MissedPeriods
+            | Metric::UnfinishedPeriods
+            | Metric::BackgroundFailures
+            | Metric::QueriesFailedBehindLock
+            | Metric::QueriesHeldBehindLock => false,
+        }
+    }
+
     /// Its key in the pages' markup (`data-metric`) and tests.
     pub fn key(self) -> &'static str {
         match self {

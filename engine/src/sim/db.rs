@@ -115,6 +115,62 @@ struct Waiting {
     holds_logged: bool,
 }
 
+/// Other services' queries still in the database's hands, by number. They
+/// are numbered as they arrive and mostly leave in the same order, and
+/// behind a long-held row lock thousands wait at once: a window over the
+/// numbers, with a slot per number from the oldest one still here, takes and
+/// drops each in constant time, where a sorted table shifted them all.
+#[derive(Clone, Debug, Default)]
+struct Arrivals {
+    /// The number of the first slot.
+    first: u32,
+    slots: VecDeque<Option<Waiting>>,
+}
+
+impl Arrivals {
+    fn slot(&self, query: u32) -> Option<usize> {
+        usize::try_from(query.checked_sub(self.first)?).ok().filter(|slot| *slot < self.slots.len())
+    }
+
+    fn insert(&mut self, query: u32, waiting: Waiting) {
+        if self.slots.is_empty() {
+            self.first = query;
+        }
+        assert!(query >= self.first, "query {query} arrived after a later one");
+        let slot = usize::try_from(query - self.first).unwrap_or(usize::MAX);
+        if slot >= self.slots.len() {
+            self.slots.resize(slot + 1, None);
+        }
+        self.slots[slot] = Some(waiting);
+    }
+
+    fn get(&self, query: &u32) -> Option<&Waiting> {
+        self.slot(*query).and_then(|slot| self.slots[slot].as_ref())
+    }
+
+    fn get_mut(&mut self, query: &u32) -> Option<&mut Waiting> {
+        self.slot(*query).and_then(|slot| self.slots[slot].as_mut())
+    }
+
+    fn contains_key(&self, query: &u32) -> bool {
+        self.get(query).is_some()
+    }
+
+    fn remove(&mut self, query: &u32) -> Option<Waiting> {
+        let taken = self.slot(*query).and_then(|slot| self.slots[slot].take());
+        while self.slots.front().is_some_and(Option::is_none) {
+            self.slots.pop_front();
+            self.first += 1;
+        }
+        taken
+    }
+
+    /// The queries here, oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u32, &Waiting)> {
+        (self.first..).zip(&self.slots).filter_map(|(query, slot)| slot.as_ref().map(|waiting| (query, waiting)))
+    }
+}
+
 /// The database server.
 #[derive(Clone, Debug)]
 pub(crate) struct Database {
@@ -141,7 +197,7 @@ pub(crate) struct Database {
     /// A scheduled re-check of the lock queue for when the fast path's share ends.
     recheck_at_ms: Option<u64>,
     background_queue: VecDeque<u32>,
-    background: HotTable<u32, Waiting>,
+    background: Arrivals,
     next_query: u32,
     /// The bounds of the gap between arrivals: half to one and a half times
     /// the mean the world's rate gives.
@@ -176,7 +232,7 @@ impl Database {
             quick_queries: VecDeque::new(),
             recheck_at_ms: None,
             background_queue: VecDeque::new(),
-            background: HotTable::new(),
+            background: Arrivals::default(),
             next_query: 0,
             background_gap_ms: (mean_gap_ms / 2, mean_gap_ms + mean_gap_ms / 2),
             foreign_key_percent: world.background_foreign_key_percent,
@@ -949,7 +1005,7 @@ impl Sim {
             .background
             .iter()
             .filter(|(_, state)| !matches!(state.state, BackgroundState::Running(_)))
-            .map(|(query, _)| *query)
+            .map(|(query, _)| query)
             .collect();
         for query in waiting {
             self.background_end(query, BackgroundOutcome::StillWaiting);
