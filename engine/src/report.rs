@@ -10,8 +10,12 @@
 //! holds a write from a later epoch.
 //!
 //! Safety has three values. `unsafe`: a stale write landed, or a stored
-//! report was damaged (mixed runs when a run marked it complete, went back in
-//! time after a newer run completed it, or was left half rewritten). Else
+//! report was damaged (mixed runs when a run marked it complete, or went back
+//! in time after a newer run completed it). A rewrite a run abandoned is not
+//! damage: the row still declares the version an earlier run completed, and
+//! readers meet two runs' chunks until a later run completes the report, as
+//! during any refresh; it costs the period its report (liveness), the same
+//! whoever runs next and whenever. Else
 //! `at_risk`: two runs held the lock at once (by the service's truth or their
 //! own belief), one wrote where no fence checked while the other held it, and
 //! the other wrote unfenced too while it held it; only timing kept the data
@@ -22,13 +26,15 @@
 //! Liveness is judged per period once the runs in flight at the window's end
 //! have finished (the simulation drains them, see `Scenario::drain_ms`): a
 //! period is missed only when every run of it ended without its report, and
-//! one still in flight at the drain's limit is unfinished, never missed.
+//! one still in flight at the drain's limit is unfinished, never missed. A
+//! system that cannot keep up (each job needs more than a period, and the
+//! lock queues the runs) falls behind, whatever the window's length.
 //!
 //! Efficiency is the third axis: a run that did work another run of the same
 //! period was already doing, when no fault forced it (no lock at all, or a
 //! lock that let it in on its own: a TTL shorter than the job, another's
 //! plain DEL, a timeout that ended the holder's transaction), is wasted; so
-//! is other services' work failing behind the job's row lock.
+//! is other services' work held up behind the job's row lock.
 //!
 //! Every unsafe or at-risk finding names its cause: which run wrote, what it
 //! held then (the lock, only its belief, nothing, or no longer anything),
@@ -486,7 +492,7 @@ impl StrategyReport {
                 }
                 if metrics.corrupted_reports > 0 {
                     parts.push(format!(
-                        "{} stored {} damaged: mixed from two runs, gone back in time, or left half rewritten.",
+                        "{} stored {} damaged: mixed from two runs when marked complete, or gone back in time.",
                         metrics.corrupted_reports,
                         if metrics.corrupted_reports == 1 { "report was" } else { "reports were" }
                     ));

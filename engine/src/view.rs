@@ -216,6 +216,10 @@ pub struct CostSeries {
     pub background_latency_ms: Vec<u64>,
     /// Background queries that failed in each bucket.
     pub background_failures: Vec<u32>,
+    /// Time other services' queries spent waiting in each bucket, summed
+    /// over the queries (divided by the bucket's length: how many waited on
+    /// average), from when each arrived to when it ran.
+    pub background_waiting_ms: Vec<u64>,
     /// Storage PUTs accepted so far, at each bucket's end.
     pub puts_total: Vec<u32>,
     /// Slack posts so far, at each bucket's end.
@@ -1286,6 +1290,7 @@ impl SeriesBuilder {
                 db_connections: vec![0; buckets],
                 background_latency_ms: vec![0; buckets],
                 background_failures: vec![0; buckets],
+                background_waiting_ms: vec![0; buckets],
                 puts_total: vec![0; buckets],
                 posts_total: vec![0; buckets],
             },
@@ -1314,6 +1319,14 @@ impl SeriesBuilder {
                 series.background_latency_ms[bucket] = series.background_latency_ms[bucket].max(*latency_ms);
                 if outcome.failed() {
                     series.background_failures[bucket] += 1;
+                }
+                // Its wait, spread over the buckets it spans (the event comes at its end).
+                let (from_ms, to_ms) = (event.at_ms.saturating_sub(*latency_ms), event.at_ms);
+                let bucket_ms = self.bucket_ms;
+                for waited in self.bucket(from_ms)..=bucket {
+                    let start = u64::try_from(waited).unwrap_or(0) * bucket_ms;
+                    let overlap = to_ms.min(start + bucket_ms).saturating_sub(from_ms.max(start));
+                    self.series.background_waiting_ms[waited] += overlap;
                 }
             }
             EventKind::Put { outcome: PutOutcome::Accepted, .. } => series.puts_total[bucket] += 1,

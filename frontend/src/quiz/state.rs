@@ -122,6 +122,7 @@ fn outcome(report: &StrategyReport) -> [u8; 11] {
         Liveness::Ok => 0,
         Liveness::Late => 1,
         Liveness::Missed => 2,
+        Liveness::Behind => 3,
     };
     [
         safety,

@@ -37,8 +37,8 @@ pub struct VerdictProps {
 pub const EFFICIENCY_TITLE: &str = "Kleppmann separates locks for efficiency from locks for correctness: \
 when a lock for efficiency fails, work is done twice; when a lock for correctness fails, data is wrong. \
 Wasteful: a run did work another run was already doing with no fault to force it (no lock, or a lock \
-that let it in on its own), or other services' queries failed behind the job's row lock. The post \
-rejects option D for this: triple the S3 writes, triple the Slack pings.";
+that let it in on its own), or other services' queries waited behind the job's row lock. The post \
+rejects option D for this: triple the S3 writes, triple the Slack pings; and option C: connection pool starved.";
 
 /// A verdict badge's class, word for `data-*`, and text: the text carries the
 /// meaning, the class only colours it.
@@ -59,6 +59,7 @@ pub fn liveness_badge_parts(liveness: Liveness) -> BadgeParts {
         Liveness::Ok => ("good", "data-liveness", "ok", "✓ on time"),
         Liveness::Late => ("cost", "data-liveness", "late", "◷ late"),
         Liveness::Missed => ("cost", "data-liveness", "missed", "◷ missed a period"),
+        Liveness::Behind => ("cost", "data-liveness", "behind", "◷ falls behind"),
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::ui::format;
 use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Num, Svg};
-use locklab_engine::event::{BackgroundOutcome, DbClient, LockValue, RowLockMode, RunPhase};
+use locklab_engine::event::{DbClient, LockValue, RunPhase};
 use locklab_engine::ids::{Party, ReportOf, Token};
 use locklab_engine::scenario::{Output, World};
 use locklab_engine::view::{Flight, InstanceView, ProcessView, RedisNodeView, WorldAt};
