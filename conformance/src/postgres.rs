@@ -173,13 +173,23 @@ fn exchanges() -> Vec<Exchange> {
             "FOR UPDATE NOWAIT fails at once (55P03)",
             "db-lock with \"wait\": \"nowait\": a second instance gets the error, with the lab's text",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Nowait }), Send(2, Sql::Rollback), commit(1)],
+            vec![
+                lock(1),
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Nowait }),
+                Send(2, Sql::Rollback),
+                commit(1),
+            ],
         ),
         exchange(
             "FOR UPDATE SKIP LOCKED returns no row",
             "db-lock with \"wait\": \"skip_locked\": a second instance gets zero rows and knows it lost",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::SkipLocked }), Send(2, Sql::Rollback), commit(1)],
+            vec![
+                lock(1),
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::SkipLocked }),
+                Send(2, Sql::Rollback),
+                commit(1),
+            ],
         ),
         Exchange {
             settings: DbLockSettings { lock_timeout_ms: 300, ..DbLockSettings::default() },

@@ -296,7 +296,11 @@ pub enum Claim {
     Count(Counted, u64),
     Happens(ActorMoment),
     Order(ActorMoment, ActorMoment),
-    Cause { kind: String, actor: InstanceId, held: Held },
+    Cause {
+        kind: String,
+        actor: InstanceId,
+        held: Held,
+    },
     /// The moment falls at this wall-clock time, to the precision written.
     Time(ActorMoment, String),
     /// A duration metric, in whole seconds.
@@ -450,7 +454,10 @@ impl Claim {
                 None => fail("the run has no such moment".to_owned()),
             },
             Claim::Seconds(key, seconds) => {
-                let ms = Metric::ALL.iter().find(|metric| metric.key() == *key).map_or(0, |metric| metric.count(&report.metrics));
+                let ms = Metric::ALL
+                    .iter()
+                    .find(|metric| metric.key() == *key)
+                    .map_or(0, |metric| metric.count(&report.metrics));
                 if ms / 1000 == *seconds { Ok(()) } else { fail(format!("the run has {ms} ms")) }
             }
             Claim::Safety(_)
@@ -518,7 +525,6 @@ const WORDS: [(&str, &[&str]); 9] = [
     ("missed", &["missed", "finding:missed_period"]),
     ("wasteful", &["wasteful"]),
 ];
-
 
 /// Checks a text against the claims listed for it and the scenario it is
 /// about: every verdict or finding its words state is listed; every instance
@@ -839,7 +845,9 @@ impl Stated {
         let what = match number.kind {
             NumberKind::Time => "a time no `time:` claim states and no fault or tick has",
             NumberKind::Duration(_) => "a duration no `seconds:` claim states and no setting has",
-            NumberKind::Token(_) => return Err(format!("it says “token {written}”, but no listed claim states {written}")),
+            NumberKind::Token(_) => {
+                return Err(format!("it says “token {written}”, but no listed claim states {written}"));
+            }
             NumberKind::Index(..) => "an index past the run's",
             NumberKind::Percent(_) | NumberKind::Bare(_) => "a number no claim states and no setting has",
         };
@@ -912,7 +920,9 @@ mod tests {
         // An instance named must take part in a claim; `a` the article is no instance.
         assert!(check_text("b wins the lock.", &claims(&[]), &world).unwrap_err().contains("instance b"));
         assert!(check_text("b wins a lock.", &claims(&["grant#1@b"]), &world).is_ok());
-        assert!(check_text("Then a's pod restarts.", &claims(&["grant#1@b"]), &world).unwrap_err().contains("instance a"));
+        assert!(
+            check_text("Then a's pod restarts.", &claims(&["grant#1@b"]), &world).unwrap_err().contains("instance a")
+        );
         // A quiz choice is an upper-case letter, never an instance.
         assert!(check_text("B and D are wrong here.", &claims(&[]), &world).is_ok());
         // Counts and tokens are stated by a claim.
@@ -927,7 +937,9 @@ mod tests {
         assert!(check_text("A 150 s pause at 02:08:12.", &claims(&[]), &night).is_ok());
         assert!(check_text("A 151 s pause.", &claims(&[]), &night).unwrap_err().contains("151"));
         assert!(check_text("At 02:05 a cron tick.", &claims(&[]), &night).is_ok());
-        assert!(check_text("a grabs it at 02:05:01.", &claims(&["grant#2@a"]), &night).unwrap_err().contains("02:05:01"));
+        assert!(
+            check_text("a grabs it at 02:05:01.", &claims(&["grant#2@a"]), &night).unwrap_err().contains("02:05:01")
+        );
         assert!(check_text("a grabs it at 02:05:01.", &claims(&["time:grant#2@a=02:05:01"]), &night).is_ok());
         assert!(check_text("It lands 460 s after its tick.", &claims(&["seconds:delay=460"]), &night).is_ok());
         assert!(check_text("It lands 460 s after its tick.", &claims(&[]), &night).is_err());

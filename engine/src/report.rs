@@ -508,7 +508,8 @@ impl StrategyReport {
         }
         // The first write that did (or risked) damage; a refused write's cause
         // is said under its own finding.
-        if let Some(cause) = self.findings.iter().filter_map(|finding| finding.cause.as_ref()).find(|cause| !cause.refused)
+        if let Some(cause) =
+            self.findings.iter().filter_map(|finding| finding.cause.as_ref()).find(|cause| !cause.refused)
         {
             parts.push(cause.sentence());
         }
@@ -582,7 +583,8 @@ impl StrategyReport {
     /// run bears it out: A safe, efficient, and late after a fault struck; D
     /// wasteful with runs no fault forced.
     pub fn weighing(&self) -> Option<String> {
-        let said_at = |kind: &str| self.findings.iter().find(|finding| finding.kind == kind).map(|finding| finding.at_ms);
+        let said_at =
+            |kind: &str| self.findings.iter().find(|finding| finding.kind == kind).map(|finding| finding.at_ms);
         match self.strategy {
             StrategyId::Fencing
                 if self.safety == Safety::Safe
@@ -1471,9 +1473,11 @@ impl Analysis {
     /// A Redis node is back: if a restart kept it out longer than the fault
     /// said (Redlock's delayed restart), the fault's finding says how long.
     fn on_redis_up(&mut self, at: u64, node: Party) {
-        let restarted = self.struck.iter().rev().find(|(_, targets, fault)| {
-            matches!(fault, Fault::RedisRestart { .. }) && targets.contains(&node)
-        });
+        let restarted = self
+            .struck
+            .iter()
+            .rev()
+            .find(|(_, targets, fault)| matches!(fault, Fault::RedisRestart { .. }) && targets.contains(&node));
         let Some((struck_at, _, fault)) = restarted else {
             return;
         };

@@ -177,8 +177,13 @@ impl WriteMark {
         match self.verdict {
             WriteVerdict::Accepted => format!("{}'s {what} with {token} accepted", self.instance),
             WriteVerdict::Rejected { highest } => match self.token {
-                Some(mine) => format!("{}'s {what} with {token} rejected: stale token {mine} < {highest}", self.instance),
-                None => format!("{}'s {what} with no token rejected: the report is fenced at token {highest}", self.instance),
+                Some(mine) => {
+                    format!("{}'s {what} with {token} rejected: stale token {mine} < {highest}", self.instance)
+                }
+                None => format!(
+                    "{}'s {what} with no token rejected: the report is fenced at token {highest}",
+                    self.instance
+                ),
             },
             WriteVerdict::NoEffect => format!("{}'s {what} with {token} had no effect", self.instance),
         }
@@ -1552,7 +1557,8 @@ mod tests {
         // The checkpoints, and the world every ten seconds: most of a job's
         // waiting logs nothing until the row lock goes, so checkpoints (every
         // so many events) can all fall where the queue has just emptied.
-        let sampled: Vec<WorldAt> = (0..scenario.duration_ms()).step_by(10_000).map(|at| timeline.world_at(&log, at)).collect();
+        let sampled: Vec<WorldAt> =
+            (0..scenario.duration_ms()).step_by(10_000).map(|at| timeline.world_at(&log, at)).collect();
         for world in timeline.checkpoints.iter().chain(&sampled) {
             for held in world.db.row_lock_holders.iter().chain(&world.db.row_lock_queue) {
                 assert!(

@@ -21,8 +21,8 @@ use common::{missed_periods, perturbed};
 use locklab_engine::ids::{InstanceId, Party, RedisNodeId};
 use locklab_engine::report;
 use locklab_engine::scenario::{
-    DbLockSettings, Liveness, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, Output, RedlockSettings, Strategies, Target,
-    UniqueInsertSettings,
+    DbLockSettings, DbWait, LeaseSettings, Liveness, LockStrength, NaiveRelease, NaiveSettings, Output,
+    RedlockSettings, Strategies, Target, UniqueInsertSettings,
 };
 use locklab_engine::{Event, Fault, Scenario, StrategyId, simulate};
 use proptest::prelude::*;
@@ -247,18 +247,16 @@ fn strategies() -> impl Strategy<Value = Option<Strategies>> {
             delayed_restart,
         },
     );
-    let db_lock = (
-        proptest::sample::select(&[LockStrength::ForUpdate, LockStrength::ForNoKeyUpdate][..]),
-        proptest::sample::select(&[DbWait::Block, DbWait::Nowait, DbWait::SkipLocked][..]),
-        prop_oneof![Just(0u64), 100..=60_000u64],
-        prop_oneof![Just(0u64), 1_000..=120_000u64],
-    )
-        .prop_map(|(lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms)| DbLockSettings {
-            lock_strength,
-            wait,
-            lock_timeout_ms,
-            idle_in_transaction_timeout_ms,
-        });
+    let db_lock =
+        (
+            proptest::sample::select(&[LockStrength::ForUpdate, LockStrength::ForNoKeyUpdate][..]),
+            proptest::sample::select(&[DbWait::Block, DbWait::Nowait, DbWait::SkipLocked][..]),
+            prop_oneof![Just(0u64), 100..=60_000u64],
+            prop_oneof![Just(0u64), 1_000..=120_000u64],
+        )
+            .prop_map(|(lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms)| {
+                DbLockSettings { lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms }
+            });
     proptest::option::of((naive, lease(), redlock, db_lock, lease()).prop_map(
         |(naive, fencing, redlock, db_lock, consensus)| Strategies {
             naive: Some(naive),

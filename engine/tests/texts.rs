@@ -71,7 +71,9 @@ fn check_per_strategy(
     for (strategy, claims) in claims {
         let (timeline, report) = run(scenario, *strategy);
         for claim in claims {
-            Claim::parse(claim)?.check(&scenario.clock_origin, &timeline, &report).map_err(|problem| format!("under {strategy}: {problem}"))?;
+            Claim::parse(claim)?
+                .check(&scenario.clock_origin, &timeline, &report)
+                .map_err(|problem| format!("under {strategy}: {problem}"))?;
         }
     }
     Ok(())
@@ -131,8 +133,14 @@ fn a_text_that_misnames_its_run_fails() {
     let (timeline, report) = run(&scenario, StrategyId::Naive);
     let claims = |texts: &[&str]| texts.iter().map(|text| (*text).to_owned()).collect::<Vec<_>>();
     assert!(check("b wins the lock.", &claims(&["grant#1@b"]), &scenario, &timeline, &report).is_ok());
-    assert!(check("c wins the lock.", &claims(&["grant#1@c"]), &scenario, &timeline, &report).is_err(), "the wrong holder");
-    assert!(check("c wins the lock.", &claims(&["grant#1@b"]), &scenario, &timeline, &report).is_err(), "c is no claim's");
+    assert!(
+        check("c wins the lock.", &claims(&["grant#1@c"]), &scenario, &timeline, &report).is_err(),
+        "the wrong holder"
+    );
+    assert!(
+        check("c wins the lock.", &claims(&["grant#1@b"]), &scenario, &timeline, &report).is_err(),
+        "c is no claim's"
+    );
     assert!(
         check("A pause freezes b.", &claims(&["fault:gc_pause@b"]), &scenario, &timeline, &report).is_err(),
         "the wrong target"
@@ -142,5 +150,8 @@ fn a_text_that_misnames_its_run_fails() {
         check("a wakes before c.", &claims(&["order:grant@c<grant@a"]), &scenario, &timeline, &report).is_err(),
         "the wrong order"
     );
-    assert!(check("It posts 9 posts.", &claims(&["count:finding:duplicate_post=9"]), &scenario, &timeline, &report).is_err());
+    assert!(
+        check("It posts 9 posts.", &claims(&["count:finding:duplicate_post=9"]), &scenario, &timeline, &report)
+            .is_err()
+    );
 }

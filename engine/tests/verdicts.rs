@@ -269,7 +269,11 @@ fn each_lock_names_what_it_lacked_in_its_own_words() {
     // different reasons: B has no token to give, C's row lock guards the row.
     let cause = |strategy| {
         let report = builtin_report("two-am-saturday", strategy);
-        report.findings.iter().find_map(|finding| finding.cause.clone().filter(|cause| !cause.refused)).expect("a cause")
+        report
+            .findings
+            .iter()
+            .find_map(|finding| finding.cause.clone().filter(|cause| !cause.refused))
+            .expect("a cause")
     };
     let (redlock, db_lock) = (cause(StrategyId::Redlock), cause(StrategyId::DbLock));
     assert_ne!(redlock.checked, db_lock.checked);

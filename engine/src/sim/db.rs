@@ -567,7 +567,12 @@ impl Sim {
 
     fn release_row(&mut self, session: SessionId) {
         let before = self.db.holders.len();
-        let held_job_lock = self.db.holders.iter().find(|(holder, mode)| *holder == session && mode.is_job_lock()).map(|(_, mode)| *mode);
+        let held_job_lock = self
+            .db
+            .holders
+            .iter()
+            .find(|(holder, mode)| *holder == session && mode.is_job_lock())
+            .map(|(_, mode)| *mode);
         self.db.holders.retain(|(holder, _)| *holder != session);
         if self.db.holders.len() != before {
             let (client, lock_run) = self
@@ -866,8 +871,14 @@ impl Sim {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
-        let waiting =
-            Waiting { what, arrived_ms: self.now_ms, connected_ms: None, behind_lock: false, state, holds_logged: false };
+        let waiting = Waiting {
+            what,
+            arrived_ms: self.now_ms,
+            connected_ms: None,
+            behind_lock: false,
+            state,
+            holds_logged: false,
+        };
         self.db.background.insert(query, waiting);
         if self.db.background_timeout_ms > 0 {
             self.schedule(self.now_ms + self.db.background_timeout_ms, Action::BackgroundGiveUp { query });
@@ -955,8 +966,7 @@ impl Sim {
             if state.what == BackgroundQuery::ForeignKeyInsert {
                 self.db.holders.retain(|(holder, _)| *holder != session);
                 if state.holds_logged {
-                    let (client, mode, change) =
-                        (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Released);
+                    let (client, mode, change) = (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Released);
                     self.record(EventKind::RowLock { session, client, mode, change });
                 }
             }

@@ -323,13 +323,7 @@ impl Sim {
 
     /// A new run of `instance` for `period`: a run that tries for the lock, or
     /// (`redelivered`) one handed a job under an earlier grant, with no token.
-    pub(crate) fn new_run(
-        &mut self,
-        instance: InstanceId,
-        period: Period,
-        stage: Stage,
-        redelivered: bool,
-    ) -> RunId {
+    pub(crate) fn new_run(&mut self, instance: InstanceId, period: Period, stage: Stage, redelivered: bool) -> RunId {
         let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
         let state = &mut self.instances[instance.index()];
         let owner = Owner { instance, nonce: state.rng.nonce() };

@@ -90,7 +90,12 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
                 transaction.phase = Phase::Locking;
                 // Blocking waits as long as the lock is held: only lock_timeout ends it.
                 let timeout = if wait == crate::scenario::DbWait::Block { None } else { Some(SQL_TIMEOUT_MS) };
-                cx.send(Party::Db, Request::Sql { session, sql: Sql::LockJobRow { strength, wait } }, TAG_LOCK, timeout);
+                cx.send(
+                    Party::Db,
+                    Request::Sql { session, sql: Sql::LockJobRow { strength, wait } },
+                    TAG_LOCK,
+                    timeout,
+                );
             }
             (TAG_CHECKOUT, _) => {
                 transaction.phase = Phase::Done;

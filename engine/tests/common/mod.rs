@@ -26,8 +26,8 @@ pub fn perturbed(log: &[locklab_engine::Event], seed: u64) -> Vec<locklab_engine
     for _ in 0..4 {
         for index in 1..log.len() {
             let (before, after) = (&log[index - 1], &log[index]);
-            let concurrent = before.at_ms == after.at_ms
-                && !parties[index - 1].iter().any(|party| parties[index].contains(party));
+            let concurrent =
+                before.at_ms == after.at_ms && !parties[index - 1].iter().any(|party| parties[index].contains(party));
             if concurrent && rng.below(2) == 1 {
                 log.swap(index - 1, index);
                 parties.swap(index - 1, index);
