@@ -26,6 +26,10 @@ pub struct Quiz {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closest_wrong: Option<String>,
     pub explanation: String,
+    /// The fix the explanation names, to play in the lab (optional): the same
+    /// world with one strategy's settings changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<Reference>,
     /// What the story and the explanation say about the runs, per strategy,
@@ -43,6 +47,21 @@ pub struct Choice {
     pub id: String,
     pub strategy: StrategyId,
     pub text: String,
+}
+
+/// A fix a card's explanation names, played on the card's own world: its
+/// `strategies` hold exactly one strategy, with the settings the fix
+/// changes (`{"db-lock": {"lock_strength": "for_no_key_update"}}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fix {
+    /// What the fix changes, as the link names it.
+    pub text: String,
+    pub strategies: crate::scenario::Strategies,
+    /// What `text` says about the fix's run, in the claims of `crate::claim`
+    /// (read by the texts test from the document, as the card's own are).
+    #[serde(default, skip_serializing)]
+    pub claims: serde::de::IgnoredAny,
 }
 
 /// A source to read.
@@ -148,12 +167,26 @@ impl Quiz {
                 return refuse("closest_wrong", format!("`{id}` is a right answer, not a wrong one"));
             }
         }
+        if let Some(fix) = &self.fix {
+            let probe = Scenario { strategies: Some(fix.strategies.clone()), ..Scenario::default() };
+            if probe.strategy_settings().len() != 1 {
+                return refuse("fix.strategies", "name exactly one strategy, with the settings the fix changes".to_owned());
+            }
+        }
         for (index, reference) in self.references.iter().enumerate() {
             if !reference.url.starts_with("https://") && !reference.url.starts_with("http://") {
                 return refuse(&format!("references[{index}].url"), "must be an http(s) address".to_owned());
             }
         }
         Ok(())
+    }
+
+    /// The card's world with its fix in place, and the strategy the fix plays.
+    pub fn fix_scenario(&self, scenario: &Scenario) -> Option<(Scenario, StrategyId)> {
+        let fix = self.fix.as_ref()?;
+        let fixed = Scenario { strategies: Some(fix.strategies.clone()), quiz: None, ..scenario.clone() };
+        let strategy = fixed.strategy_settings().first()?.id();
+        Some((fixed, strategy))
     }
 
     /// Runs every choice's strategy through the scenario and returns the ids

@@ -122,6 +122,16 @@ fn every_quiz_text_says_what_its_runs_do() {
                 ));
             }
         }
+        // The fix a card offers to play says what its own run does.
+        if let (Some(fix), Some((fixed, _))) = (&quiz.fix, quiz.fix_scenario(&scenario)) {
+            let claims = claims_by_strategy(&document, &["quiz", "fix", "claims"]);
+            if claims.is_empty() {
+                failures.push(format!("quiz {}: fix: lists no claims", builtin.name));
+            }
+            if let Err(problem) = check_per_strategy(&fixed, &fix.text, &claims) {
+                failures.push(format!("quiz {}: fix.text: {problem}", builtin.name));
+            }
+        }
     }
     assert!(failures.is_empty(), "quiz texts that do not say what their runs do:\n{}", failures.join("\n"));
 }

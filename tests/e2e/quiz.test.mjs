@@ -258,6 +258,26 @@ test('"Open in the lab" opens the same scenario and strategy in the lab', async 
   await context.close();
 });
 
+test('a card that names a fix plays it in the lab: FOR NO KEY UPDATE on the long report', async () => {
+  const { page, context, problems } = await openQuiz({ path: '#card=long-report' });
+  await quizReady(page);
+  assert.equal(await answer(page, 'C'), 'right');
+  await page.waitForSelector('#play-fix[href^="index.html#v=1."]');
+  assert.match(await page.textContent('.explanation .fix'), /FOR NO KEY UPDATE/);
+  await shot(page, 'quiz-fix');
+  await page.click('#play-fix');
+  await page.waitForURL(/\/index\.html#v=1\./);
+  await ready(page);
+  assert.equal(await page.getAttribute('.lab', 'data-strategy'), 'db-lock');
+  // The fix keeps the other teams' queries moving: efficient, though still behind.
+  const verdict = page.locator('#verdicts');
+  await page.waitForSelector('#verdicts[data-efficiency]');
+  assert.equal(await verdict.getAttribute('data-efficiency'), 'ok');
+  assert.equal(await verdict.getAttribute('data-liveness'), 'behind');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a run that is at risk says so in its column, never safe', async () => {
   // The clock-jump card: Redlock gives two holders, and both write chunks nothing checks.
   const { page, context, problems } = await openQuiz({ path: '#card=redlock-clock-jump' });

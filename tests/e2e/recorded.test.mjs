@@ -36,7 +36,7 @@ test('the shipped live run says where it was recorded, and its verdict stands be
   const verdicts = await page.$$eval('.recorded-verdict', (all) => all.map((one) => one.dataset.safety));
   assert.deepEqual(verdicts, ['safe', 'safe']);
   const kinds = await page.$$eval('.recorded-run .findings li', (all) => all.map((one) => one.dataset.kind));
-  assert.ok(kinds.includes('stale_write_rejected'), `storage refused the stale token: ${kinds}`);
+  assert.ok(kinds.includes('tokenless_write_rejected'), `storage refused the redelivered job, which has no token: ${kinds}`);
   // The page says how the two verdicts compare (locklab_engine::races): here, the same.
   const twin = await page.textContent('.recorded-twin p');
   assert.ok(twin.includes("Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings."), twin);
