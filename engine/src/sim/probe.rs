@@ -393,6 +393,16 @@ impl DbProbe {
         }
     }
 
+    /// One of other services' plain reads arrives: it takes no row lock, so it
+    /// runs as soon as it has a connection. Returns its number; it is
+    /// answered (`DbAnswer::KeyShare`, its query running) when it runs.
+    pub fn other_service_reads(&mut self) -> u32 {
+        let query = self.sim.background_wait(crate::event::BackgroundQuery::Read);
+        self.unseen.push(query);
+        self.look_at_queries();
+        query
+    }
+
     /// One of other services' queries arrives: its foreign-key check asks
     /// for `FOR KEY SHARE`. A `held` one keeps it until
     /// [`DbProbe::other_service_ends`] (its transaction stays open); any
