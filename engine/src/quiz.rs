@@ -170,7 +170,10 @@ impl Quiz {
         if let Some(fix) = &self.fix {
             let probe = Scenario { strategies: Some(fix.strategies.clone()), ..Scenario::default() };
             if probe.strategy_settings().len() != 1 {
-                return refuse("fix.strategies", "name exactly one strategy, with the settings the fix changes".to_owned());
+                return refuse(
+                    "fix.strategies",
+                    "name exactly one strategy, with the settings the fix changes".to_owned(),
+                );
             }
         }
         for (index, reference) in self.references.iter().enumerate() {

@@ -668,8 +668,6 @@ struct RunFacts {
     wrote_to: Option<ReportOf>,
     /// The token its last write carried.
     token: Option<Token>,
-    /// It stopped with chunks of a report rewritten and its row unwritten.
-    abandoned: bool,
 }
 
 /// A write that no fence checked, made while its run held the lock.
@@ -1142,38 +1140,35 @@ impl Analysis {
     fn tokenless(&self, run: RunId, to_storage: bool) -> (String, String) {
         let redelivered = self.run(run).redelivered;
         let (lacked, fix) = match self.strategy {
-            StrategyId::Naive => (
-                "the seed's SET NX EX hands out no token (every holder writes the same value, `locked`)",
-                "a fencing token the store checks on every write (answer A): SET NX EX alone cannot stop a holder it has already given up on",
-            ),
+            StrategyId::Naive => {
+                ("SET NX EX hands out none", "a fencing token the store checks on every write (answer A)")
+            }
             StrategyId::Redlock => (
-                "Redlock hands out no token: its majority decides who holds the lock, not whether a late write is stale",
+                "Redlock hands out none",
                 "a fencing token the store checks on every write (answer A), which Redlock cannot give (Kleppmann 2016)",
             ),
-            StrategyId::DbLock if to_storage => (
-                "the row lock guards the jobs row inside one transaction, and storage is outside it",
-                "a token the store checks on every write (answer A): a row lock fences only what its own transaction writes",
-            ),
+            StrategyId::DbLock if to_storage => {
+                ("the row lock guards the jobs row, not storage", "a token the store checks on every write (answer A)")
+            }
             StrategyId::DbLock => (
-                "the row was written outside the transaction that holds the row lock",
+                "it was written outside the transaction that holds the row lock",
                 "writing the report row only inside the transaction that holds the row lock",
             ),
             StrategyId::UniqueInsert => (
-                "option D takes no lock and hands out no token",
+                "option D takes no lock",
                 "objects of the run's own, published by the row's unique key (as D's uploads are)",
             ),
             StrategyId::Fencing | StrategyId::Consensus if to_storage && !self.world.storage_checks_tokens => (
                 "this storage does not check tokens",
                 "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)",
             ),
-            StrategyId::Fencing | StrategyId::Consensus => (
-                "the resource had not fenced the report yet, so a write with no token passed",
-                "a store that fences the report from its first write",
-            ),
+            StrategyId::Fencing | StrategyId::Consensus => {
+                ("the resource had not fenced the report yet", "a store that fences the report from its first write")
+            }
         };
         let (checked, fix) = (format!("nothing: it carries no token; {lacked}"), fix.to_owned());
         if redelivered {
-            let runner = "a job runner that takes the lock again before it runs a job handed back after a crash (a restarted process has no token)";
+            let runner = "a job runner that takes the lock again before it runs a job handed back after a crash";
             return (checked, format!("{runner}; and {fix}"));
         }
         (checked, fix)
@@ -1325,7 +1320,6 @@ impl Analysis {
             // Every chunk it wrote has been rewritten since: nothing of it is left to read.
             return;
         }
-        entry(&mut self.runs, run.0).abandoned = true;
         let text = format!(
             "{} stopped with {chunks} of {} chunks of {report} rewritten: until a later run completes it, readers find two runs' chunks under a row that says {}'s report is complete. The rewrite is not atomic: {ATOMIC_REWRITE_FIX}",
             self.who(run),
@@ -2206,11 +2200,10 @@ impl Analysis {
                     format!("{who}{handed} started at t={} and its process died at t={}", seconds(started), seconds(at))
                 }
                 Some((at, RunPhase::Aborted(reason))) => format!(
-                    "{who}{handed} started at t={} and stopped at t={}: {}{}",
+                    "{who}{handed} started at t={} and stopped at t={}: {}",
                     seconds(started),
                     seconds(at),
-                    abort_text(reason),
-                    if facts.abandoned { ", its rewrite of the report abandoned halfway" } else { "" }
+                    abort_text(reason)
                 ),
                 Some((at, _)) => {
                     format!("{who}{handed} started at t={} and ended at t={}", seconds(started), seconds(at))

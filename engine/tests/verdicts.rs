@@ -278,7 +278,7 @@ fn each_lock_names_what_it_lacked_in_its_own_words() {
     let (redlock, db_lock) = (cause(StrategyId::Redlock), cause(StrategyId::DbLock));
     assert_ne!(redlock.checked, db_lock.checked);
     assert_ne!(redlock.fix, db_lock.fix);
-    assert!(redlock.checked.contains("Redlock hands out no token"), "{}", redlock.checked);
+    assert!(redlock.checked.contains("Redlock hands out none"), "{}", redlock.checked);
     assert!(db_lock.checked.contains("row lock guards the jobs row"), "{}", db_lock.checked);
 }
 

@@ -115,7 +115,10 @@ fn a_long_run_is_pending_while_the_lab_shows_the_run_it_had() {
     // A day of other services' queries waiting behind the row lock: many
     // times the events the lab runs before answering, so many slices.
     let events = done.run.log.len();
-    assert!(events > 5 * usize::try_from(locklab_frontend::lab::state::SYNC_EVENTS).unwrap_or(0), "the whole day: {events} events");
+    assert!(
+        events > 5 * usize::try_from(locklab_frontend::lab::state::SYNC_EVENTS).unwrap_or(0),
+        "the whole day: {events} events"
+    );
     assert_eq!(
         done.run.digest,
         LabRun::compute(Rc::clone(&done.scenario.0), StrategyId::DbLock).digest,

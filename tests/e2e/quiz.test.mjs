@@ -69,7 +69,7 @@ test('a card is answered before anything runs, then both runs play side by side;
 
   // B (Redlock) is wrong on the 2 am night: beside it, the post's answer, A.
   assert.equal(await answer(page, 'B'), 'wrong');
-  assert.match(await page.textContent('#result'), /Not this one\. The answer is A: it keeps the stored report correct, does no work twice that a fault did not force, and misses no period/);
+  assert.match(await page.textContent('#result'), /Not this one\. The answer is A: it keeps the stored report correct, does no work twice that a fault did not force, misses no period and keeps up/);
   const pick = await column(page, 'pick');
   const other = await column(page, 'other');
   assert.deepEqual([pick.strategy, pick.safety], ['redlock', 'unsafe']);
