@@ -419,7 +419,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let traffic = crate::background::start(
         services_link.port,
         servers.login.clone(),
-        world.background_queries_per_s,
+        world,
         options.scenario.seed,
         clock,
         options.scenario.horizon_ms(),
@@ -1109,7 +1109,7 @@ impl Coordinator {
             .collect();
         for (run, seen) in live {
             if redeliver && seen.started {
-                let job = Redelivery { run, period: seen.period, token: seen.token.map(|token| token.0) };
+                let job = Redelivery { run, period: seen.period };
                 self.redeliver.entry(instance).or_default().push(job);
             }
             let (id, period) = (RunId(run), Period(seen.period));
@@ -1309,15 +1309,11 @@ fn resource_request(
                 token => Some(Token(token.parse().ok()?)),
             };
             let mut highest = highest.lock().ok()?;
-            let outcome = match (checks, token, highest.get(&report)) {
-                // Lower is refused; an equal token passes (it could be the same holder).
-                (true, Some(token), Some(seen)) if token < *seen => PutOutcome::Rejected(*seen),
-                (true, Some(token), _) => {
-                    highest.insert(report, token);
-                    PutOutcome::Accepted
-                }
-                (true, None, _) | (false, _, _) => PutOutcome::Accepted,
-            };
+            // The engine's fence, the one the simulator applies.
+            let (outcome, after) = PutOutcome::fence(checks, token, highest.get(&report).copied());
+            if let Some(after) = after {
+                highest.insert(report, after);
+            }
             let answer = match outcome {
                 PutOutcome::Accepted => "accepted".to_owned(),
                 PutOutcome::Rejected(seen) => format!("rejected {}", seen.0),
