@@ -12,7 +12,6 @@
 
 #![warn(clippy::wildcard_enum_match_arm)]
 
-pub mod budget;
 pub mod builtin;
 pub mod claim;
 pub mod clock;
@@ -27,6 +26,7 @@ pub mod races;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub use scenario::budget;
 mod sim;
 pub mod story;
 pub mod strategy;

@@ -42,10 +42,7 @@ use crate::scenario::{DbWait, LockStrength, StrategySettings, World};
 use crate::table::Table;
 use std::collections::VecDeque;
 
-/// How long one statement takes on an idle server.
-pub const STATEMENT_MS: u64 = 2;
-/// How long one background query takes once it has its lock.
-pub const BACKGROUND_QUERY_MS: u64 = 20;
+pub use crate::scenario::{BACKGROUND_QUERY_MS, STATEMENT_MS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReportRow {

@@ -10,9 +10,12 @@
 //! an upper bound in the usual case, not a promise: the report says what
 //! happened.
 
+use super::error::ScenarioError;
+use super::faults::Fault;
+use super::schema::{MAX_DURATION_MS, Scenario};
+use super::strategies::{LockStrength, StrategyId, StrategySettings};
+use super::world::BACKGROUND_QUERY_MS;
 use crate::format::seconds;
-use crate::scenario::{Fault, LockStrength, Scenario, ScenarioError, StrategySettings};
-use crate::sim::db::BACKGROUND_QUERY_MS;
 
 /// Most events one strategy's run may be expected to log. A run of this size
 /// takes a few seconds and a few hundred megabytes in a browser tab
@@ -26,7 +29,7 @@ pub const MAX_EVENTS: u64 = 1_000_000;
 pub const MAX_LOGGED_EVENTS: u64 = 2 * MAX_EVENTS;
 
 /// What to say of a run that reached [`MAX_LOGGED_EVENTS`].
-pub fn cut_message(strategy: crate::StrategyId) -> String {
+pub fn cut_message(strategy: StrategyId) -> String {
     format!(
         "{strategy}'s run reached the engine's hard cap of {MAX_LOGGED_EVENTS} events, so it cannot be shown \
          whole; the work budget should have refused it (please report this): shorten duration_ms or slow its rates"
@@ -182,7 +185,7 @@ pub fn check(scenario: &Scenario) -> Result<(), ScenarioError> {
             Fix::Raise(now) => remedies.extend(
                 now.checked_mul(largest.events)
                     .map(|product| product / room + 1)
-                    .filter(|needed| *needed <= crate::scenario::MAX_DURATION_MS)
+                    .filter(|needed| *needed <= MAX_DURATION_MS)
                     .map(|needed| format!("raise it to at least {needed}")),
             ),
             Fix::Lower(now) => match now.saturating_mul(room) / largest.events.max(1) {
@@ -243,11 +246,10 @@ mod tests {
         let mut scenario = Scenario::from_json(r#"{"format": "locklab/2", "duration_ms": 86400000}"#).expect("valid");
         scenario.world.background_queries_per_s = 100;
         assert!(check(&scenario).is_err(), "the budget refuses it");
-        let log = crate::simulate(&scenario, crate::StrategyId::DbLock);
+        let log = crate::simulate(&scenario, StrategyId::DbLock);
         assert!(crate::log_was_cut(&log));
         assert_eq!(u64::try_from(log.len()).ok(), Some(MAX_LOGGED_EVENTS));
-        let under =
-            crate::simulate(&Scenario::from_json(builtin::ALL[0].text).expect("valid"), crate::StrategyId::DbLock);
+        let under = crate::simulate(&Scenario::from_json(builtin::ALL[0].text).expect("valid"), StrategyId::DbLock);
         assert!(!crate::log_was_cut(&under));
     }
 
