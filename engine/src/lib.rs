@@ -33,6 +33,7 @@ pub mod strategy;
 pub mod svg;
 pub mod table;
 pub mod view;
+pub mod vocab;
 
 pub use event::{Event, EventKind};
 pub use report::{Report, StrategyReport};
@@ -78,7 +79,7 @@ fn simulate_with(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts
 /// event ([`simulate`] is this, advanced in one go).
 pub struct Simulation {
     sim: sim::Sim,
-    strategy: Box<strategy::SimStrategy>,
+    strategy: Box<sim::SimStrategy>,
     ended: bool,
 }
 
@@ -95,7 +96,7 @@ impl Simulation {
 
     fn with_shortcuts(scenario: &Scenario, strategy: StrategyId, shortcuts: Shortcuts) -> Simulation {
         let settings = scenario.settings_for(strategy);
-        let implementation = strategy::build(&settings);
+        let implementation = sim::build(&settings);
         let mut sim = sim::Sim::new(scenario, settings);
         sim.defer_background = shortcuts.defer_background;
         sim.park_timeouts = shortcuts.park_timeouts;

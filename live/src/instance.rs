@@ -33,7 +33,8 @@ use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId,
 use locklab_engine::rng::SimRng;
 use locklab_engine::scenario::{ReportRule, Scenario, StrategyId, StrategySettings, World};
 use locklab_engine::strategy::{
-    CHUNK_UPLOAD_MS, Context, Reply, Request, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS, Strategy, TimerId, build_for,
+    CHUNK_UPLOAD_MS, Context, Reply, Request, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS, Strategy, Tag,
+    Timer as StrategyTimer, TimerId, build_for,
 };
 use locklab_engine::{Event, EventKind};
 use serde::{Deserialize, Serialize};
@@ -198,7 +199,7 @@ enum Timer {
     Retry(RunId),
     Work(RunId),
     UploadDone { run: RunId, request: u32 },
-    Strategy { run: RunId, tag: u32 },
+    Strategy { run: RunId, timer: StrategyTimer },
     Timeout { request: u32 },
 }
 
@@ -206,7 +207,7 @@ enum Timer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Purpose {
     Strategy {
-        tag: u32,
+        tag: Tag,
     },
     Exists {
         after_acquire: bool,
@@ -245,7 +246,7 @@ struct Pending {
 #[derive(Clone, Copy, Debug)]
 enum PoolJob {
     Query { sql: Sql, query: PooledQuery },
-    Hold { tag: u32 },
+    Hold { tag: Tag },
 }
 
 /// What the strategy reported, handled after it returns.
@@ -255,7 +256,7 @@ enum Notice {
     Busy(RunId, u64),
     Lost(RunId, AbortReason),
     Committed(RunId, bool),
-    Checkout(RunId, u32, Result<SessionId, SqlError>),
+    Checkout(RunId, Tag, Result<SessionId, SqlError>),
 }
 
 /// The instance's state; it is also the strategy's [`Context`], for the run in `current`.
@@ -516,10 +517,10 @@ impl Host {
                     self.storage.send(request, line, self.clock.real(STORAGE_TIMEOUT_MS));
                 }
             }
-            Timer::Strategy { run, tag } => {
+            Timer::Strategy { run, timer } => {
                 if !self.ended(run) {
                     self.current = run;
-                    strategy.on_timer(self, tag);
+                    strategy.on_timer(self, timer);
                 }
             }
             Timer::Timeout { request } => {
@@ -1174,7 +1175,7 @@ impl Context for Host {
     fn local_now(&self) -> i64 {
         self.local_ms()
     }
-    fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
+    fn send(&mut self, to: Party, body: Request, tag: Tag, timeout_ms: Option<u64>) {
         let run = self.current;
         let id = self.track(run, Purpose::Strategy { tag }, body, to, timeout_ms);
         // No timeout is what it says: a statement that waits for a row lock
@@ -1211,9 +1212,9 @@ impl Context for Host {
             }
         }
     }
-    fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
+    fn set_timer(&mut self, after_ms: u64, timer: StrategyTimer) -> TimerId {
         let run = self.current;
-        self.set_timer_in(after_ms, Timer::Strategy { run, tag })
+        self.set_timer_in(after_ms, Timer::Strategy { run, timer })
     }
     fn cancel_timer(&mut self, id: TimerId) {
         self.cancel(id);
@@ -1221,7 +1222,7 @@ impl Context for Host {
     fn redis_primary(&self) -> Party {
         Party::Redis(locklab_engine::ids::RedisNodeId(0))
     }
-    fn checkout(&mut self, tag: u32) {
+    fn checkout(&mut self, tag: Tag) {
         let run = self.current;
         self.pool_request(run, PoolJob::Hold { tag });
     }

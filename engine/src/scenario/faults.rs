@@ -812,3 +812,16 @@ impl Fault {
         }
     }
 }
+
+/// A statement's time while the database is slowed. Kept out of line: the
+/// compiler otherwise worked the product out on every statement and arrival
+/// and threw it away unless a `db_slow` fault was in force.
+#[cold]
+#[inline(never)]
+pub fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
+    // Deterministic everywhere: one IEEE multiplication, truncated;
+    // validation bounds the factor to 1..=1000, so the product fits.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let slowed = (base_ms as f64 * factor) as u64;
+    slowed
+}

@@ -21,7 +21,7 @@ mod verdicts;
 mod world;
 
 pub use error::{Printable, ScenarioError};
-pub use faults::{FAULT_KINDS, Fault, FaultField, FieldValue, Target};
+pub use faults::{FAULT_KINDS, Fault, FaultField, FieldValue, Target, slowed_ms};
 pub use schema::{FORMAT, FORMAT_V1, MAX_DOCUMENT_BYTES, MAX_DURATION_MS, MAX_FAULTS, ReportRule, Scenario};
 pub use strategies::{
     DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings, Strategies,

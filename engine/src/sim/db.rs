@@ -42,7 +42,7 @@ use crate::scenario::{DbWait, LockStrength, StrategySettings, World};
 use crate::table::Table;
 use std::collections::VecDeque;
 
-pub use crate::scenario::{BACKGROUND_QUERY_MS, STATEMENT_MS};
+pub use crate::scenario::{BACKGROUND_QUERY_MS, STATEMENT_MS, slowed_ms};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReportRow {
@@ -300,19 +300,6 @@ fn job_lock_statement(mode: RowLockMode) -> Sql {
         RowLockMode::Update | RowLockMode::KeyShare => LockStrength::ForUpdate,
     };
     Sql::LockJobRow { strength, wait: DbWait::Block }
-}
-
-/// A statement's time while the database is slowed. Kept out of line: the
-/// compiler otherwise worked the product out on every statement and arrival
-/// and threw it away unless a `db_slow` fault was in force.
-#[cold]
-#[inline(never)]
-pub fn slowed_ms(base_ms: u64, factor: f64) -> u64 {
-    // Deterministic everywhere: one IEEE multiplication, truncated;
-    // validation bounds the factor to 1..=1000, so the product fits.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let slowed = (base_ms as f64 * factor) as u64;
-    slowed
 }
 
 impl Sim {

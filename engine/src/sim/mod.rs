@@ -18,66 +18,26 @@ pub(crate) mod runtime;
 pub(crate) mod table;
 
 use crate::clock::{ClockChange, ClockKind, LocalClock};
-use crate::event::{
-    ConsensusOp, ConsensusReply, Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome,
-    RedisCommand, RedisReply, Sql, SqlError, SqlOutcome,
-};
-use crate::ids::{InstanceId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
+use crate::event::{Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome};
+use crate::ids::{InstanceId, MessageId, Party, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
-use crate::strategy::{Notice, SimStrategy};
+use crate::strategy::{Notice, Strategy, Tag, Timer};
 use crate::table::Table;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+pub use crate::vocab::{Reply, Request, TimerId};
 pub(crate) use runtime::{Instance, RunRecord};
 
-/// A request an instance sends to a server.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Request {
-    Redis(RedisCommand),
-    Sql { session: SessionId, sql: Sql },
-    Put { period: Period, report: ReportOf, chunk: u8, own_object: bool, token: Option<Token> },
-    Post { period: Period },
-    Consensus(ConsensusOp),
-}
+/// A strategy as the simulator holds it: driven through its own context,
+/// [`Cx`], so the simulation's calls are direct (and inlined) while the same
+/// strategy code can be driven by any other `Context`.
+pub(crate) type SimStrategy = dyn for<'a> Strategy<Cx<'a>>;
 
-impl Request {
-    fn kind(&self) -> MessageKind {
-        match self {
-            Request::Redis(_) => MessageKind::Redis,
-            Request::Sql { .. } => MessageKind::Sql,
-            Request::Put { .. } => MessageKind::Put,
-            Request::Post { .. } => MessageKind::Post,
-            Request::Consensus(_) => MessageKind::Consensus,
-        }
-    }
-}
-
-/// A server's answer, or what the client library makes of its absence.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Reply {
-    Redis(RedisReply),
-    Sql(SqlOutcome),
-    Put(PutOutcome),
-    Posted,
-    Consensus(ConsensusReply),
-    /// A connection from the instance's pool, or why none could be had.
-    Checkout(Result<SessionId, SqlError>),
-    /// No reply from storage or Slack within the client's timeout.
-    Timeout,
-}
-
-impl Reply {
-    /// What the client library reports when no reply came in time.
-    pub fn timeout_for(request: &Request) -> Reply {
-        match request {
-            Request::Redis(_) => Reply::Redis(RedisReply::Timeout),
-            Request::Sql { .. } => Reply::Sql(SqlOutcome::Error(SqlError::Timeout)),
-            Request::Put { .. } | Request::Post { .. } => Reply::Timeout,
-            Request::Consensus(_) => Reply::Consensus(ConsensusReply::Timeout),
-        }
-    }
+/// Builds the strategy for a setting, as the simulator holds it.
+pub(crate) fn build(settings: &StrategySettings) -> Box<SimStrategy> {
+    crate::strategy::boxed_strategy!(settings)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -122,7 +82,7 @@ pub(crate) enum TimerPurpose {
     },
     Strategy {
         run: RunId,
-        tag: u32,
+        timer: Timer,
     },
     RequestTimeout {
         instance: InstanceId,
@@ -156,10 +116,6 @@ struct TimerEntry {
     deadline_local_ms: i64,
     purpose: TimerPurpose,
 }
-
-/// A timer's handle: its place in the timer table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TimerId(pub u32);
 
 /// A table of values under sequential `u32` ids, each taken out at most once.
 /// Ids are handed out in order and never reused within a run, so lookups are
@@ -1231,13 +1187,13 @@ impl crate::strategy::Context for Cx<'_> {
     fn local_now(&self) -> i64 {
         self.sim.local_now(Party::Instance(self.instance()))
     }
-    fn send(&mut self, to: Party, body: Request, tag: u32, timeout_ms: Option<u64>) {
+    fn send(&mut self, to: Party, body: Request, tag: Tag, timeout_ms: Option<u64>) {
         let instance = self.instance();
         self.sim.send_request(instance, to, self.run, body, runtime::Purpose::Strategy { tag }, timeout_ms);
     }
-    fn set_timer(&mut self, after_ms: u64, tag: u32) -> TimerId {
+    fn set_timer(&mut self, after_ms: u64, timer: Timer) -> TimerId {
         let instance = self.instance();
-        self.sim.set_timer(Party::Instance(instance), after_ms, TimerPurpose::Strategy { run: self.run, tag })
+        self.sim.set_timer(Party::Instance(instance), after_ms, TimerPurpose::Strategy { run: self.run, timer })
     }
     fn cancel_timer(&mut self, id: TimerId) {
         self.sim.cancel_timer(id);
@@ -1246,7 +1202,7 @@ impl crate::strategy::Context for Cx<'_> {
         self.sim.redis_primary()
     }
     /// Asks the instance's pool for a connection to hold; it comes as `Reply::Checkout` with `tag`.
-    fn checkout(&mut self, tag: u32) {
+    fn checkout(&mut self, tag: Tag) {
         let instance = self.instance();
         self.sim.pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
     }

@@ -20,6 +20,7 @@
 //! no token: the token lived in the memory of the process that died, and a
 //! restarted process remembers nothing.
 
+use super::SimStrategy;
 use super::table::HotTable;
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
@@ -27,16 +28,10 @@ use crate::event::{
 };
 use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
-use crate::strategy::{Notice, SimStrategy};
+use crate::strategy::{Notice, Tag};
 use std::collections::VecDeque;
 
-/// Client timeouts of the runtime's own requests.
-pub const STORAGE_TIMEOUT_MS: u64 = 10_000;
-/// How long a report chunk takes to stream to storage from the instance.
-/// The lease is checked when the upload starts (the chunk's step), so a
-/// pause during this second is Kleppmann's "pause after the check".
-pub const CHUNK_UPLOAD_MS: u64 = 1_000;
-pub const SQL_TIMEOUT_MS: u64 = 30_000;
+pub use crate::vocab::{CHUNK_UPLOAD_MS, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS};
 
 /// An instance's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +50,7 @@ pub(crate) enum Process {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Purpose {
     Strategy {
-        tag: u32,
+        tag: Tag,
     },
     Chunk,
     Post,
@@ -93,7 +88,7 @@ pub(crate) struct Pending {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum PoolJob {
     Query { sql: Sql, query: PooledQuery },
-    Hold { tag: u32 },
+    Hold { tag: Tag },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -767,9 +762,9 @@ impl Sim {
                 }
             }
             TimerPurpose::Chunk { run, .. } | TimerPurpose::JobEnd { run } => self.work_step(run, strategy),
-            TimerPurpose::Strategy { run, tag } => {
+            TimerPurpose::Strategy { run, timer } => {
                 if !self.run_record(run).ended {
-                    strategy.on_timer(&mut self.cx(run), tag);
+                    strategy.on_timer(&mut self.cx(run), timer);
                 }
             }
             TimerPurpose::UploadDone { instance, request, timeout_ms } => {

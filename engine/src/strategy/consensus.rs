@@ -5,16 +5,12 @@
 //! revision never goes back: the answer the literature gives when correctness
 //! matters — still only for resources that check the token.
 
-use super::{Context, LeaseKeeper, Strategy, lease};
+use super::LeaseKeeper;
 use crate::event::{ConsensusOp, ConsensusReply, RowWrite};
 use crate::ids::{LeaseId, Party, RunId, Token};
 use crate::scenario::LeaseSettings;
-use crate::sim::table::RunMap;
-use crate::sim::{Reply, Request};
+use crate::vocab::{ConsensusTag, Context, Reply, Request, RunMap, Strategy, Tag, Timer};
 
-const TAG_ACQUIRE: u32 = 0;
-const TAG_KEEPALIVE: u32 = 1;
-const TAG_REVOKE: u32 = 2;
 pub(crate) const TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
@@ -42,20 +38,18 @@ impl<C: Context + ?Sized> Strategy<C> for ConsensusLease {
         let sent = cx.local_now();
         self.runs.insert(cx.run(), Held { sent_local_ms: sent, lease: None, token: None, keeper: None });
         let op = ConsensusOp::Acquire { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
-        cx.send(Party::Consensus, Request::Consensus(op), TAG_ACQUIRE, Some(TIMEOUT_MS));
+        cx.send(Party::Consensus, Request::Consensus(op), Tag::Consensus(ConsensusTag::Acquire), Some(TIMEOUT_MS));
     }
 
-    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: Tag, reply: Reply) {
         let retry = cx.world().retry_ms;
         let ttl = i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
-        let Some(held) = self.runs.get_mut(&cx.run()) else {
-            return;
-        };
-        let Reply::Consensus(reply) = reply else {
+        let (Tag::Consensus(tag), Some(held), Reply::Consensus(reply)) = (tag, self.runs.get_mut(&cx.run()), reply)
+        else {
             return;
         };
         match (tag, reply) {
-            (TAG_ACQUIRE, ConsensusReply::Acquired { lease, revision }) => {
+            (ConsensusTag::Acquire, ConsensusReply::Acquired { lease, revision }) => {
                 // A run is granted at most once, and its token is the key's
                 // creation revision, which the store numbers from 1 up.
                 debug_assert!(held.token.is_none(), "run {} granted twice", cx.run());
@@ -66,46 +60,47 @@ impl<C: Context + ?Sized> Strategy<C> for ConsensusLease {
                 held.keeper = Some(LeaseKeeper::start(cx, self.settings.renew_every_ms, valid_until));
                 cx.acquired(Some(revision));
             }
-            (TAG_ACQUIRE, _) => cx.busy(retry),
-            (TAG_KEEPALIVE, ConsensusReply::Alive { .. }) => {
+            (ConsensusTag::Acquire, _) => cx.busy(retry),
+            (ConsensusTag::KeepAlive, ConsensusReply::Alive { .. }) => {
                 let valid_until = held.sent_local_ms + ttl;
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.secured(cx, valid_until);
                 }
             }
-            (TAG_KEEPALIVE, ConsensusReply::LeaseNotFound) => {
+            (ConsensusTag::KeepAlive, ConsensusReply::LeaseNotFound) => {
                 held.lease = None;
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.lost(cx);
                 }
             }
-            (TAG_KEEPALIVE, _) => {
+            (ConsensusTag::KeepAlive, _) => {
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.unanswered(cx);
                 }
             }
-            _ => {}
+            // The revoke is not awaited: the run is over.
+            (ConsensusTag::Revoke, _) => {}
         }
     }
 
-    fn on_timer(&mut self, cx: &mut C, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, timer: Timer) {
         let now = cx.local_now();
         let Some(held) = self.runs.get_mut(&cx.run()) else {
             return;
         };
-        match tag {
-            lease::TAG_RENEW => {
+        match timer {
+            Timer::Renew => {
                 let Some(lease) = held.lease else { return };
                 held.sent_local_ms = now;
                 let op = ConsensusOp::KeepAlive { lease };
-                cx.send(Party::Consensus, Request::Consensus(op), TAG_KEEPALIVE, Some(TIMEOUT_MS));
+                let tag = Tag::Consensus(ConsensusTag::KeepAlive);
+                cx.send(Party::Consensus, Request::Consensus(op), tag, Some(TIMEOUT_MS));
             }
-            lease::TAG_DEADLINE => {
+            Timer::Deadline => {
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.expired(cx);
                 }
             }
-            _ => {}
         }
     }
 
@@ -118,7 +113,7 @@ impl<C: Context + ?Sized> Strategy<C> for ConsensusLease {
         }
         if let Some(lease) = held.lease {
             let op = ConsensusOp::Revoke { lease };
-            cx.send(Party::Consensus, Request::Consensus(op), TAG_REVOKE, Some(TIMEOUT_MS));
+            cx.send(Party::Consensus, Request::Consensus(op), Tag::Consensus(ConsensusTag::Revoke), Some(TIMEOUT_MS));
         }
     }
 

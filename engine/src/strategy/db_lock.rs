@@ -9,17 +9,11 @@
 //! whole job, waiters that hold connections too, and other services' queries
 //! whose foreign-key checks queue behind `FOR UPDATE`.
 
-use super::{Context, Strategy};
 use crate::event::{RowWrite, Sql, SqlError, SqlOutcome};
 use crate::ids::{Party, RunId, SessionId, Token};
 use crate::scenario::DbLockSettings;
-use crate::sim::table::RunMap;
-use crate::sim::{Reply, Request};
+use crate::vocab::{Context, DbLockTag, Reply, Request, RunMap, Strategy, Tag, Timer};
 
-const TAG_CHECKOUT: u32 = 0;
-const TAG_LOCK: u32 = 1;
-const TAG_ROLLBACK: u32 = 2;
-const TAG_COMMIT: u32 = 3;
 pub(crate) const SQL_TIMEOUT_MS: u64 = 30_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +51,7 @@ impl DbLock {
                     cx.send(
                         Party::Db,
                         Request::Sql { session, sql: Sql::Rollback },
-                        TAG_ROLLBACK,
+                        Tag::DbLock(DbLockTag::Rollback),
                         Some(SQL_TIMEOUT_MS),
                     );
                 }
@@ -72,11 +66,14 @@ impl DbLock {
 impl<C: Context + ?Sized> Strategy<C> for DbLock {
     fn acquire(&mut self, cx: &mut C) {
         self.runs.insert(cx.run(), Transaction { session: None, phase: Phase::Connecting });
-        cx.checkout(TAG_CHECKOUT);
+        cx.checkout(Tag::DbLock(DbLockTag::Checkout));
     }
 
-    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: Tag, reply: Reply) {
         let (strength, wait) = (self.settings.lock_strength, self.settings.wait);
+        let Tag::DbLock(tag) = tag else {
+            return;
+        };
         let Some(transaction) = self.runs.get_mut(&cx.run()) else {
             // The run is over; a connection that arrives now goes straight back.
             if let Reply::Checkout(Ok(session)) = reply {
@@ -85,7 +82,7 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
             return;
         };
         match (tag, reply) {
-            (TAG_CHECKOUT, Reply::Checkout(Ok(session))) => {
+            (DbLockTag::Checkout, Reply::Checkout(Ok(session))) => {
                 transaction.session = Some(session);
                 transaction.phase = Phase::Locking;
                 // Blocking waits as long as the lock is held: only lock_timeout ends it.
@@ -93,37 +90,39 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
                 cx.send(
                     Party::Db,
                     Request::Sql { session, sql: Sql::LockJobRow { strength, wait } },
-                    TAG_LOCK,
+                    Tag::DbLock(DbLockTag::Lock),
                     timeout,
                 );
             }
-            (TAG_CHECKOUT, _) => {
+            (DbLockTag::Checkout, _) => {
                 transaction.phase = Phase::Done;
                 let retry = cx.world().retry_ms;
                 cx.busy(retry);
             }
-            (TAG_LOCK, Reply::Sql(SqlOutcome::Rows(1))) => {
+            (DbLockTag::Lock, Reply::Sql(SqlOutcome::Rows(1))) => {
                 transaction.phase = Phase::Held;
                 cx.acquired(None);
             }
-            (TAG_LOCK, Reply::Sql(SqlOutcome::Rows(_))) => self.back_off(cx, false),
-            (TAG_LOCK, Reply::Sql(SqlOutcome::Error(SqlError::LockNotAvailable | SqlError::LockTimeout))) => {
+            (DbLockTag::Lock, Reply::Sql(SqlOutcome::Rows(_))) => self.back_off(cx, false),
+            (DbLockTag::Lock, Reply::Sql(SqlOutcome::Error(SqlError::LockNotAvailable | SqlError::LockTimeout))) => {
                 self.back_off(cx, false);
             }
-            (TAG_LOCK, _) => self.back_off(cx, true),
-            (TAG_COMMIT, Reply::Sql(outcome)) => {
-                let ok = matches!(outcome, SqlOutcome::Rows(_));
+            (DbLockTag::Lock, _) => self.back_off(cx, true),
+            // A statement's answer is always `Reply::Sql`, a timeout included.
+            (DbLockTag::Commit, reply) => {
+                let ok = matches!(reply, Reply::Sql(SqlOutcome::Rows(_)));
                 transaction.phase = Phase::Done;
                 if let Some(session) = transaction.session.take() {
                     cx.checkin(session, !ok);
                 }
                 cx.committed(ok);
             }
-            _ => {}
+            // A rollback is not awaited: the run is over or retrying.
+            (DbLockTag::Rollback, _) => {}
         }
     }
 
-    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _timer: Timer) {}
 
     fn release(&mut self, cx: &mut C) {
         let Some(transaction) = self.runs.remove(&cx.run()) else {
@@ -131,7 +130,12 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
         };
         if let Some(session) = transaction.session {
             if transaction.phase != Phase::Done {
-                cx.send(Party::Db, Request::Sql { session, sql: Sql::Rollback }, TAG_ROLLBACK, Some(SQL_TIMEOUT_MS));
+                cx.send(
+                    Party::Db,
+                    Request::Sql { session, sql: Sql::Rollback },
+                    Tag::DbLock(DbLockTag::Rollback),
+                    Some(SQL_TIMEOUT_MS),
+                );
             }
             cx.checkin(session, false);
         }
@@ -164,6 +168,11 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
             return;
         };
         transaction.phase = Phase::Committing;
-        cx.send(Party::Db, Request::Sql { session, sql: Sql::Commit }, TAG_COMMIT, Some(SQL_TIMEOUT_MS));
+        cx.send(
+            Party::Db,
+            Request::Sql { session, sql: Sql::Commit },
+            Tag::DbLock(DbLockTag::Commit),
+            Some(SQL_TIMEOUT_MS),
+        );
     }
 }

@@ -7,16 +7,12 @@
 //! is not protected, and the counter lives in the same single Redis, so a
 //! failover that loses the last `INCR` hands the same token out twice.
 
-use super::{Context, LeaseKeeper, Strategy, lease};
+use super::LeaseKeeper;
 use crate::event::{RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::LeaseSettings;
-use crate::sim::table::RunMap;
-use crate::sim::{Reply, Request};
+use crate::vocab::{Context, FencingTag, Reply, Request, RunMap, Strategy, Tag, Timer};
 
-const TAG_SET: u32 = 0;
-const TAG_EXTEND: u32 = 2;
-const TAG_RELEASE: u32 = 3;
 pub(crate) const REDIS_TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
@@ -38,9 +34,9 @@ impl Fencing {
         Fencing { settings, runs: RunMap::new() }
     }
 
-    fn send<C: Context + ?Sized>(cx: &mut C, command: RedisCommand, tag: u32) {
+    fn send<C: Context + ?Sized>(cx: &mut C, command: RedisCommand, tag: FencingTag) {
         let primary = cx.redis_primary();
-        cx.send(primary, Request::Redis(command), tag, Some(REDIS_TIMEOUT_MS));
+        cx.send(primary, Request::Redis(command), Tag::Fencing(tag), Some(REDIS_TIMEOUT_MS));
     }
 }
 
@@ -49,16 +45,16 @@ impl<C: Context + ?Sized> Strategy<C> for Fencing {
         let sent = cx.local_now();
         self.runs.insert(cx.run(), Held { sent_local_ms: sent, token: None, keeper: None, holds: false });
         let command = RedisCommand::SetNxPxIncr { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
-        Fencing::send(cx, command, TAG_SET);
+        Fencing::send(cx, command, FencingTag::Take);
     }
 
-    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
+    fn on_reply(&mut self, cx: &mut C, tag: Tag, reply: Reply) {
         let retry = cx.world().retry_ms;
-        let Some(held) = self.runs.get_mut(&cx.run()) else {
+        let (Tag::Fencing(tag), Some(held)) = (tag, self.runs.get_mut(&cx.run())) else {
             return;
         };
         match (tag, reply) {
-            (TAG_SET, Reply::Redis(RedisReply::Integer(value))) => {
+            (FencingTag::Take, Reply::Redis(RedisReply::Integer(value))) => {
                 // A run is granted at most once, and INCR counts from 1 (from
                 // 1 again after a restart that lost the counter: the token
                 // may repeat, but it is never 0 or negative).
@@ -71,47 +67,47 @@ impl<C: Context + ?Sized> Strategy<C> for Fencing {
                 held.keeper = Some(LeaseKeeper::start(cx, self.settings.renew_every_ms, valid_until));
                 cx.acquired(Some(token));
             }
-            (TAG_SET, _) => cx.busy(retry),
-            (TAG_EXTEND, Reply::Redis(RedisReply::Integer(1))) => {
+            (FencingTag::Take, _) => cx.busy(retry),
+            (FencingTag::Extend, Reply::Redis(RedisReply::Integer(1))) => {
                 let valid_until = held.sent_local_ms + i64::try_from(self.settings.ttl_ms).unwrap_or(i64::MAX / 4);
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.secured(cx, valid_until);
                 }
             }
-            (TAG_EXTEND, Reply::Redis(RedisReply::Integer(_))) => {
+            (FencingTag::Extend, Reply::Redis(RedisReply::Integer(_))) => {
                 held.holds = false;
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.lost(cx);
                 }
             }
-            (TAG_EXTEND, _) => {
+            (FencingTag::Extend, _) => {
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.unanswered(cx);
                 }
             }
-            _ => {}
+            // The release is not awaited: the run is over.
+            (FencingTag::Release, _) => {}
         }
     }
 
-    fn on_timer(&mut self, cx: &mut C, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, timer: Timer) {
         let now = cx.local_now();
         let owner = cx.owner();
         let Some(held) = self.runs.get_mut(&cx.run()) else {
             return;
         };
-        match tag {
-            lease::TAG_RENEW => {
+        match timer {
+            Timer::Renew => {
                 held.sent_local_ms = now;
                 let command = RedisCommand::CompareAndExtend { value: owner, ttl_ms: self.settings.ttl_ms };
-                Fencing::send(cx, command, TAG_EXTEND);
+                Fencing::send(cx, command, FencingTag::Extend);
             }
-            lease::TAG_DEADLINE => {
+            Timer::Deadline => {
                 held.holds = false;
                 if let Some(keeper) = held.keeper.as_mut() {
                     keeper.expired(cx);
                 }
             }
-            _ => {}
         }
     }
 
@@ -122,7 +118,7 @@ impl<C: Context + ?Sized> Strategy<C> for Fencing {
             }
             if held.holds {
                 let command = RedisCommand::CompareAndDelete { value: cx.owner() };
-                Fencing::send(cx, command, TAG_RELEASE);
+                Fencing::send(cx, command, FencingTag::Release);
             }
         }
     }

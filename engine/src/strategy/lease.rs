@@ -13,14 +13,9 @@
 //! timers fire in the order they came due, and writes due before the renewal
 //! go out first. That is the gap Kleppmann's fencing argument is about.
 
-use super::Context;
 use crate::event::AbortReason;
-use crate::sim::TimerId;
+use crate::vocab::{Context, Timer, TimerId};
 
-/// Timer tag: time to renew.
-pub(crate) const TAG_RENEW: u32 = 1_000;
-/// Timer tag: the lease this holder secured has run out by its own clock.
-pub(crate) const TAG_DEADLINE: u32 = 1_001;
 /// How soon a renewal that got no answer is tried again.
 const RETRY_RENEW_MS: u64 = 1_000;
 
@@ -53,8 +48,8 @@ impl LeaseKeeper {
         self.valid_until_local_ms = valid_until_local_ms;
         self.stop(cx);
         let remaining = u64::try_from(valid_until_local_ms - cx.local_now()).unwrap_or(0);
-        self.deadline_timer = Some(cx.set_timer(remaining, TAG_DEADLINE));
-        self.renew_timer = Some(cx.set_timer(self.renew_every_ms, TAG_RENEW));
+        self.deadline_timer = Some(cx.set_timer(remaining, Timer::Deadline));
+        self.renew_timer = Some(cx.set_timer(self.renew_every_ms, Timer::Renew));
     }
 
     /// A renewal got no answer: try again soon, while the lease may still hold.
@@ -63,7 +58,7 @@ impl LeaseKeeper {
             cx.cancel_timer(timer);
         }
         if cx.local_now() < self.valid_until_local_ms {
-            self.renew_timer = Some(cx.set_timer(RETRY_RENEW_MS, TAG_RENEW));
+            self.renew_timer = Some(cx.set_timer(RETRY_RENEW_MS, Timer::Renew));
         }
     }
 

@@ -6,14 +6,11 @@
 //! released the Redis page's way: the value is the run's own and the unlock
 //! script deletes the key only while it still holds that value.
 
-use super::{Context, Strategy};
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::scenario::{NaiveRelease, NaiveSettings};
-use crate::sim::Reply;
+use crate::vocab::{Context, NaiveTag, Reply, Request, Strategy, Tag, Timer};
 
-const TAG_SET: u32 = 0;
-const TAG_DEL: u32 = 1;
 pub(crate) const REDIS_TIMEOUT_MS: u64 = 1_000;
 
 #[derive(Debug)]
@@ -42,11 +39,12 @@ impl<C: Context + ?Sized> Strategy<C> for Naive {
             RedisCommand::SetNxPx { value, ttl_ms }
         };
         let primary = cx.redis_primary();
-        cx.send(primary, crate::sim::Request::Redis(command), TAG_SET, Some(REDIS_TIMEOUT_MS));
+        cx.send(primary, Request::Redis(command), Tag::Naive(NaiveTag::Set), Some(REDIS_TIMEOUT_MS));
     }
 
-    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
-        if tag != TAG_SET {
+    fn on_reply(&mut self, cx: &mut C, tag: Tag, reply: Reply) {
+        // Only the take's answer decides anything; a DEL's is not awaited.
+        if tag != Tag::Naive(NaiveTag::Set) {
             return;
         }
         if reply == Reply::Redis(RedisReply::Ok) {
@@ -57,7 +55,7 @@ impl<C: Context + ?Sized> Strategy<C> for Naive {
         }
     }
 
-    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _timer: Timer) {}
 
     fn release(&mut self, cx: &mut C) {
         if !cx.believes() {
@@ -69,7 +67,7 @@ impl<C: Context + ?Sized> Strategy<C> for Naive {
             NaiveRelease::CompareAndDelete => RedisCommand::CompareAndDelete { value: cx.owner() },
         };
         let primary = cx.redis_primary();
-        cx.send(primary, crate::sim::Request::Redis(command), TAG_DEL, Some(REDIS_TIMEOUT_MS));
+        cx.send(primary, Request::Redis(command), Tag::Naive(NaiveTag::Delete), Some(REDIS_TIMEOUT_MS));
     }
 
     fn forget(&mut self, _run: RunId) {}

@@ -14,16 +14,11 @@
 //! Redlock hands out no fencing token (Kleppmann 2016: nothing increases
 //! monotonically), so storage cannot tell a stale holder from the current one.
 
-use super::{Context, LeaseKeeper, Strategy, lease};
+use super::LeaseKeeper;
 use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{Party, RedisNodeId, RunId, Token};
 use crate::scenario::RedlockSettings;
-use crate::sim::table::RunMap;
-use crate::sim::{Reply, Request};
-
-/// Tags below this are acquisition replies (tag = node index); from it up, extension replies.
-const TAG_EXTEND_BASE: u32 = 100;
-const TAG_UNLOCK: u32 = 200;
+use crate::vocab::{Context, RedlockTag, Reply, Request, RunMap, Strategy, Tag, Timer};
 /// The page: "a timeout which is small compared to the total lock auto-release time".
 pub(crate) const NODE_TIMEOUT_MS: u64 = 50;
 
@@ -74,14 +69,12 @@ impl Redlock {
         drift + 2
     }
 
-    fn broadcast<C: Context + ?Sized>(&self, cx: &mut C, command: RedisCommand, tag_base: u32) {
-        for index in 0..self.settings.nodes {
-            cx.send(
-                Party::Redis(RedisNodeId(index)),
-                Request::Redis(command),
-                tag_base + u32::from(index),
-                Some(NODE_TIMEOUT_MS),
-            );
+    /// Sends `command` to every node, each reply tagged with its node: a
+    /// lock's (`extending` false) or an extension's.
+    fn broadcast<C: Context + ?Sized>(&self, cx: &mut C, command: RedisCommand, extending: bool) {
+        for node in 0..self.settings.nodes {
+            let tag = if extending { RedlockTag::Extend { node } } else { RedlockTag::Lock { node } };
+            cx.send(Party::Redis(RedisNodeId(node)), Request::Redis(command), Tag::Redlock(tag), Some(NODE_TIMEOUT_MS));
         }
     }
 
@@ -89,7 +82,8 @@ impl Redlock {
         let value = cx.owner();
         for index in 0..self.settings.nodes {
             let command = RedisCommand::CompareAndDelete { value };
-            cx.send(Party::Redis(RedisNodeId(index)), Request::Redis(command), TAG_UNLOCK, Some(NODE_TIMEOUT_MS));
+            let tag = Tag::Redlock(RedlockTag::Unlock);
+            cx.send(Party::Redis(RedisNodeId(index)), Request::Redis(command), tag, Some(NODE_TIMEOUT_MS));
         }
     }
 
@@ -152,21 +146,25 @@ impl<C: Context + ?Sized> Strategy<C> for Redlock {
         };
         self.runs.insert(cx.run(), attempt);
         let command = RedisCommand::SetNxPx { value: LockValue::Owner(cx.owner()), ttl_ms: self.settings.ttl_ms };
-        self.broadcast(cx, command, 0);
+        self.broadcast(cx, command, false);
     }
 
-    fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
-        if tag == TAG_UNLOCK {
-            return;
-        }
+    fn on_reply(&mut self, cx: &mut C, tag: Tag, reply: Reply) {
+        let (node, extending) = match tag {
+            Tag::Redlock(RedlockTag::Lock { node }) => (node, false),
+            Tag::Redlock(RedlockTag::Extend { node }) => (node, true),
+            // An unlock is not awaited; another strategy's tag is no reply of ours.
+            Tag::Redlock(RedlockTag::Unlock) | Tag::Naive(_) | Tag::Fencing(_) | Tag::DbLock(_) | Tag::Consensus(_) => {
+                return;
+            }
+        };
         let Some(attempt) = self.runs.get_mut(&cx.run()) else {
             return;
         };
-        let (index, extending) = if tag >= TAG_EXTEND_BASE { (tag - TAG_EXTEND_BASE, true) } else { (tag, false) };
         if extending != attempt.extending {
             return; // a late reply from an earlier round
         }
-        let Some(vote) = attempt.votes.get_mut(usize::try_from(index).unwrap_or(usize::MAX)) else {
+        let Some(vote) = attempt.votes.get_mut(usize::from(node)) else {
             return;
         };
         *vote = match reply {
@@ -183,26 +181,25 @@ impl<C: Context + ?Sized> Strategy<C> for Redlock {
         self.tally(cx);
     }
 
-    fn on_timer(&mut self, cx: &mut C, tag: u32) {
+    fn on_timer(&mut self, cx: &mut C, timer: Timer) {
         let now = cx.local_now();
         let nodes = usize::from(self.settings.nodes);
         let Some(attempt) = self.runs.get_mut(&cx.run()) else {
             return;
         };
-        match tag {
-            lease::TAG_RENEW => {
+        match timer {
+            Timer::Renew => {
                 attempt.start_local_ms = now;
                 attempt.extending = true;
                 attempt.votes = vec![Vote::Waiting; nodes];
                 let command = RedisCommand::CompareAndExtend { value: cx.owner(), ttl_ms: self.settings.ttl_ms };
-                self.broadcast(cx, command, TAG_EXTEND_BASE);
+                self.broadcast(cx, command, true);
             }
-            lease::TAG_DEADLINE => {
+            Timer::Deadline => {
                 if let Some(keeper) = attempt.keeper.as_mut() {
                     keeper.expired(cx);
                 }
             }
-            _ => {}
         }
     }
 

@@ -4,10 +4,9 @@
 //! wins and names the report. The data stays consistent; the cost is the
 //! duplicated work and side effects (a Slack post per run).
 
-use super::{Context, Strategy};
 use crate::event::RowWrite;
 use crate::ids::{RunId, Token};
-use crate::sim::Reply;
+use crate::vocab::{Context, Reply, Strategy, Tag, Timer};
 
 #[derive(Debug)]
 pub(crate) struct UniqueInsert;
@@ -18,9 +17,9 @@ impl<C: Context + ?Sized> Strategy<C> for UniqueInsert {
         cx.acquired(None);
     }
 
-    fn on_reply(&mut self, _cx: &mut C, _tag: u32, _reply: Reply) {}
+    fn on_reply(&mut self, _cx: &mut C, _tag: Tag, _reply: Reply) {}
 
-    fn on_timer(&mut self, _cx: &mut C, _tag: u32) {}
+    fn on_timer(&mut self, _cx: &mut C, _timer: Timer) {}
 
     fn release(&mut self, _cx: &mut C) {}
 
