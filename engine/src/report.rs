@@ -1350,15 +1350,17 @@ impl Analysis {
             }
             EventKind::Sql { client, run, statement, outcome: SqlOutcome::StaleToken { highest }, .. } => {
                 self.metrics.stale_writes_rejected += 1;
-                match (statement, run) {
-                    (Sql::WriteReport { token: None, .. }, Some(run)) => {
+                // Only a report row is ever refused for its token.
+                let tokenless = matches!(statement, Sql::WriteReport { token: None, .. });
+                match run {
+                    Some(run) if tokenless => {
                         let text = format!(
                             "the database refused {client}'s report row: it carries no token, and the row is fenced at token {highest}"
                         );
                         let cause = self.refused_cause(*run, "the report row's fence in the database");
                         self.say_caused(at, index, "tokenless_write_rejected", text, cause);
                     }
-                    _ => {
+                    Some(_) | None => {
                         let text =
                             format!("the database refused {client}'s report row: the row already has token {highest}");
                         self.say(at, index, "stale_write_rejected", text);

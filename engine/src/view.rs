@@ -853,53 +853,65 @@ impl WorldAt {
         };
         let local = state.clock.local_at(at);
         let expiry = |ttl_ms: u64| local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
-        match (command, reply) {
-            (RedisCommand::SetNxEx { value, ttl_s }, RedisReply::Ok) => {
+        // What each command did to the node's key, by its reply.
+        let extended = reply == RedisReply::Integer(1);
+        match command {
+            RedisCommand::SetNxEx { value, ttl_s } if reply == RedisReply::Ok => {
                 state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
             }
-            (RedisCommand::SetNxPx { value, ttl_ms }, RedisReply::Ok) => {
+            RedisCommand::SetNxPx { value, ttl_ms } if reply == RedisReply::Ok => {
                 state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_ms) });
             }
-            (RedisCommand::Del | RedisCommand::CompareAndDelete { .. }, RedisReply::Integer(1)) => {
-                state.key = None;
-            }
-            (
-                RedisCommand::Pexpire { ttl_ms } | RedisCommand::CompareAndExtend { ttl_ms, .. },
-                RedisReply::Integer(1),
-            ) => {
+            RedisCommand::Del | RedisCommand::CompareAndDelete { .. } if extended => state.key = None,
+            RedisCommand::Pexpire { ttl_ms } | RedisCommand::CompareAndExtend { ttl_ms, .. } if extended => {
                 if let Some(key) = &mut state.key {
                     key.expires_local_ms = expiry(ttl_ms);
                 }
             }
-            (RedisCommand::SetNxPxIncr { value, ttl_ms }, RedisReply::Integer(counter)) => {
-                state.key = Some(LockKey { value: LockValue::Owner(value), setter, expires_local_ms: expiry(ttl_ms) });
-                state.counter = counter;
+            RedisCommand::SetNxPxIncr { value, ttl_ms } => {
+                if let RedisReply::Integer(counter) = reply {
+                    let expires_local_ms = expiry(ttl_ms);
+                    state.key = Some(LockKey { value: LockValue::Owner(value), setter, expires_local_ms });
+                    state.counter = counter;
+                }
             }
-            (RedisCommand::Incr, RedisReply::Integer(value)) => state.counter = value,
-            _ => {}
+            RedisCommand::Incr => {
+                if let RedisReply::Integer(value) = reply {
+                    state.counter = value;
+                }
+            }
+            // Refused, or a read: the key is as it was.
+            RedisCommand::SetNxEx { .. }
+            | RedisCommand::SetNxPx { .. }
+            | RedisCommand::Del
+            | RedisCommand::CompareAndDelete { .. }
+            | RedisCommand::Pexpire { .. }
+            | RedisCommand::CompareAndExtend { .. }
+            | RedisCommand::Get => {}
         }
     }
 
     fn consensus_op(&mut self, op: ConsensusOp, reply: ConsensusReply, at: u64) {
-        match (op, reply) {
-            (ConsensusOp::Acquire { value, ttl_ms }, ConsensusReply::Acquired { lease, revision }) => {
-                self.consensus.key = Some(LeaseView { value, lease, revision, ttl_ms, expires_at_ms: at + ttl_ms });
-                self.consensus.revision = Some(self.consensus.revision.map_or(revision, |seen| seen.max(revision)));
+        match op {
+            ConsensusOp::Acquire { value, ttl_ms } => {
+                if let ConsensusReply::Acquired { lease, revision } = reply {
+                    self.consensus.key = Some(LeaseView { value, lease, revision, ttl_ms, expires_at_ms: at + ttl_ms });
+                    self.consensus.revision = Some(self.consensus.revision.map_or(revision, |seen| seen.max(revision)));
+                }
             }
-            (ConsensusOp::KeepAlive { lease }, ConsensusReply::Alive { ttl_ms }) => {
-                if let Some(key) = &mut self.consensus.key
+            ConsensusOp::KeepAlive { lease } => {
+                if let (ConsensusReply::Alive { ttl_ms }, Some(key)) = (reply, &mut self.consensus.key)
                     && key.lease == lease
                 {
                     key.ttl_ms = ttl_ms.max(key.ttl_ms);
                     key.expires_at_ms = at + ttl_ms;
                 }
             }
-            (ConsensusOp::Revoke { lease }, ConsensusReply::Revoked)
-                if self.consensus.key.is_some_and(|key| key.lease == lease) =>
-            {
-                self.consensus.key = None;
+            ConsensusOp::Revoke { lease } => {
+                if reply == ConsensusReply::Revoked && self.consensus.key.is_some_and(|key| key.lease == lease) {
+                    self.consensus.key = None;
+                }
             }
-            _ => {}
         }
     }
 }

@@ -803,12 +803,25 @@ impl Fault {
     /// after `down_ms` but came back `back_after_ms` after it went down (a
     /// Redlock node's delayed restart keeps it out one lock TTL more).
     pub fn words_with_effect(&self, back_after_ms: Option<u64>) -> String {
-        match (self, back_after_ms) {
-            (Fault::RedisRestart { down_ms, .. }, Some(back)) if back > *down_ms => format!(
+        let down_ms = match self {
+            Fault::RedisRestart { down_ms, .. } => *down_ms,
+            Fault::OomKill { .. }
+            | Fault::HostLoss { .. }
+            | Fault::GcPause { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::Partition { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::DbSlow { .. } => return self.to_string(),
+        };
+        match back_after_ms {
+            Some(back) if back > down_ms => format!(
                 "{self}, and back only after {}: a restarted Redlock node stays out one lock TTL more (the delayed restart)",
                 seconds(back)
             ),
-            _ => self.to_string(),
+            Some(_) | None => self.to_string(),
         }
     }
 }

@@ -484,12 +484,15 @@ impl Sim {
     /// What a report-row write would do against the committed rows.
     fn row_outcome(&self, report: ReportOf, token: Option<Token>, how: RowWrite) -> SqlOutcome {
         let existing = self.db.reports.get(&report);
-        match (how, existing) {
-            (RowWrite::InsertOrNothing, Some(_)) => SqlOutcome::Rows(0),
-            (RowWrite::FencedUpsert, Some(ReportRow { token: Some(highest), .. })) if token < Some(*highest) => {
-                SqlOutcome::StaleToken { highest: *highest }
+        let highest = existing.and_then(|row| row.token);
+        match how {
+            // The unique key keeps the first row.
+            RowWrite::InsertOrNothing if existing.is_some() => SqlOutcome::Rows(0),
+            // A lower token, or none, is refused once the row has one.
+            RowWrite::FencedUpsert if highest.is_some_and(|highest| token < Some(highest)) => {
+                SqlOutcome::StaleToken { highest: highest.unwrap_or(Token(0)) }
             }
-            _ => SqlOutcome::Rows(1),
+            RowWrite::InsertOrNothing | RowWrite::FencedUpsert | RowWrite::Upsert => SqlOutcome::Rows(1),
         }
     }
 

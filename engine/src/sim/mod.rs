@@ -847,29 +847,35 @@ impl Sim {
         let Some(client) = from.instance() else {
             return;
         };
-        match (to, body) {
-            (Party::Redis(_) | Party::RedisReplica, Request::Redis(command)) => {
+        // Each request is served by its kind's server; one that went to
+        // another party (no strategy sends one) is not served at all.
+        match body {
+            Request::Redis(command) if matches!(to, Party::Redis(_) | Party::RedisReplica) => {
                 if let Some(reply) = self.redis_execute(to, client, run, command) {
                     self.reply(to, from, request, Reply::Redis(reply));
                 }
             }
-            (Party::Db, Request::Sql { session, sql }) => self.db_receive(from, request, run, session, sql),
-            (Party::Storage, Request::Put { period, report, chunk, own_object, token }) => {
+            Request::Sql { session, sql } if to == Party::Db => self.db_receive(from, request, run, session, sql),
+            Request::Put { period, report, chunk, own_object, token } if to == Party::Storage => {
                 let outcome = self.storage_put(report, token);
                 let put = EventKind::Put { instance: client, run, period, report, chunk, own_object, token, outcome };
                 self.record(put);
                 self.reply(to, from, request, Reply::Put(outcome));
             }
-            (Party::Slack, Request::Post { period }) => {
+            Request::Post { period } if to == Party::Slack => {
                 self.record(EventKind::Post { instance: client, run, period });
                 self.reply(to, from, request, Reply::Posted);
             }
-            (Party::Consensus, Request::Consensus(op)) => {
+            Request::Consensus(op) if to == Party::Consensus => {
                 if let Some(reply) = self.consensus_execute(client, run, op) {
                     self.reply(to, from, request, Reply::Consensus(reply));
                 }
             }
-            _ => {}
+            Request::Redis(_)
+            | Request::Sql { .. }
+            | Request::Put { .. }
+            | Request::Post { .. }
+            | Request::Consensus(_) => {}
         }
     }
 
