@@ -1014,151 +1014,179 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use EventKind as K;
         match &self.kind {
-            K::Fault { fault, targets } => {
-                write!(f, "FAULT {fault}")?;
-                if targets.is_empty() {
-                    f.write_str(": nothing to strike (no holder), the fault does nothing")?;
-                }
-                Ok(())
+            K::Fault { fault, targets } if targets.is_empty() => {
+                write!(f, "FAULT {fault}: nothing to strike (no holder), the fault does nothing")
             }
+            K::Fault { fault, .. } => write!(f, "FAULT {fault}"),
             K::Cron { instance, period } => {
                 write!(f, "{instance}: cron fires generate-daily-report (period {})", period.0)
             }
-            K::Process { instance, state } => {
-                write!(f, "{instance}: ")?;
-                state.sentence(f)
-            }
-            K::Clock { party, local_ms, drift_ppm } => {
-                write!(f, "{party}: clock now reads {}", crate::format::seconds(local_ms.unsigned_abs()))?;
-                if *local_ms < 0 {
-                    f.write_str(" before the origin")?;
-                }
-                if *drift_ppm != 0 {
-                    write!(f, ", drifting {drift_ppm:+} ppm")?;
-                }
-                Ok(())
-            }
-            K::Sent { from, to, what, arrive_at_ms, .. } => match arrive_at_ms {
-                Some(at) => write!(f, "{from} → {to}: {what:?} message, arrives t={}", crate::format::seconds(*at)),
-                None => write!(f, "{from} → {to}: {what:?} message dropped by the partition"),
-            },
+            K::Process { instance, state } => write!(f, "{instance}: ").and_then(|()| state.sentence(f)),
+            K::Clock { party, local_ms, drift_ppm } => clock_sentence(f, *party, *local_ms, *drift_ppm),
+            K::Sent { from, to, what, arrive_at_ms, .. } => sent_sentence(f, *from, *to, *what, *arrive_at_ms),
             K::Lost { message, reason } => write!(f, "message {} lost ({reason:?})", message.0),
             K::Run { run, instance, period, phase } => {
-                write!(f, "{instance} ({run}, period {}): ", period.0)?;
-                phase.sentence(f)
+                write!(f, "{instance} ({run}, period {}): ", period.0).and_then(|()| phase.sentence(f))
             }
             K::Granted { run, instance, token } => {
-                write!(f, "lock service grants the lock to {instance} ({run})")?;
-                if let Some(token) = token {
-                    write!(f, " with token {token}")?;
-                }
-                Ok(())
+                write!(f, "lock service grants the lock to {instance} ({run}){}", with_token(*token))
             }
             K::Revoked { instance, run, reason } => {
                 write!(f, "lock service no longer counts {instance} ({run}) as holder: {reason:?}")
             }
-            K::Belief { instance, holds, token, .. } => match (holds, token) {
-                (true, Some(token)) => write!(f, "{instance}: I hold the lock, token {token}"),
-                (true, None) => write!(f, "{instance}: I hold the lock"),
-                (false, _) => write!(f, "{instance}: I do not hold the lock"),
-            },
+            K::Belief { instance, holds: true, token, .. } => {
+                write!(
+                    f,
+                    "{instance}: I hold the lock{}",
+                    token.map(|token| format!(", token {token}")).unwrap_or_default()
+                )
+            }
+            K::Belief { instance, holds: false, .. } => write!(f, "{instance}: I do not hold the lock"),
             K::Redis { node, client, command, reply, .. } => write!(f, "{client} → {node}: {command} → {reply}"),
-            K::KeyExpired { node, value } => {
-                write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock")
-            }
+            K::KeyExpired { node, value } => write!(f, "{node}: {LOCK_KEY} ({value}) expired by {node}'s clock"),
             K::KeysLost { node, keys } => write!(f, "{node}: {keys} key(s) lost"),
-            K::Replicated { key, counter } => {
-                let node = Party::RedisReplica;
-                match key {
-                    Some(key) => write!(f, "{node}: replication brings {LOCK_KEY} = {}", key.value)?,
-                    None => write!(f, "{node}: replication brings no {LOCK_KEY}")?,
-                }
-                write!(f, ", {TOKEN_KEY} = {counter}")
-            }
+            K::Replicated { key, counter } => replicated_sentence(f, *key, *counter),
             K::RedisDown { node } => write!(f, "{node}: down"),
-            K::RedisUp { node, promoted } => {
-                if *promoted {
-                    write!(f, "{node}: promoted to primary")
-                } else {
-                    write!(f, "{node}: up, empty")
-                }
-            }
-            K::Sql { session, client, statement, outcome, waited_ms, .. } => {
-                write!(f, "{client} (backend {}): {statement} → {outcome}", session.0)?;
-                if *waited_ms > 0 {
-                    write!(f, " (waited {})", crate::format::seconds(*waited_ms))?;
-                }
-                Ok(())
-            }
-            K::Connection { session, client, change } => match change {
-                ConnectionChange::Opened => write!(f, "db: backend {} opened for {client}", session.0),
-                ConnectionChange::Refused => write!(f, "db: {client} refused: too many clients already"),
-                ConnectionChange::Closed => write!(f, "db: backend {} of {client} closed", session.0),
-                ConnectionChange::Terminated(reason) => {
-                    let session = session.0;
-                    write!(f, "db: backend {session} of {client} terminated ({reason:?}); its transaction rolls back")
-                }
-            },
+            K::RedisUp { node, promoted: true } => write!(f, "{node}: promoted to primary"),
+            K::RedisUp { node, promoted: false } => write!(f, "{node}: up, empty"),
+            K::Sql { .. } => sql_sentence(f, &self.kind),
+            K::Connection { session, client, change } => connection_sentence(f, *session, *client, *change),
             K::RowLock { session, client, mode, change } => {
                 write!(f, "db: jobs row {mode:?} lock {change:?} for {client} (backend {})", session.0)
             }
             K::Pool { instance, busy, open, waiting } => {
                 write!(f, "{instance}: pool {busy}/{open} busy, {waiting} waiting")
             }
-            K::Background { what, latency_ms, connection_wait_ms, behind_lock, outcome, .. } => {
-                let statement = match what {
-                    BackgroundQuery::ForeignKeyInsert => {
-                        "INSERT INTO job_events … (its foreign-key check takes FOR KEY SHARE on jobs)"
-                    }
-                    BackgroundQuery::Read => "SELECT … (a plain read, no row lock)",
-                };
-                let seconds = crate::format::seconds;
-                write!(f, "other service: {statement} → {outcome:?} after {}", seconds(*latency_ms))?;
-                if *connection_wait_ms > 0 {
-                    write!(f, ", {} of it waiting for a connection", seconds(*connection_wait_ms))?;
-                }
-                if *behind_lock {
-                    f.write_str(", held up by the jobs row lock")?;
-                }
-                Ok(())
-            }
+            K::Background { .. } => background_sentence(f, &self.kind),
             K::Put { .. } => put_sentence(f, &self.kind),
             K::Post { instance, period, .. } => {
                 write!(f, "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"", period.0)
             }
             K::Consensus { client, op, reply, .. } => write!(f, "{client} → consensus: {op} → {reply}"),
-            K::LeaseExpired { lease, value } => {
-                write!(f, "consensus: lease {} of {value} expired", lease.0)
-            }
-            K::Leader { up } => {
-                if *up {
-                    f.write_str("consensus: new leader elected")
-                } else {
-                    f.write_str("consensus: leader lost; electing")
-                }
-            }
+            K::LeaseExpired { lease, value } => write!(f, "consensus: lease {} of {value} expired", lease.0),
+            K::Leader { up: true } => f.write_str("consensus: new leader elected"),
+            K::Leader { up: false } => f.write_str("consensus: leader lost; electing"),
             K::LeaseRefreshed { lease } => {
                 write!(f, "consensus: the new leader gives lease {} its whole TTL again", lease.0)
             }
-            K::RowApplied { period, report, run, token } => {
-                match report {
-                    ReportOf::Period(_) => write!(f, "db: report row for period {} now names {run}", period.0)?,
-                    ReportOf::Day(_) => write!(f, "db: the day's report row now holds period {} by {run}", period.0)?,
-                }
-                if let Some(token) = token {
-                    write!(f, " (token {token})")?;
-                }
-                Ok(())
-            }
+            K::RowApplied { period, report, run, token } => row_applied_sentence(f, *period, *report, *run, *token),
+            K::DbSlow { factor_percent: 100 } => f.write_str("db: back to normal speed"),
             K::DbSlow { factor_percent } => {
-                if *factor_percent == 100 {
-                    f.write_str("db: back to normal speed")
-                } else {
-                    write!(f, "db: queries take {}× as long", crate::format::per_mille(i64::from(*factor_percent) * 10))
-                }
+                write!(f, "db: queries take {}× as long", crate::format::per_mille(i64::from(*factor_percent) * 10))
             }
         }
     }
+}
+
+/// ` with token N`, or nothing.
+fn with_token(token: Option<Token>) -> String {
+    token.map(|token| format!(" with token {token}")).unwrap_or_default()
+}
+
+/// A message put on the wire: when it lands, or that a partition dropped it.
+fn sent_sentence(
+    f: &mut fmt::Formatter<'_>,
+    from: Party,
+    to: Party,
+    what: MessageKind,
+    arrive_at_ms: Option<u64>,
+) -> fmt::Result {
+    match arrive_at_ms {
+        Some(at) => write!(f, "{from} → {to}: {what:?} message, arrives t={}", crate::format::seconds(at)),
+        None => write!(f, "{from} → {to}: {what:?} message dropped by the partition"),
+    }
+}
+
+/// A statement and its answer, with how long it waited for a lock.
+fn sql_sentence(f: &mut fmt::Formatter<'_>, sql: &EventKind) -> fmt::Result {
+    let EventKind::Sql { session, client, statement, outcome, waited_ms, .. } = sql else {
+        return Ok(());
+    };
+    write!(f, "{client} (backend {}): {statement} → {outcome}", session.0)?;
+    if *waited_ms > 0 {
+        write!(f, " (waited {})", crate::format::seconds(*waited_ms))?;
+    }
+    Ok(())
+}
+
+/// A party's clock after a step or a change of drift.
+fn clock_sentence(f: &mut fmt::Formatter<'_>, party: Party, local_ms: i64, drift_ppm: i64) -> fmt::Result {
+    write!(f, "{party}: clock now reads {}", crate::format::seconds(local_ms.unsigned_abs()))?;
+    if local_ms < 0 {
+        f.write_str(" before the origin")?;
+    }
+    if drift_ppm != 0 {
+        write!(f, ", drifting {drift_ppm:+} ppm")?;
+    }
+    Ok(())
+}
+
+/// What replication brought the replica.
+fn replicated_sentence(f: &mut fmt::Formatter<'_>, key: Option<LockKey>, counter: i64) -> fmt::Result {
+    let node = Party::RedisReplica;
+    match key {
+        Some(key) => write!(f, "{node}: replication brings {LOCK_KEY} = {}", key.value)?,
+        None => write!(f, "{node}: replication brings no {LOCK_KEY}")?,
+    }
+    write!(f, ", {TOKEN_KEY} = {counter}")
+}
+
+/// A database session opened, refused, closed or ended by the server.
+fn connection_sentence(
+    f: &mut fmt::Formatter<'_>,
+    session: SessionId,
+    client: DbClient,
+    change: ConnectionChange,
+) -> fmt::Result {
+    let session = session.0;
+    match change {
+        ConnectionChange::Opened => write!(f, "db: backend {session} opened for {client}"),
+        ConnectionChange::Refused => write!(f, "db: {client} refused: too many clients already"),
+        ConnectionChange::Closed => write!(f, "db: backend {session} of {client} closed"),
+        ConnectionChange::Terminated(reason) => {
+            write!(f, "db: backend {session} of {client} terminated ({reason:?}); its transaction rolls back")
+        }
+    }
+}
+
+/// One of other services' queries that had to wait: what it was, how long, why.
+fn background_sentence(f: &mut fmt::Formatter<'_>, background: &EventKind) -> fmt::Result {
+    let EventKind::Background { what, latency_ms, connection_wait_ms, behind_lock, outcome, .. } = background else {
+        return Ok(());
+    };
+    let statement = match what {
+        BackgroundQuery::ForeignKeyInsert => {
+            "INSERT INTO job_events … (its foreign-key check takes FOR KEY SHARE on jobs)"
+        }
+        BackgroundQuery::Read => "SELECT … (a plain read, no row lock)",
+    };
+    let seconds = crate::format::seconds;
+    write!(f, "other service: {statement} → {outcome:?} after {}", seconds(*latency_ms))?;
+    if *connection_wait_ms > 0 {
+        write!(f, ", {} of it waiting for a connection", seconds(*connection_wait_ms))?;
+    }
+    if *behind_lock {
+        f.write_str(", held up by the jobs row lock")?;
+    }
+    Ok(())
+}
+
+/// The report row a commit (or a write outside a transaction) applied.
+fn row_applied_sentence(
+    f: &mut fmt::Formatter<'_>,
+    period: Period,
+    report: ReportOf,
+    run: RunId,
+    token: Option<Token>,
+) -> fmt::Result {
+    match report {
+        ReportOf::Period(_) => write!(f, "db: report row for period {} now names {run}", period.0)?,
+        ReportOf::Day(_) => write!(f, "db: the day's report row now holds period {} by {run}", period.0)?,
+    }
+    if let Some(token) = token {
+        write!(f, " (token {token})")?;
+    }
+    Ok(())
 }
 
 /// A chunk PUT: the object, the token it carried and storage's answer.

@@ -166,80 +166,8 @@ impl Sim {
         }
         self.expire_if_due(node);
         let local = self.local_now(node);
-        // What the command sends to the replica, in order: a command writes
-        // at most the lock and then the counter, so two places and no allocation.
-        let mut replication: [Option<ReplicationOp>; 2] = [None, None];
-        let mut revoked = None;
         let state = self.redis.node_mut(node)?;
-        let ttl_entry = |ttl_ms: u64| LockEntry {
-            value: LockValue::Owner(Owner { instance: client, nonce: 0 }),
-            run,
-            expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
-        };
-        let reply = match command {
-            RedisCommand::SetNxEx { value, ttl_s: ttl } | RedisCommand::SetNxPx { value, ttl_ms: ttl } => {
-                let ttl_ms = if matches!(command, RedisCommand::SetNxEx { .. }) { ttl * 1000 } else { ttl };
-                if state.lock.is_some() {
-                    RedisReply::Nil
-                } else {
-                    let entry = LockEntry { value, ..ttl_entry(ttl_ms) };
-                    state.lock = Some(entry);
-                    replication[0] = Some(ReplicationOp::SetLock(entry));
-                    RedisReply::Ok
-                }
-            }
-            RedisCommand::SetNxPxIncr { value, ttl_ms } => {
-                if state.lock.is_some() {
-                    RedisReply::Nil
-                } else {
-                    let entry = LockEntry { value: LockValue::Owner(value), ..ttl_entry(ttl_ms) };
-                    state.lock = Some(entry);
-                    state.counter += 1;
-                    replication = [Some(ReplicationOp::SetLock(entry)), Some(ReplicationOp::Counter(state.counter))];
-                    RedisReply::Integer(state.counter)
-                }
-            }
-            RedisCommand::Get => state.lock.map_or(RedisReply::Nil, |entry| RedisReply::Value(entry.value)),
-            RedisCommand::Del => match state.lock.take() {
-                Some(entry) => {
-                    let reason = if entry.run == run { RevokeReason::Released } else { RevokeReason::DeletedByOther };
-                    revoked = Some(reason);
-                    replication[0] = Some(ReplicationOp::DelLock);
-                    RedisReply::Integer(1)
-                }
-                None => RedisReply::Integer(0),
-            },
-            RedisCommand::Pexpire { ttl_ms } => match &mut state.lock {
-                Some(entry) => {
-                    entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication[0] = Some(ReplicationOp::SetLock(*entry));
-                    RedisReply::Integer(1)
-                }
-                None => RedisReply::Integer(0),
-            },
-            RedisCommand::Incr => {
-                state.counter += 1;
-                replication[0] = Some(ReplicationOp::Counter(state.counter));
-                RedisReply::Integer(state.counter)
-            }
-            RedisCommand::CompareAndDelete { value } => match state.lock {
-                Some(entry) if entry.value == LockValue::Owner(value) => {
-                    state.lock = None;
-                    revoked = Some(RevokeReason::Released);
-                    replication[0] = Some(ReplicationOp::DelLock);
-                    RedisReply::Integer(1)
-                }
-                _ => RedisReply::Integer(0),
-            },
-            RedisCommand::CompareAndExtend { value, ttl_ms } => match &mut state.lock {
-                Some(entry) if entry.value == LockValue::Owner(value) => {
-                    entry.expires_at_local_ms = ttl_entry(ttl_ms).expires_at_local_ms;
-                    replication[0] = Some(ReplicationOp::SetLock(*entry));
-                    RedisReply::Integer(1)
-                }
-                _ => RedisReply::Integer(0),
-            },
-        };
+        let Applied { reply, replication, revoked } = state.apply(command, client, run, local);
         self.record(EventKind::Redis { node, client, run, command, reply });
         self.arm_expiry(node);
         if self.redis.replicates(node) {
@@ -433,5 +361,103 @@ impl Sim {
             let instance = record.instance;
             self.record(EventKind::Granted { run, instance, token: None });
         }
+    }
+}
+
+/// What one command did on a node: its reply, what it sends to the
+/// replica (a command writes at most the lock and then the counter), and
+/// how the lock service's holder changed, if it did.
+struct Applied {
+    reply: RedisReply,
+    replication: [Option<ReplicationOp>; 2],
+    revoked: Option<RevokeReason>,
+}
+
+impl RedisNode {
+    /// Runs `command` from `client`'s `run` on this node, whose clock reads `local`.
+    fn apply(&mut self, command: RedisCommand, client: InstanceId, run: RunId, local: i64) -> Applied {
+        let entry = |value: LockValue, ttl_ms: u64| LockEntry {
+            value,
+            run,
+            expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
+        };
+        let mine = |value: Owner| LockValue::Owner(value);
+        match command {
+            RedisCommand::SetNxEx { value, ttl_s } => self.set_if_absent(entry(value, ttl_s * 1000), false),
+            RedisCommand::SetNxPx { value, ttl_ms } => self.set_if_absent(entry(value, ttl_ms), false),
+            RedisCommand::SetNxPxIncr { value, ttl_ms } => self.set_if_absent(entry(mine(value), ttl_ms), true),
+            RedisCommand::Get => Applied::only(self.lock.map_or(RedisReply::Nil, |held| RedisReply::Value(held.value))),
+            RedisCommand::Del => {
+                let reason = |held: LockEntry| {
+                    if held.run == run { RevokeReason::Released } else { RevokeReason::DeletedByOther }
+                };
+                self.delete_if(|_| true, reason)
+            }
+            RedisCommand::Pexpire { ttl_ms } => {
+                let owner = Owner { instance: client, nonce: 0 };
+                self.extend_if(|_| true, entry(mine(owner), ttl_ms).expires_at_local_ms)
+            }
+            RedisCommand::Incr => {
+                self.counter += 1;
+                let replication = [Some(ReplicationOp::Counter(self.counter)), None];
+                Applied { reply: RedisReply::Integer(self.counter), replication, revoked: None }
+            }
+            RedisCommand::CompareAndDelete { value } => {
+                self.delete_if(|held| held.value == mine(value), |_| RevokeReason::Released)
+            }
+            RedisCommand::CompareAndExtend { value, ttl_ms } => {
+                self.extend_if(|held| held.value == mine(value), entry(mine(value), ttl_ms).expires_at_local_ms)
+            }
+        }
+    }
+
+    /// `SET … NX`: the lock, if nobody holds it; with the `INCR` of the
+    /// fencing script, the counter too, its value the reply.
+    fn set_if_absent(&mut self, entry: LockEntry, with_counter: bool) -> Applied {
+        if self.lock.is_some() {
+            return Applied::only(RedisReply::Nil);
+        }
+        self.lock = Some(entry);
+        if !with_counter {
+            return Applied {
+                reply: RedisReply::Ok,
+                replication: [Some(ReplicationOp::SetLock(entry)), None],
+                revoked: None,
+            };
+        }
+        self.counter += 1;
+        let replication = [Some(ReplicationOp::SetLock(entry)), Some(ReplicationOp::Counter(self.counter))];
+        Applied { reply: RedisReply::Integer(self.counter), replication, revoked: None }
+    }
+
+    /// Deletes the lock if it is held and `holds` says so: 1, else 0.
+    fn delete_if(&mut self, holds: impl Fn(&LockEntry) -> bool, reason: impl Fn(LockEntry) -> RevokeReason) -> Applied {
+        match self.lock {
+            Some(held) if holds(&held) => {
+                self.lock = None;
+                let replication = [Some(ReplicationOp::DelLock), None];
+                Applied { reply: RedisReply::Integer(1), replication, revoked: Some(reason(held)) }
+            }
+            Some(_) | None => Applied::only(RedisReply::Integer(0)),
+        }
+    }
+
+    /// Moves the lock's expiry if it is held and `holds` says so: 1, else 0.
+    fn extend_if(&mut self, holds: impl Fn(&LockEntry) -> bool, expires_at_local_ms: i64) -> Applied {
+        match &mut self.lock {
+            Some(held) if holds(held) => {
+                held.expires_at_local_ms = expires_at_local_ms;
+                let replication = [Some(ReplicationOp::SetLock(*held)), None];
+                Applied { reply: RedisReply::Integer(1), replication, revoked: None }
+            }
+            Some(_) | None => Applied::only(RedisReply::Integer(0)),
+        }
+    }
+}
+
+impl Applied {
+    /// A reply that changed nothing.
+    fn only(reply: RedisReply) -> Applied {
+        Applied { reply, replication: [None, None], revoked: None }
     }
 }
