@@ -1,0 +1,234 @@
+//! The job a run does once it holds the lock: look whether the report
+//! exists, work `job_ms` uploading the report's chunks at equal shares of
+//! it, announce the report on Slack, and write the report row last.
+
+use super::run::JobProgress;
+use super::{CHUNK_UPLOAD_MS, Drives, Host, InstanceTimer, PooledQuery, Purpose, Runtime, STORAGE_TIMEOUT_MS, Stage};
+use crate::event::{AbortReason, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome};
+use crate::ids::{Party, RunId};
+use crate::vocab::{Reply, Request};
+
+impl Runtime {
+    /// Asks whether the period's report exists: right after taking the lock
+    /// (`after_acquire`), or before a waiting run tries again.
+    pub(crate) fn check_report<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        after_acquire: bool,
+    ) {
+        let period = self.run_state(run).period;
+        let sql = Sql::ReportExists { period, report: self.row_report(strategy, run) };
+        self.send_statement(host, strategy, run, sql, PooledQuery::Exists { after_acquire });
+    }
+
+    pub(crate) fn report_checked<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        after_acquire: bool,
+        outcome: Reply,
+    ) {
+        if self.ended(run) {
+            return;
+        }
+        let exists = match outcome {
+            Reply::Sql(SqlOutcome::Rows(rows)) => Some(rows > 0),
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Put(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => None,
+        };
+        match (after_acquire, exists) {
+            (true, Some(false)) => self.start_job(host, strategy, run),
+            (_, Some(true)) => {
+                self.log_run(host, run, RunPhase::Skipped);
+                if after_acquire {
+                    strategy.release(&mut self.cx(host, run));
+                } else {
+                    strategy.forget(run);
+                }
+                self.end_run(host, run);
+            }
+            (true, None) => {
+                // The database did not answer: careful code does not run the job blind.
+                strategy.release(&mut self.cx(host, run));
+                self.drop_belief(host, run);
+                let retry = host.world().retry_ms;
+                self.busy(host, run, retry);
+            }
+            (false, _) => {
+                self.run_state_mut(run).stage = Stage::Trying;
+                strategy.acquire(&mut self.cx(host, run));
+            }
+        }
+    }
+
+    fn start_job<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
+        let state = self.run_state_mut(run);
+        state.stage = Stage::Working;
+        state.started = true;
+        let redelivered = state.redelivered;
+        self.log_run(host, run, RunPhase::Started);
+        if !redelivered {
+            strategy.job_started(&mut self.cx(host, run));
+        }
+        let start_local_ms = host.local_ms();
+        let state = self.run_state_mut(run);
+        assert!(state.job.work_timer.is_none(), "{run} started its job twice");
+        state.job = JobProgress { start_local_ms, paused_ms: 0, next_step: 0, work_timer: None };
+        self.schedule_work(host, run);
+    }
+
+    /// Sets the timer for the job's next step: a chunk, or (after the last) the job's end.
+    pub(crate) fn schedule_work<H: Host>(&mut self, host: &mut H, run: RunId) {
+        let (chunks, job_ms) = (host.world().report_chunks, host.world().job_ms);
+        let job = self.run_state(run).job;
+        // Step k of `chunks + 1` is due k + 1 equal shares into the job's work.
+        let step_ms = job_ms * (u64::from(job.next_step) + 1) / (u64::from(chunks) + 1);
+        let due_local_ms =
+            job.start_local_ms.saturating_add(i64::try_from(step_ms + job.paused_ms).unwrap_or(i64::MAX / 4));
+        let timer = host.set_timer_at(due_local_ms, InstanceTimer::Work { run });
+        self.run_state_mut(run).job.work_timer = Some(timer);
+    }
+
+    /// The job's step came due: upload a chunk, or end the work, then set the next step.
+    pub(crate) fn work_step<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
+        let chunks = host.world().report_chunks;
+        let state = self.run_state_mut(run);
+        state.job.work_timer = None;
+        if state.stage != Stage::Working {
+            return;
+        }
+        let step = state.job.next_step;
+        state.job.next_step += 1;
+        if step < chunks {
+            self.write_chunk(host, strategy, run, step);
+            if self.run_state(run).stage == Stage::Working {
+                self.schedule_work(host, run);
+            }
+        } else {
+            self.end_job(host, run);
+        }
+    }
+
+    fn write_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId, chunk: u8) {
+        let state = self.run_state(run);
+        if state.stage != Stage::Working {
+            return;
+        }
+        let period = state.period;
+        let body = Request::Put {
+            period,
+            report: self.reports.report_of(period),
+            chunk,
+            own_object: strategy.own_objects(),
+            token: self.write_token(strategy, run),
+        };
+        self.run_state_mut(run).chunks_in_flight += 1;
+        self.send_upload(host, run, body, STORAGE_TIMEOUT_MS, CHUNK_UPLOAD_MS);
+    }
+
+    /// A chunk's PUT was answered (or timed out). The job awaits every upload:
+    /// a refused or unanswered one fails the run, and the job only ends once all are stored.
+    pub(crate) fn chunk_answered<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        body: Reply,
+    ) {
+        let state = self.run_state_mut(run);
+        state.chunks_in_flight = state.chunks_in_flight.saturating_sub(1);
+        if state.ended {
+            return;
+        }
+        match body {
+            Reply::Put(PutOutcome::Accepted) => {
+                let state = self.run_state(run);
+                if state.stage == Stage::Finishing && state.chunks_in_flight == 0 {
+                    self.post_report(host, run);
+                }
+            }
+            Reply::Put(PutOutcome::Rejected(_)) => self.abort(host, strategy, run, AbortReason::WriteRejected),
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => self.abort(host, strategy, run, AbortReason::WriteFailed),
+        }
+    }
+
+    fn end_job<H: Host>(&mut self, host: &mut H, run: RunId) {
+        let state = self.run_state_mut(run);
+        if state.stage != Stage::Working {
+            return;
+        }
+        state.stage = Stage::Finishing;
+        if state.chunks_in_flight == 0 {
+            self.post_report(host, run);
+        }
+    }
+
+    /// Every chunk is stored: announce the report on Slack (the row comes last).
+    fn post_report<H: Host>(&mut self, host: &mut H, run: RunId) {
+        let period = self.run_state(run).period;
+        let body = Request::Post { period };
+        self.send_request(host, run, Party::Slack, body, Purpose::Post, Some(STORAGE_TIMEOUT_MS));
+    }
+
+    pub(crate) fn write_row<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
+        let state = self.run_state(run);
+        if state.ended {
+            return;
+        }
+        let sql = Sql::WriteReport {
+            period: state.period,
+            report: self.row_report(strategy, run),
+            run,
+            token: self.write_token(strategy, run),
+            how: strategy.report_row(run),
+        };
+        self.send_statement(host, strategy, run, sql, PooledQuery::Row);
+    }
+
+    pub(crate) fn row_written<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        outcome: Reply,
+    ) {
+        if self.ended(run) {
+            return;
+        }
+        match outcome {
+            Reply::Sql(SqlOutcome::Rows(_)) => {
+                if strategy.session(run).is_some() {
+                    // Sending COMMIT is where the client stops relying on the lock.
+                    self.drop_belief(host, run);
+                    strategy.commit_report(&mut self.cx(host, run));
+                } else {
+                    self.finish(host, strategy, run);
+                }
+            }
+            Reply::Sql(SqlOutcome::StaleToken { .. }) => self.abort(host, strategy, run, AbortReason::WriteRejected),
+            Reply::Sql(SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)) => {
+                self.abort(host, strategy, run, AbortReason::SessionLost);
+            }
+            Reply::Redis(_)
+            | Reply::Sql(_)
+            | Reply::Put(_)
+            | Reply::Posted
+            | Reply::Consensus(_)
+            | Reply::Checkout(_)
+            | Reply::Timeout => self.abort(host, strategy, run, AbortReason::RowWriteFailed),
+        }
+    }
+}
