@@ -21,6 +21,9 @@ pub enum PostgresError {
     /// A statement this session cannot play as asked (a value too large
     /// for its column, a setting that is not one).
     Statement(String),
+    /// The client library would not go on (the server asks for a password
+    /// the URL does not give, its SCRAM signature does not check out…).
+    Client(String),
     /// The client could not be set up (its runtime).
     Setup(String),
 }
@@ -33,6 +36,7 @@ impl fmt::Display for PostgresError {
             PostgresError::Tls(why) => write!(f, "TLS with PostgreSQL failed: {why}"),
             PostgresError::Timeout(limit) => write!(f, "PostgreSQL did not answer within {limit:?}"),
             PostgresError::Statement(why) => f.write_str(why),
+            PostgresError::Client(why) => write!(f, "the PostgreSQL client stopped: {why}"),
             PostgresError::Setup(why) => write!(f, "cannot set up the PostgreSQL client: {why}"),
         }
     }
@@ -42,7 +46,8 @@ impl std::error::Error for PostgresError {}
 
 impl PostgresError {
     /// What tokio-postgres reported, by kind: the server's error response,
-    /// a failed TLS handshake, or anything else about the connection.
+    /// a failed TLS handshake, the connection (closed, or an I/O error among
+    /// the causes), or the library's own refusal.
     pub(crate) fn from_library(error: &tokio_postgres::Error) -> PostgresError {
         if let Some(database) = error.as_db_error() {
             return PostgresError::Server {
@@ -51,9 +56,19 @@ impl PostgresError {
                 message: database.message().to_owned(),
             };
         }
-        match crate::tls::tls_cause(error) {
-            Some(cause) => PostgresError::Tls(cause),
-            None => PostgresError::Connection(crate::tls::full_message(error)),
+        if let Some(cause) = crate::tls::tls_cause(error) {
+            return PostgresError::Tls(cause);
+        }
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+        let mut input_output = false;
+        while let Some(inner) = cause {
+            input_output |= inner.is::<std::io::Error>();
+            cause = inner.source();
+        }
+        if error.is_closed() || input_output {
+            PostgresError::Connection(crate::tls::full_message(error))
+        } else {
+            PostgresError::Client(crate::tls::full_message(error))
         }
     }
 
@@ -65,6 +80,7 @@ impl PostgresError {
             | PostgresError::Tls(_)
             | PostgresError::Timeout(_)
             | PostgresError::Statement(_)
+            | PostgresError::Client(_)
             | PostgresError::Setup(_) => None,
         }
     }
@@ -91,7 +107,10 @@ impl PostgresError {
             },
             PostgresError::Connection(_) => Some(SqlError::ConnectionClosed),
             PostgresError::Timeout(_) => Some(SqlError::Timeout),
-            PostgresError::Tls(_) | PostgresError::Statement(_) | PostgresError::Setup(_) => None,
+            PostgresError::Tls(_)
+            | PostgresError::Statement(_)
+            | PostgresError::Client(_)
+            | PostgresError::Setup(_) => None,
         }
     }
 }
