@@ -270,10 +270,26 @@ pub struct Postgres {
 
 impl Postgres {
     /// Makes the cluster, writes `hba` as its `pg_hba.conf` when given, and
-    /// starts it with `settings` (`name=value`); `ready` says when it takes
-    /// logins (it is asked with the port and the password).
-    pub fn start(hba: Option<&str>, settings: &[String], ready: impl Fn(u16, &str) -> bool) -> Postgres {
+    /// starts it with `settings` (`name=value`), and TLS on with the
+    /// certificate when given one; `ready` says when it takes logins (it is
+    /// asked with the port and the password).
+    pub fn start(
+        hba: Option<&str>,
+        settings: &[String],
+        tls: Option<&Certificates>,
+        ready: impl Fn(u16, &str) -> bool,
+    ) -> Postgres {
         let scratch = Scratch::new("postgres");
+        let mut settings = settings.to_vec();
+        if let Some(certificates) = tls {
+            // The server's own copies: its key must be its account's, and private.
+            for (from, name) in [(&certificates.certificate, "server.pem"), (&certificates.key, "server.key")] {
+                std::fs::copy(from, scratch.file(name)).expect("a copy of the certificate for the server");
+            }
+            settings.push("ssl=on".to_owned());
+            settings.push(format!("ssl_cert_file={}", scratch.file("server.pem").display()));
+            settings.push(format!("ssl_key_file={}", scratch.file("server.key").display()));
+        }
         let account = postgres_account();
         let as_postgres = |program: &str| {
             let mut command = Command::new(Path::new(POSTGRES_BIN).join(program));
@@ -303,7 +319,7 @@ impl Postgres {
         let mut command = as_postgres("postgres");
         command.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k"]).arg(&scratch.path);
         command.args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]);
-        for setting in settings {
+        for setting in &settings {
             command.args(["-c", setting]);
         }
         let log = scratch.file("postgres.log");
