@@ -150,7 +150,13 @@ impl EtcdError {
     /// status, `Unavailable`, but not etcd's words) is the connection's, or
     /// TLS's when rustls is among its causes.
     fn from_library(error: &etcd_client::Error) -> EtcdError {
-        if let Some(cause) = crate::tls::tls_cause(error) {
+        // etcd-client's error names no source: look through what it wraps.
+        let tls = match error {
+            etcd_client::Error::GRpcStatus(status) => crate::tls::tls_cause(status),
+            etcd_client::Error::TransportError(transport) => crate::tls::tls_cause(transport),
+            _ => None,
+        };
+        if let Some(cause) = tls {
             return EtcdError::Tls(cause);
         }
         match error {
@@ -158,14 +164,13 @@ impl EtcdError {
                 EtcdError::Status { code: format!("{:?}", status.code()), message: status.message().to_owned() }
             }
             etcd_client::Error::GRpcStatus(status) if status.code() == tonic::Code::Unavailable => {
-                EtcdError::Connection(crate::tls::full_message(error))
+                EtcdError::Connection(crate::tls::full_message(status))
             }
             etcd_client::Error::GRpcStatus(status) => {
                 EtcdError::Status { code: format!("{:?}", status.code()), message: status.message().to_owned() }
             }
-            etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => {
-                EtcdError::Connection(crate::tls::full_message(error))
-            }
+            etcd_client::Error::TransportError(transport) => EtcdError::Connection(crate::tls::full_message(transport)),
+            etcd_client::Error::IoError(failure) => EtcdError::Connection(crate::tls::full_message(failure)),
             other => EtcdError::Setup(other.to_string()),
         }
     }
@@ -190,8 +195,8 @@ impl EtcdError {
 /// A client of one etcd member. Blocking; see the crate's documentation.
 pub struct EtcdClient {
     client: etcd_client::Client,
-    /// The engine's lease numbers this client gave out, and etcd's leases.
-    leases: BTreeMap<LeaseId, i64>,
+    /// The engine's lease numbers this client gave out: etcd's lease, and the TTL it was granted (s).
+    leases: BTreeMap<LeaseId, (i64, u64)>,
     next_lease: u32,
     runtime: Runtime,
 }
@@ -228,21 +233,21 @@ impl EtcdClient {
                     let acquired = acquire(client, value, ttl_ms).await?;
                     Ok(acquired.map_or_else(
                         |holder| ConsensusReply::Taken { holder },
-                        |(lease_id, revision)| {
+                        |(lease_id, ttl_s, revision)| {
                             let lease = LeaseId(*next_lease);
                             *next_lease += 1;
-                            leases.insert(lease, lease_id);
+                            leases.insert(lease, (lease_id, ttl_s));
                             ConsensusReply::Acquired { lease, revision }
                         },
                     ))
                 }
                 ConsensusOp::KeepAlive { lease } => match leases.get(&lease) {
                     None => Ok(ConsensusReply::LeaseNotFound),
-                    Some(id) => keep_alive(client, *id).await,
+                    Some((id, ttl_s)) => keep_alive(client, *id, *ttl_s).await,
                 },
                 ConsensusOp::Revoke { lease } => match leases.remove(&lease) {
                     None => Ok(ConsensusReply::LeaseNotFound),
-                    Some(id) => client
+                    Some((id, _)) => client
                         .lease_revoke(id)
                         .await
                         .map(|_| ConsensusReply::Revoked)
@@ -305,16 +310,17 @@ impl EtcdClient {
 }
 
 /// A lease of `ttl_ms` (whole seconds) and the lock key put with it if the
-/// key was never created: the lease and the put's revision, or, when the key
-/// is taken, its holder (the unused lease revoked).
+/// key was never created: the lease, the TTL etcd granted (s) and the put's
+/// revision, or, when the key is taken, its holder (the unused lease revoked).
 async fn acquire(
     client: &mut etcd_client::Client,
     value: Owner,
     ttl_ms: u64,
-) -> Result<Result<(i64, Token), Owner>, EtcdError> {
+) -> Result<Result<(i64, u64, Token), Owner>, EtcdError> {
     let library = |error: etcd_client::Error| EtcdError::from_library(&error);
-    let ttl_s = i64::try_from(ttl_ms / 1_000).unwrap_or(i64::MAX).max(1);
-    let lease = client.lease_grant(ttl_s, None).await.map_err(library)?.id();
+    let asked_s = i64::try_from(ttl_ms / 1_000).unwrap_or(i64::MAX).max(1);
+    let granted = client.lease_grant(asked_s, None).await.map_err(library)?;
+    let (lease, ttl_s) = (granted.id(), u64::try_from(granted.ttl()).unwrap_or(0));
     let txn = Txn::new()
         .when([Compare::create_revision(LEASE_KEY, CompareOp::Equal, 0)])
         .and_then([TxnOp::put(LEASE_KEY, value.to_string(), Some(PutOptions::new().with_lease(lease)))])
@@ -322,7 +328,7 @@ async fn acquire(
     let answer = client.txn(txn).await.map_err(library)?;
     if answer.succeeded() {
         let revision = answer.header().map_or(0, etcd_client::ResponseHeader::revision);
-        return Ok(Ok((lease, Token(u64::try_from(revision).unwrap_or(0)))));
+        return Ok(Ok((lease, ttl_s, Token(u64::try_from(revision).unwrap_or(0)))));
     }
     // The lease would otherwise live out its TTL for nothing; a failed revoke changes nothing the caller sees.
     let _ = client.lease_revoke(lease).await;
@@ -334,17 +340,18 @@ async fn acquire(
     Owner::parse(&text).map(Err).ok_or_else(|| EtcdError::UnexpectedReply(format!("{LEASE_KEY} holds `{text}`")))
 }
 
-/// One keep-alive of etcd's lease `id`: its TTL again, or, when etcd no
-/// longer has it (it answers TTL 0), not found.
-async fn keep_alive(client: &mut etcd_client::Client, id: i64) -> Result<ConsensusReply, EtcdError> {
-    let library = |error: etcd_client::Error| EtcdError::from_library(&error);
-    let (mut keeper, mut stream) = client.lease_keep_alive(id).await.map_err(library)?;
-    keeper.keep_alive().await.map_err(library)?;
-    let ttl_s = stream.message().await.map_err(library)?.map_or(0, |answer| answer.ttl());
-    Ok(match u64::try_from(ttl_s) {
-        Ok(ttl_s) if ttl_s > 0 => ConsensusReply::Alive { ttl_ms: ttl_s * 1_000 },
-        Ok(_) | Err(_) => ConsensusReply::LeaseNotFound,
-    })
+/// One keep-alive of etcd's lease `id`, granted for `ttl_s`: etcd-client
+/// opens the keep-alive stream by sending one and reading etcd's answer, and
+/// turns an answer of TTL 0 (etcd no longer has the lease) into its own
+/// "lease not found" error, the only way it tells that case.
+async fn keep_alive(client: &mut etcd_client::Client, id: i64, ttl_s: u64) -> Result<ConsensusReply, EtcdError> {
+    match client.lease_keep_alive(id).await {
+        Ok(_) => Ok(ConsensusReply::Alive { ttl_ms: ttl_s * 1_000 }),
+        Err(etcd_client::Error::LeaseKeepAliveError(message)) if message == "lease not found" => {
+            Ok(ConsensusReply::LeaseNotFound)
+        }
+        Err(error) => Err(EtcdError::from_library(&error)),
+    }
 }
 
 #[cfg(test)]
