@@ -155,6 +155,37 @@ impl ServerUrl {
     }
 }
 
+/// What every endpoint type (`RedisEndpoint`, `PostgresEndpoint`,
+/// `EtcdEndpoint`, each with a `url: ServerUrl` and a `via`) shows and how
+/// each is routed: its URL without the password, in `Display` and `Debug`
+/// alike, and `via`.
+macro_rules! endpoint_basics {
+    ($endpoint:ident) => {
+        /// The URL without its password.
+        impl std::fmt::Display for $endpoint {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.url.shown)
+            }
+        }
+
+        impl std::fmt::Debug for $endpoint {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($endpoint)).field("url", &self.url).field("via", &self.via).finish()
+            }
+        }
+
+        impl $endpoint {
+            /// The same server, dialled at `address` (a proxy on the way to
+            /// it); TLS still checks the certificate against the URL's host.
+            pub fn via(mut self, address: std::net::SocketAddr) -> $endpoint {
+                self.via = Some(address);
+                self
+            }
+        }
+    };
+}
+pub(crate) use endpoint_basics;
+
 /// `text` with the password of its user information replaced by `***`, so
 /// that no message or log shows it, whether or not the rest is a valid URL.
 pub(crate) fn redacted(text: &str) -> String {

@@ -38,18 +38,7 @@ pub struct EtcdEndpoint {
     via: Option<SocketAddr>,
 }
 
-impl fmt::Debug for EtcdEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EtcdEndpoint").field("url", &self.url).field("via", &self.via).finish()
-    }
-}
-
-/// The URL without its password.
-impl fmt::Display for EtcdEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.url.shown)
-    }
-}
+crate::endpoint::endpoint_basics!(EtcdEndpoint);
 
 impl EtcdEndpoint {
     /// Reads an `http://` or `https://` URL, and the CA file it names.
@@ -73,13 +62,6 @@ impl EtcdEndpoint {
             _ => None,
         };
         Ok(EtcdEndpoint { url, roots, via: None })
-    }
-
-    /// The same member, dialled at `address` (a proxy on the way to it);
-    /// TLS still checks the certificate against the URL's host.
-    pub fn via(mut self, address: SocketAddr) -> EtcdEndpoint {
-        self.via = Some(address);
-        self
     }
 
     /// The address etcd-client dials, and its options: the credentials,

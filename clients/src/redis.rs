@@ -38,18 +38,7 @@ pub struct RedisEndpoint {
     via: Option<SocketAddr>,
 }
 
-impl fmt::Debug for RedisEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisEndpoint").field("url", &self.url).field("via", &self.via).finish()
-    }
-}
-
-/// The URL without its password.
-impl fmt::Display for RedisEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.url.shown)
-    }
-}
+crate::endpoint::endpoint_basics!(RedisEndpoint);
 
 impl RedisEndpoint {
     /// Reads a `redis://` or `rediss://` URL, and the CA file it names.
@@ -83,13 +72,6 @@ impl RedisEndpoint {
             _ => None,
         };
         Ok(RedisEndpoint { url, database, tls, via: None })
-    }
-
-    /// The same server, dialled at `address` (a proxy on the way to it);
-    /// TLS still checks the certificate against the URL's host.
-    pub fn via(mut self, address: SocketAddr) -> RedisEndpoint {
-        self.via = Some(address);
-        self
     }
 
     /// Whether the connection is TLS.

@@ -75,18 +75,17 @@ pub(crate) fn client_config(roots: &TrustedRoots, verification: Verification) ->
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|error| format!("TLS: {error}"))?;
-    let config = match verification {
-        Verification::Full => builder.with_root_certificates(root_store(roots)?).with_no_client_auth(),
-        Verification::ChainOnly => {
-            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(root_store(roots)?), provider())
+    let chain = match verification {
+        Verification::Full => return Ok(builder.with_root_certificates(root_store(roots)?).with_no_client_auth()),
+        Verification::ChainOnly => Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(root_store(roots)?), provider())
                 .build()
-                .map_err(|error| format!("TLS: {error}"))?;
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(ChainOnly(inner))).with_no_client_auth()
-        }
-        Verification::Nothing => {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(Unchecked(provider()))).with_no_client_auth()
-        }
+                .map_err(|error| format!("TLS: {error}"))?,
+        ),
+        Verification::Nothing => None,
     };
+    let check = Arc::new(PartialCheck { chain, provider: provider() });
+    let config = builder.dangerous().with_custom_certificate_verifier(check).with_no_client_auth();
     Ok(config)
 }
 
@@ -100,12 +99,18 @@ pub(crate) fn server_name(host: &Host) -> Result<ServerName<'static>, String> {
     }
 }
 
-/// Checks the chain as the full check does, and accepts a certificate whose
-/// only fault is a name other than the URL's.
+/// The two partial checks libpq's `sslmode` asks for: the chain only
+/// (`chain` given: checked as the full check does, a certificate whose only
+/// fault is a name other than the URL's accepted), or nothing (any
+/// certificate accepted). Either way the handshake's signatures are checked,
+/// so the session is encrypted to whoever holds the certificate's key.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct PartialCheck {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for PartialCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -114,8 +119,9 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
         // webpki checks the chain before the name, so a name error means the chain passed.
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -129,7 +135,8 @@ impl ServerCertVerifier for ChainOnly {
         certificate: &CertificateDer<'_>,
         signature: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, certificate, signature)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, certificate, signature, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -138,62 +145,12 @@ impl ServerCertVerifier for ChainOnly {
         certificate: &CertificateDer<'_>,
         signature: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, certificate, signature)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, certificate, signature, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// Accepts any certificate, but still checks that the server holds its key
-/// (the handshake's signatures), so the session is encrypted to whoever
-/// answered.
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            certificate,
-            signature,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            certificate,
-            signature,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 

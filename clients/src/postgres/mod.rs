@@ -42,18 +42,7 @@ pub struct PostgresEndpoint {
     via: Option<SocketAddr>,
 }
 
-impl fmt::Debug for PostgresEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresEndpoint").field("url", &self.url).field("via", &self.via).finish()
-    }
-}
-
-/// The URL without its password.
-impl fmt::Display for PostgresEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.url.shown)
-    }
-}
+crate::endpoint::endpoint_basics!(PostgresEndpoint);
 
 impl PostgresEndpoint {
     /// Reads a `postgres://` URL, and the CA file it names.
@@ -89,13 +78,6 @@ impl PostgresEndpoint {
         let tls = crate::tls::client_config(&roots, verification)
             .map_err(|error| EndpointError::new(format!("`{}`: {error}", url.shown)))?;
         Ok(PostgresEndpoint { url, user, database, ssl_mode, tls, via: None })
-    }
-
-    /// The same server, dialled at `address` (a proxy on the way to it);
-    /// TLS still checks the certificate against the URL's host.
-    pub fn via(mut self, address: SocketAddr) -> PostgresEndpoint {
-        self.via = Some(address);
-        self
     }
 
     /// Who logs in.

@@ -224,37 +224,22 @@ impl Redis {
 /// Where Debian's PostgreSQL 15 keeps its server programs.
 const POSTGRES_BIN: &str = "/usr/lib/postgresql/15/bin";
 
-/// The user and group ids of `postgres` (made if missing) when the tests run
-/// as root, which PostgreSQL refuses to run as; `None` otherwise.
+/// An id `id` prints (`id -u postgres`…).
+fn id(arguments: &[&str]) -> Option<u32> {
+    let output = Command::new("id").args(arguments).output().ok()?;
+    String::from_utf8_lossy(&output.stdout).trim().parse().ok().filter(|_| output.status.success())
+}
+
+/// The user and group ids PostgreSQL runs as when the tests run as root,
+/// which it refuses to run as: Debian's `postgres` account, which its
+/// package makes. `None` when the tests are not root.
 fn postgres_account() -> Option<(u32, u32)> {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let root = status.lines().find_map(|line| line.strip_prefix("Uid:")).and_then(|ids| ids.split_whitespace().nth(1))
-        == Some("0");
-    if !root {
+    if id(&["-u"]) != Some(0) {
         return None;
     }
-    let find = || {
-        let passwd = std::fs::read_to_string("/etc/passwd").expect("/etc/passwd");
-        passwd.lines().find_map(|line| match line.split(':').collect::<Vec<_>>().as_slice() {
-            ["postgres", _, uid, gid, ..] => Some((uid.parse().ok()?, gid.parse().ok()?)),
-            _ => None,
-        })
-    };
-    if find().is_none() {
-        let made = Command::new("useradd")
-            .args([
-                "--system",
-                "--user-group",
-                "--home-dir",
-                "/nonexistent",
-                "--shell",
-                "/usr/sbin/nologin",
-                "postgres",
-            ])
-            .status();
-        assert!(made.is_ok_and(|status| status.success()), "useradd could not make the postgres user");
-    }
-    find()
+    let account = id(&["-u", "postgres"]).zip(id(&["-g", "postgres"]));
+    assert!(account.is_some(), "no postgres account: scripts/setup.sh installs Debian's PostgreSQL, which makes it");
+    account
 }
 
 /// A throwaway PostgreSQL cluster whose every login needs a password
