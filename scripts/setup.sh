@@ -56,13 +56,17 @@ fi
 # throwaway servers on loopback ports; they need the binaries, never the
 # system services (Debian's etcd-server enables one under systemd, which
 # these machines do not run).
-missing_servers=()
-command -v redis-server >/dev/null || missing_servers+=(redis-server)
-[ -x /usr/lib/postgresql/15/bin/postgres ] || missing_servers+=(postgresql)
-command -v etcd >/dev/null || missing_servers+=(etcd-server)
-if [ "${#missing_servers[@]}" -gt 0 ]; then
-  say "installing Debian's ${missing_servers[*]} (for the conformance suite and live mode)"
+missing_packages=()
+command -v redis-server >/dev/null || missing_packages+=(redis-server)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || missing_packages+=(postgresql)
+command -v etcd >/dev/null || missing_packages+=(etcd-server)
+# The clients crate's etcd client (etcd-client) compiles etcd's gRPC protos
+# when it builds: Debian's protoc, and the well-known protos it imports.
+command -v protoc >/dev/null || missing_packages+=(protobuf-compiler)
+[ -f /usr/include/google/protobuf/descriptor.proto ] || missing_packages+=(libprotobuf-dev)
+if [ "${#missing_packages[@]}" -gt 0 ]; then
+  say "installing Debian's ${missing_packages[*]} (for the conformance suite, live mode and the clients crate)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_servers[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_packages[@]}" >/dev/null
 fi
 say "ready"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of locklab, installing whatever is missing first (see
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
+# clients crate on servers with passwords and TLS (clients/tests/), the
 # engine's Redis, PostgreSQL and etcd models against real servers (conformance/), live
 # mode playing the built-ins on real servers (cli/tests/live.rs), the engine compiled to wasm reproducing the native event logs byte for byte, and
 # the browser lab's component and end-to-end tests in headless Chromium.
@@ -17,11 +18,11 @@ step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
 
 step "lints (clippy, warnings are errors)"
-cargo clippy -p locklab-engine -p locklab -p locklab-conformance -p locklab-live --all-targets -- -D warnings
+cargo clippy -p locklab-engine -p locklab -p locklab-conformance -p locklab-live -p locklab-clients --all-targets -- -D warnings
 cargo clippy -p locklab-frontend --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step "engine and CLI tests (native)"
-cargo test -p locklab-engine -p locklab-conformance -p locklab-live
+step "engine, clients and CLI tests (native)"
+cargo test -p locklab-engine -p locklab-conformance -p locklab-live -p locklab-clients
 cargo test -p locklab --bins --test cli
 
 step "live mode: every built-in it plays, on real servers, gives its simulated verdict (cli/tests/live.rs)"
