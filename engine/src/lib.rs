@@ -25,6 +25,7 @@ pub mod quiz;
 pub mod races;
 pub mod report;
 pub mod rng;
+pub mod runtime;
 pub mod scenario;
 pub use scenario::budget;
 mod sim;

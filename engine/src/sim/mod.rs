@@ -13,27 +13,28 @@
 pub(crate) mod consensus;
 pub(crate) mod db;
 pub(crate) mod probe;
+pub(crate) mod process;
 pub(crate) mod redis;
-pub(crate) mod runtime;
 pub(crate) mod table;
 
 use crate::clock::{ClockChange, ClockKind, LocalClock};
-use crate::event::{Event, EventKind, LossReason, MessageKind, Owner, ProcessState, PutOutcome};
+use crate::event::{Event, EventKind, LossReason, MessageKind, PutOutcome};
 use crate::ids::{InstanceId, MessageId, Party, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
+use crate::runtime::{InstanceTimer, RunCx, RunState, Runtime};
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
-use crate::strategy::{Notice, Strategy, Tag, Timer};
+use crate::strategy::Strategy;
 use crate::table::Table;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 pub use crate::vocab::{Reply, Request, TimerId};
-pub(crate) use runtime::{Instance, RunRecord};
+pub(crate) use process::{Instance, RunRecord, SimHost};
 
-/// A strategy as the simulator holds it: driven through its own context,
-/// [`Cx`], so the simulation's calls are direct (and inlined) while the same
-/// strategy code can be driven by any other `Context`.
-pub(crate) type SimStrategy = dyn for<'a> Strategy<Cx<'a>>;
+/// A strategy as the simulator holds it: driven by the instance runtime on
+/// the world's own host, [`SimHost`], so the simulation's calls are direct
+/// (and inlined) while the same strategy code can be driven by any other `Context`.
+pub(crate) type SimStrategy = dyn for<'a, 's> Strategy<RunCx<'a, SimHost<'s>>>;
 
 /// Builds the strategy for a setting, as the simulator holds it.
 pub(crate) fn build(settings: &StrategySettings) -> Box<SimStrategy> {
@@ -67,32 +68,10 @@ struct Message {
 /// What a timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TimerPurpose {
-    Cron {
+    /// One of an instance runtime's timers.
+    Instance {
         instance: InstanceId,
-    },
-    Retry {
-        run: RunId,
-    },
-    Chunk {
-        run: RunId,
-        chunk: u8,
-    },
-    JobEnd {
-        run: RunId,
-    },
-    Strategy {
-        run: RunId,
-        timer: Timer,
-    },
-    RequestTimeout {
-        instance: InstanceId,
-        request: u32,
-    },
-    /// The last bytes of an upload to storage leave the instance (see `send_upload`).
-    UploadDone {
-        instance: InstanceId,
-        request: u32,
-        timeout_ms: u64,
+        timer: InstanceTimer,
     },
     KeyExpiry {
         node: Party,
@@ -298,8 +277,6 @@ pub(crate) struct Storage {
 /// The whole simulated world and its queue.
 pub(crate) struct Sim {
     pub(crate) world: World,
-    /// Which report each period's run writes (the scenario's `output`).
-    pub(crate) reports: ReportRule,
     /// The scenario's end: no cron tick starts a run at or after it. The runs
     /// already in flight go on (see [`Sim::drained`]).
     pub(crate) window_end_ms: u64,
@@ -326,10 +303,13 @@ pub(crate) struct Sim {
     /// Arrivals are being deferred (see `db::background_deferred`).
     background_deferring: bool,
     pub(crate) log: Vec<Event>,
-    pub(crate) notices: VecDeque<Notice>,
     rng_network: SimRng,
     pub(crate) rng_background: SimRng,
+    /// What the world keeps of each instance's process (see `process`).
     pub(crate) instances: Vec<Instance>,
+    /// Each instance's runtime; out of the world while one is called (see `Sim::with_runtime`).
+    pub(crate) runtimes: Vec<Runtime>,
+    /// Every run, as the servers know it, by id.
     pub(crate) runs: Vec<RunRecord>,
     pub(crate) redis: redis::RedisCluster,
     pub(crate) db: db::Database,
@@ -380,7 +360,12 @@ impl Sim {
         let clock = LocalClock::default();
         let clocks = [ClockState { clock, monotonic: clock, epoch: 0, monotonic_epoch: 0 }; PARTY_SLOTS];
 
-        let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
+        let reports = ReportRule::of(scenario);
+        let instances = (0..world.instances).map(|_| Instance::new()).collect();
+        let runtimes = (0..world.instances)
+            .zip(instance_rngs)
+            .map(|(index, rng)| Runtime::new(InstanceId(index), rng, &world, reports, scenario.duration_ms()))
+            .collect();
         let mut db = db::Database::new(&world);
         db.configure(&settings);
         // Queue keys pack the time into the bits above the sequence number.
@@ -390,7 +375,6 @@ impl Sim {
             "a run of {horizon_ms} ms is longer than the engine can queue (validation allows a day and its drain)"
         );
         let mut sim = Sim {
-            reports: ReportRule::of(scenario),
             window_end_ms: scenario.duration_ms(),
             horizon_ms,
             now_ms: 0,
@@ -404,10 +388,10 @@ impl Sim {
             defer_background: true,
             background_deferring: false,
             log: Vec::with_capacity(1024),
-            notices: VecDeque::new(),
             rng_network,
             rng_background,
             instances,
+            runtimes,
             runs: Vec::with_capacity(128),
             redis,
             db,
@@ -431,7 +415,7 @@ impl Sim {
             sim.schedule(at, Action::Fault(u32::try_from(index).unwrap_or(u32::MAX)));
         }
         for index in 0..sim.world.instances {
-            sim.schedule_next_cron(InstanceId(index));
+            sim.with_runtime(InstanceId(index), |runtime, host| runtime.start(host));
         }
         if sim.world.background_queries_per_s > 0 {
             let gap = sim.background_gap_ms();
@@ -481,9 +465,6 @@ impl Sim {
                 self.advance_to(next.at_ms());
                 self.dispatch(next.action, strategy);
             }
-            if !self.notices.is_empty() {
-                self.handle_notices(strategy);
-            }
         }
         self.now_ms = self.now_ms.max(self.window_end_ms).min(self.horizon_ms);
         // Other services' queries still waiting are part of what the run did:
@@ -501,7 +482,7 @@ impl Sim {
     /// finish, and a write sent before a run ended still lands, so no
     /// verdict depends on where the window ends.
     fn drained(&self) -> bool {
-        self.instance_messages_in_flight == 0 && self.instances.iter().all(Instance::idle)
+        self.instance_messages_in_flight == 0 && (0..self.instances.len()).all(|instance| self.instance_idle(instance))
     }
 
     fn advance_to(&mut self, at_ms: u64) {
@@ -666,7 +647,7 @@ impl Sim {
             return;
         }
         let action = Action::Timer { id, epoch };
-        if let TimerPurpose::RequestTimeout { .. } = entry.purpose
+        if let TimerPurpose::Instance { timer: InstanceTimer::RequestTimeout { .. }, .. } = entry.purpose
             && self.park_timeouts
         {
             if let Some(entry) = self.queued(at, action) {
@@ -755,13 +736,7 @@ impl Sim {
             TimerPurpose::LockTimeout { session } => self.lock_timeout(session),
             TimerPurpose::IdleTimeout { session } => self.idle_timeout(session),
             TimerPurpose::LeaseExpiry { lease } => self.lease_expiry(lease),
-            purpose @ TimerPurpose::Cron { .. }
-            | purpose @ TimerPurpose::Retry { .. }
-            | purpose @ TimerPurpose::Chunk { .. }
-            | purpose @ TimerPurpose::JobEnd { .. }
-            | purpose @ TimerPurpose::Strategy { .. }
-            | purpose @ TimerPurpose::RequestTimeout { .. }
-            | purpose @ TimerPurpose::UploadDone { .. } => self.instance_timer(purpose, strategy),
+            TimerPurpose::Instance { instance, timer } => self.instance_timer(instance, timer, strategy),
         }
     }
 
@@ -906,16 +881,21 @@ impl Sim {
     /// The instance holding the lock now: by the lock service's truth, else
     /// the one that has believed it longest, else (unique-insert) the oldest live job.
     fn holder(&self) -> Option<InstanceId> {
-        let live = |record: &&RunRecord| {
-            !record.ended && self.instances[record.instance.index()].generation == record.generation
+        // Every live run in id order, with what the servers and the runtime know of it.
+        let live: Vec<(&RunRecord, &RunState)> = (0u32..)
+            .zip(&self.runs)
+            .filter_map(|(id, record)| {
+                let runtime = &self.runtimes[record.instance.index()];
+                let state = runtime.run(RunId(id))?;
+                (!state.ended() && runtime.generation() == state.generation()).then_some((record, state))
+            })
+            .collect();
+        let first = |holds: &dyn Fn(&RunRecord, &RunState) -> bool| {
+            live.iter().find(|(record, state)| holds(record, state)).map(|(record, _)| record.instance)
         };
-        if let Some(record) = self.runs.iter().filter(live).find(|record| record.granted) {
-            return Some(record.instance);
-        }
-        if let Some(record) = self.runs.iter().filter(live).find(|record| record.believes) {
-            return Some(record.instance);
-        }
-        self.runs.iter().filter(live).find(|record| record.started).map(|record| record.instance)
+        first(&|record, _| record.granted)
+            .or_else(|| first(&|_, state| state.believes()))
+            .or_else(|| first(&|_, state| state.started()))
     }
 
     fn apply_fault(&mut self, index: u32, strategy: &mut SimStrategy) {
@@ -1025,212 +1005,14 @@ impl Sim {
             .collect();
         let at = self.now_ms + self.world.tcp_keepalive_ms;
         for instance in cut {
-            let sessions: Vec<SessionId> =
-                self.instances[instance.index()].pool.conns.iter().map(|conn| conn.session).collect();
-            for session in sessions {
+            for session in self.runtimes[instance.index()].pool_sessions() {
                 self.schedule(at, Action::KeepaliveExpiry { session });
             }
         }
-    }
-
-    fn pause(&mut self, instance: InstanceId, duration_ms: u64) {
-        let state = &mut self.instances[instance.index()];
-        if !state.is_alive() {
-            return;
-        }
-        let (since, until) = match state.process {
-            runtime::Process::Paused { since_ms, until_ms } => (since_ms, until_ms.max(self.now_ms + duration_ms)),
-            runtime::Process::Running | runtime::Process::Dead | runtime::Process::HostLost => {
-                (self.now_ms, self.now_ms + duration_ms)
-            }
-        };
-        state.process = runtime::Process::Paused { since_ms: since, until_ms: until };
-        let generation = state.generation;
-        self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms: until } });
-        self.schedule(until, Action::Resume { instance, generation });
-    }
-
-    fn resume(&mut self, instance: InstanceId, generation: u32) {
-        let state = &mut self.instances[instance.index()];
-        let runtime::Process::Paused { since_ms, until_ms } = state.process else {
-            return;
-        };
-        if state.generation != generation || until_ms > self.now_ms {
-            return; // a longer pause took over, or the process died meanwhile
-        }
-        state.process = runtime::Process::Running;
-        let deferred = std::mem::take(&mut state.deferred);
-        self.record(EventKind::Process { instance, state: ProcessState::Running });
-        // Work resumes where it stopped; its steps come before the overdue deadlines.
-        self.resume_work(instance, self.now_ms - since_ms);
-        // Everything that came due during the pause happens now, in the order it came due.
-        for action in deferred {
-            self.schedule(self.now_ms, action);
-        }
-    }
-
-    /// Sends a request from an instance, remembering what the reply is for.
-    pub(crate) fn send_request(
-        &mut self,
-        instance: InstanceId,
-        to: Party,
-        run: RunId,
-        body: Request,
-        purpose: runtime::Purpose,
-        timeout_ms: Option<u64>,
-    ) {
-        let request = self.await_reply(instance, run, body, purpose, timeout_ms);
-        self.send_message(Party::Instance(instance), to, Payload::Request { request, run, body });
-    }
-
-    /// Remembers what the reply to a new request is for, and sets its timeout; returns the request's id.
-    fn await_reply(
-        &mut self,
-        instance: InstanceId,
-        run: RunId,
-        body: Request,
-        purpose: runtime::Purpose,
-        timeout_ms: Option<u64>,
-    ) -> u32 {
-        let request = self.next_request;
-        self.next_request += 1;
-        let timer = timeout_ms.map(|after| {
-            self.set_timer(Party::Instance(instance), after, TimerPurpose::RequestTimeout { instance, request })
-        });
-        self.instances[instance.index()].pending.insert(request, runtime::Pending { run, purpose, body, timer });
-        request
-    }
-
-    /// Sends storage a request whose body takes `upload_ms` of the instance's
-    /// time to stream out: it leaves when that time is up, and a pause that strikes
-    /// meanwhile holds it until the process resumes. Once started, the upload
-    /// is not called back when the run stops: the HTTP client finishes
-    /// sending what it began, which is how a write checked before a pause
-    /// lands after it (Kleppmann 2016). The client's timeout counts from
-    /// the end of the upload, as a response timeout does.
-    pub(crate) fn send_upload(
-        &mut self,
-        instance: InstanceId,
-        run: RunId,
-        body: Request,
-        purpose: runtime::Purpose,
-        timeout_ms: u64,
-        upload_ms: u64,
-    ) {
-        let request = self.await_reply(instance, run, body, purpose, None);
-        let done = TimerPurpose::UploadDone { instance, request, timeout_ms };
-        self.set_timer(Party::Instance(instance), upload_ms, done);
-    }
-
-    /// A request's upload is done: it goes on the wire, unless its answer is
-    /// no longer awaited (timed out, or the process died).
-    pub(crate) fn upload_done(&mut self, instance: InstanceId, request: u32, timeout_ms: u64) {
-        let Some(pending) = self.instances[instance.index()].pending.get(&request).copied() else {
-            return;
-        };
-        let timeout = TimerPurpose::RequestTimeout { instance, request };
-        let timer = self.set_timer(Party::Instance(instance), timeout_ms, timeout);
-        if let Some(pending) = self.instances[instance.index()].pending.get_mut(&request) {
-            pending.timer = Some(timer);
-        }
-        let payload = Payload::Request { request, run: pending.run, body: pending.body };
-        self.send_message(Party::Instance(instance), Party::Storage, payload);
-    }
-
-    /// The kernel closes a dead process's DB sockets: a FIN per session.
-    pub(crate) fn send_fin(&mut self, instance: InstanceId, session: SessionId) {
-        self.send_message(Party::Instance(instance), Party::Db, Payload::Fin { session });
-    }
-
-    /// The Redis node a single-Redis strategy talks to now.
-    pub(crate) fn redis_primary(&self) -> Party {
-        self.redis.primary()
     }
 }
 
 /// Position of a run in the run table.
 pub(crate) fn run_index(run: RunId) -> usize {
     usize::try_from(run.0).unwrap_or(usize::MAX)
-}
-
-/// The simulation's side of [`crate::strategy::Context`]: what a strategy
-/// does becomes the simulated world's requests, timers and notices, bound to
-/// one run.
-pub(crate) struct Cx<'a> {
-    pub(crate) sim: &'a mut Sim,
-    pub(crate) run: RunId,
-}
-
-impl std::fmt::Debug for Cx<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cx").field("run", &self.run).finish()
-    }
-}
-
-impl Cx<'_> {
-    fn record(&self) -> &RunRecord {
-        &self.sim.runs[run_index(self.run)]
-    }
-    fn instance(&self) -> InstanceId {
-        self.record().instance
-    }
-}
-
-impl crate::strategy::Context for Cx<'_> {
-    fn run(&self) -> RunId {
-        self.run
-    }
-    fn believes(&self) -> bool {
-        self.record().believes
-    }
-    fn owner(&self) -> Owner {
-        self.record().owner
-    }
-    fn world(&self) -> &World {
-        &self.sim.world
-    }
-    /// What this run's instance's clock reads now.
-    fn local_now(&self) -> i64 {
-        self.sim.local_now(Party::Instance(self.instance()))
-    }
-    fn send(&mut self, to: Party, body: Request, tag: Tag, timeout_ms: Option<u64>) {
-        let instance = self.instance();
-        self.sim.send_request(instance, to, self.run, body, runtime::Purpose::Strategy { tag }, timeout_ms);
-    }
-    fn set_timer(&mut self, after_ms: u64, timer: Timer) -> TimerId {
-        let instance = self.instance();
-        self.sim.set_timer(Party::Instance(instance), after_ms, TimerPurpose::Strategy { run: self.run, timer })
-    }
-    fn cancel_timer(&mut self, id: TimerId) {
-        self.sim.cancel_timer(id);
-    }
-    fn redis_primary(&self) -> Party {
-        self.sim.redis_primary()
-    }
-    /// Asks the instance's pool for a connection to hold; it comes as `Reply::Checkout` with `tag`.
-    fn checkout(&mut self, tag: Tag) {
-        let instance = self.instance();
-        self.sim.pool_request(instance, self.run, runtime::PoolJob::Hold { tag });
-    }
-    /// Gives a held connection back; `broken` drops it from the pool.
-    fn checkin(&mut self, session: SessionId, broken: bool) {
-        let instance = self.instance();
-        self.sim.pool_checkin(instance, session, broken);
-    }
-    fn random_between(&mut self, low: u64, high: u64) -> u64 {
-        let instance = self.instance();
-        self.sim.instances[instance.index()].rng.between(low, high)
-    }
-    fn acquired(&mut self, token: Option<Token>) {
-        self.sim.notices.push_back(Notice::Acquired { run: self.run, token });
-    }
-    fn busy(&mut self, retry_after_ms: u64) {
-        self.sim.notices.push_back(Notice::Busy { run: self.run, retry_after_ms });
-    }
-    fn lost(&mut self, reason: crate::event::AbortReason) {
-        self.sim.notices.push_back(Notice::Lost { run: self.run, reason });
-    }
-    fn committed(&mut self, ok: bool) {
-        self.sim.notices.push_back(Notice::Committed { run: self.run, ok });
-    }
 }

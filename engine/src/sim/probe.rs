@@ -11,18 +11,17 @@
 //! back over the simulated network, and its statements take their time, as
 //! in a run.
 
-use super::runtime::Stage;
 use super::{Action, Payload, Reply, Sim, TimerPurpose};
 use crate::clock::ClockChange;
 use crate::event::{ConsensusOp, ConsensusReply, Owner, RedisCommand, RedisReply, Sql, SqlOutcome};
-use crate::ids::{InstanceId, LeaseId, Party, Period, RedisNodeId, RunId, SessionId, Token};
+use crate::ids::{InstanceId, LeaseId, Party, RedisNodeId, RunId, SessionId, Token};
 use crate::scenario::{DbLockSettings, Scenario, StrategyId, StrategySettings};
 use std::cmp::Reverse;
 
 /// One run per client instance (`0..clients`), so a request has a sender
 /// the servers' bookkeeping (who holds the lock) can name.
 fn client_runs(sim: &mut Sim, clients: u8) -> Vec<RunId> {
-    (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, false)).collect()
+    (0..clients).map(|index| sim.new_run_record(InstanceId(index))).collect()
 }
 
 /// Client `client`'s run.
@@ -257,13 +256,7 @@ impl ConsensusProbe {
         self.sim.timers.take(id.0);
         match entry.purpose {
             TimerPurpose::LeaseExpiry { lease } => self.sim.lease_expiry(lease),
-            TimerPurpose::Cron { .. }
-            | TimerPurpose::Retry { .. }
-            | TimerPurpose::Chunk { .. }
-            | TimerPurpose::JobEnd { .. }
-            | TimerPurpose::Strategy { .. }
-            | TimerPurpose::RequestTimeout { .. }
-            | TimerPurpose::UploadDone { .. }
+            TimerPurpose::Instance { .. }
             | TimerPurpose::KeyExpiry { .. }
             | TimerPurpose::LockTimeout { .. }
             | TimerPurpose::IdleTimeout { .. } => {}
@@ -518,15 +511,7 @@ impl DbProbe {
         match entry.purpose {
             TimerPurpose::LockTimeout { session } => self.sim.lock_timeout(session),
             TimerPurpose::IdleTimeout { session } => self.sim.idle_timeout(session),
-            TimerPurpose::Cron { .. }
-            | TimerPurpose::Retry { .. }
-            | TimerPurpose::Chunk { .. }
-            | TimerPurpose::JobEnd { .. }
-            | TimerPurpose::Strategy { .. }
-            | TimerPurpose::RequestTimeout { .. }
-            | TimerPurpose::UploadDone { .. }
-            | TimerPurpose::KeyExpiry { .. }
-            | TimerPurpose::LeaseExpiry { .. } => {}
+            TimerPurpose::Instance { .. } | TimerPurpose::KeyExpiry { .. } | TimerPurpose::LeaseExpiry { .. } => {}
         }
     }
 
@@ -550,6 +535,7 @@ impl DbProbe {
 mod tests {
     use super::*;
     use crate::event::{LockValue, Owner};
+    use crate::ids::Period;
 
     #[test]
     fn the_probe_answers_as_the_simulation_node_does() {
