@@ -391,67 +391,10 @@ impl Sim {
                 let rows = u32::from(self.db.reports.get(&report).is_some_and(|row| row.period >= period));
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(rows), 0);
             }
-            Sql::LockJobRow { strength, wait } => {
-                // A `FOR UPDATE` asks about the key share and ends the steady state.
-                self.background_catch_up();
-                if let Some(state) = self.db.sessions.get_mut(&session) {
-                    state.in_transaction = true;
-                }
-                let mode = RowLockMode::of(strength);
-                if self.db.queue.is_empty() && self.db.compatible(mode, session, self.now_ms) {
-                    self.grant_row(session, mode, Some(caller));
-                    self.finish_statement(caller, session, sql, SqlOutcome::Rows(1), 0);
-                    return;
-                }
-                match wait {
-                    DbWait::Nowait => {
-                        let outcome = SqlOutcome::Error(SqlError::LockNotAvailable);
-                        self.finish_statement(caller, session, sql, outcome, 0);
-                    }
-                    DbWait::SkipLocked => self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0),
-                    DbWait::Block => {
-                        let lock_timer = (self.db.lock_timeout_ms > 0).then(|| {
-                            self.set_timer(Party::Db, self.db.lock_timeout_ms, TimerPurpose::LockTimeout { session })
-                        });
-                        self.db.queue.push_back(RowWaiter {
-                            session,
-                            mode,
-                            since_ms: self.now_ms,
-                            caller: Some(caller),
-                            background: None,
-                            lock_timer,
-                        });
-                        let client = state.client;
-                        let change = RowLockChange::Waiting;
-                        self.record(EventKind::RowLock { session, client, mode, change });
-                    }
-                }
-            }
+            Sql::LockJobRow { strength, wait } => self.lock_job_row(caller, session, state, strength, wait),
             Sql::WriteReport { period, report, run, token, how } => {
-                // Another transaction's uncommitted row: wait for it to end.
-                let writer =
-                    self.db.sessions.entries().iter().find(|(id, other)| {
-                        *id != session && other.pending_row.is_some_and(|(_, row, ..)| row == report)
-                    });
-                if let Some(&(writer, _)) = writer {
-                    self.db.statements.insert(statement, Statement { caller, sql });
-                    if let Some(state) = self.db.sessions.get_mut(&session) {
-                        state.waits_for_row = Some((writer, statement));
-                    }
-                    return;
-                }
-                let outcome = self.row_outcome(report, token, how);
-                if state.in_transaction {
-                    if outcome != SqlOutcome::Rows(0)
-                        && !matches!(outcome, SqlOutcome::StaleToken { .. })
-                        && let Some(state) = self.db.sessions.get_mut(&session)
-                    {
-                        state.pending_row = Some((period, report, run, token, how));
-                    }
-                } else if outcome == SqlOutcome::Rows(1) {
-                    self.apply_row(period, report, run, token);
-                }
-                self.finish_statement(caller, session, sql, outcome, 0);
+                let row = (period, report, run, token, how);
+                self.write_report(caller, session, statement, state, row);
             }
             Sql::Commit | Sql::Rollback => {
                 if let Some((period, report, run, token, how)) = state.pending_row
@@ -464,6 +407,91 @@ impl Sim {
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0);
             }
         }
+    }
+
+    /// `SELECT … FOR UPDATE` (or `FOR NO KEY UPDATE`) on the jobs row: granted
+    /// at once when nothing conflicts, else refused, skipped or queued as `wait` says.
+    fn lock_job_row(
+        &mut self,
+        caller: Caller,
+        session: SessionId,
+        state: Session,
+        strength: LockStrength,
+        wait: DbWait,
+    ) {
+        let sql = Sql::LockJobRow { strength, wait };
+        // A `FOR UPDATE` asks about the key share and ends the steady state.
+        self.background_catch_up();
+        if let Some(state) = self.db.sessions.get_mut(&session) {
+            state.in_transaction = true;
+        }
+        let mode = RowLockMode::of(strength);
+        if self.db.queue.is_empty() && self.db.compatible(mode, session, self.now_ms) {
+            self.grant_row(session, mode, Some(caller));
+            self.finish_statement(caller, session, sql, SqlOutcome::Rows(1), 0);
+            return;
+        }
+        match wait {
+            DbWait::Nowait => {
+                let outcome = SqlOutcome::Error(SqlError::LockNotAvailable);
+                self.finish_statement(caller, session, sql, outcome, 0);
+            }
+            DbWait::SkipLocked => self.finish_statement(caller, session, sql, SqlOutcome::Rows(0), 0),
+            DbWait::Block => {
+                let lock_timer = (self.db.lock_timeout_ms > 0)
+                    .then(|| self.set_timer(Party::Db, self.db.lock_timeout_ms, TimerPurpose::LockTimeout { session }));
+                self.db.queue.push_back(RowWaiter {
+                    session,
+                    mode,
+                    since_ms: self.now_ms,
+                    caller: Some(caller),
+                    background: None,
+                    lock_timer,
+                });
+                let (client, change) = (state.client, RowLockChange::Waiting);
+                self.record(EventKind::RowLock { session, client, mode, change });
+            }
+        }
+    }
+
+    /// The report row's write: it waits for another transaction's uncommitted
+    /// row to the same report; in a transaction it is pending until COMMIT.
+    fn write_report(
+        &mut self,
+        caller: Caller,
+        session: SessionId,
+        statement: u32,
+        state: Session,
+        row: (Period, ReportOf, RunId, Option<Token>, RowWrite),
+    ) {
+        let (period, report, run, token, how) = row;
+        let sql = Sql::WriteReport { period, report, run, token, how };
+        // Another transaction's uncommitted row: wait for it to end.
+        let writer = self
+            .db
+            .sessions
+            .entries()
+            .iter()
+            .find(|(id, other)| *id != session && other.pending_row.is_some_and(|(_, row, ..)| row == report));
+        if let Some(&(writer, _)) = writer {
+            self.db.statements.insert(statement, Statement { caller, sql });
+            if let Some(state) = self.db.sessions.get_mut(&session) {
+                state.waits_for_row = Some((writer, statement));
+            }
+            return;
+        }
+        let outcome = self.row_outcome(report, token, how);
+        if state.in_transaction {
+            if outcome != SqlOutcome::Rows(0)
+                && !matches!(outcome, SqlOutcome::StaleToken { .. })
+                && let Some(state) = self.db.sessions.get_mut(&session)
+            {
+                state.pending_row = Some(row);
+            }
+        } else if outcome == SqlOutcome::Rows(1) {
+            self.apply_row(period, report, run, token);
+        }
+        self.finish_statement(caller, session, sql, outcome, 0);
     }
 
     fn finish_statement(&mut self, caller: Caller, session: SessionId, sql: Sql, outcome: SqlOutcome, waited_ms: u64) {
