@@ -42,7 +42,7 @@ use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
 use crate::scenario::{ReportRule, World};
 use crate::table::Table;
-use crate::vocab::{Context, Notice, Reply, Request, RunMap, Strategy, Tag, Timer, TimerId};
+use crate::vocab::{Context, Notice, Reply, Request, Strategy, Tag, Timer, TimerId};
 use pool::{Pool, PoolJob};
 pub use run::{RunState, Stage};
 use std::collections::VecDeque;
@@ -159,7 +159,8 @@ pub struct Runtime {
     /// The scenario's end: no tick at or after it starts a run.
     window_end_ms: u64,
     next_period: u32,
-    runs: RunMap<RunState>,
+    /// Its runs, by id: ids grow, and the ones looked up are mostly the newest.
+    runs: Table<RunId, RunState, true>,
     /// Its runs that have not ended, oldest first: a cron tick or a crash
     /// visits these, never the whole history of the run.
     live: Vec<RunId>,
@@ -183,7 +184,7 @@ impl Runtime {
             reports,
             window_end_ms,
             next_period: 0,
-            runs: RunMap::new(),
+            runs: Table::with_capacity(32),
             live: Vec::with_capacity(4),
             redeliver: Vec::new(),
             // Sized up front: every instance has requests in flight in every run.
