@@ -345,18 +345,7 @@ impl Sim {
         let rng_background = root.fork();
         let instance_rngs: Vec<SimRng> = (0..world.instances).map(|_| root.fork()).collect();
 
-        let (redlock_nodes, restart_delay_ms) = match &settings {
-            StrategySettings::Redlock(redlock) => {
-                (Some(redlock.nodes), if redlock.delayed_restart { redlock.ttl_ms } else { 0 })
-            }
-            StrategySettings::Naive(_)
-            | StrategySettings::Fencing(_)
-            | StrategySettings::DbLock(_)
-            | StrategySettings::UniqueInsert
-            | StrategySettings::Consensus(_) => (None, 0),
-        };
-        let with_replica = world.redis_replica && redlock_nodes.is_none();
-        let redis = redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms);
+        let redis = redis_for(&world, &settings);
         let clock = LocalClock::default();
         let clocks = [ClockState { clock, monotonic: clock, epoch: 0, monotonic_epoch: 0 }; PARTY_SLOTS];
 
@@ -409,19 +398,25 @@ impl Sim {
             next_request: 0,
             world,
         };
-        // Faults are queued first, so at equal times they strike before anything else.
-        for index in 0..sim.faults.len() {
-            let at = sim.faults[index].at_ms();
-            sim.schedule(at, Action::Fault(u32::try_from(index).unwrap_or(u32::MAX)));
-        }
-        for index in 0..sim.world.instances {
-            sim.with_runtime(InstanceId(index), |runtime, host| runtime.start(host));
-        }
-        if sim.world.background_queries_per_s > 0 {
-            let gap = sim.background_gap_ms();
-            sim.schedule_background(gap);
-        }
+        sim.queue_start();
         sim
+    }
+
+    /// What is queued before time starts: the faults first, so that at equal
+    /// times they strike before anything else; each instance's first cron
+    /// tick; other services' first query.
+    fn queue_start(&mut self) {
+        for index in 0..self.faults.len() {
+            let at = self.faults[index].at_ms();
+            self.schedule(at, Action::Fault(u32::try_from(index).unwrap_or(u32::MAX)));
+        }
+        for index in 0..self.world.instances {
+            self.with_runtime(InstanceId(index), |runtime, host| runtime.start(host));
+        }
+        if self.world.background_queries_per_s > 0 {
+            let gap = self.background_gap_ms();
+            self.schedule_background(gap);
+        }
     }
 
     /// Runs the simulation, driving `strategy`, until it ends or its log
@@ -900,8 +895,42 @@ impl Sim {
 
     fn apply_fault(&mut self, index: u32, strategy: &mut SimStrategy) {
         let fault = self.faults[usize::try_from(index).unwrap_or(0)].clone();
+        let targets = self.fault_targets(&fault);
+        self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
         let now = self.now_ms;
-        let targets: Vec<Party> = match &fault {
+        let instances = || targets.iter().filter_map(|party| party.instance());
+        match fault {
+            Fault::OomKill { restart_after_ms, .. } => self.kill_all(instances(), false, restart_after_ms, strategy),
+            Fault::HostLoss { restart_after_ms, .. } => self.kill_all(instances(), true, restart_after_ms, strategy),
+            Fault::GcPause { duration_ms, .. } => instances().for_each(|instance| self.pause(instance, duration_ms)),
+            Fault::ClockJump { by_ms, .. } => {
+                targets.iter().for_each(|party| self.change_clock(*party, ClockChange::Jump { by_ms }));
+            }
+            Fault::ClockDrift { ppm, .. } => {
+                targets.iter().for_each(|party| self.change_clock(*party, ClockChange::Drift { ppm }));
+            }
+            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
+                let (from, to, end_ms) = (self.resolve(from), self.resolve(to), now + duration_ms);
+                self.delays.push(Window { from, to, start_ms: now, end_ms, both_ways: false, extra_ms });
+            }
+            Fault::Partition { between, duration_ms, one_way, .. } => {
+                let (from, to, end_ms) = (self.resolve(between[0]), self.resolve(between[1]), now + duration_ms);
+                let window = Window { from, to, start_ms: now, end_ms, both_ways: !one_way, extra_ms: 0 };
+                self.cut_off_from_db(&window, duration_ms);
+                self.partitions.push(window);
+            }
+            Fault::RedisRestart { down_ms, .. } => {
+                targets.iter().for_each(|node| self.redis_down(*node, Some(down_ms)))
+            }
+            Fault::RedisFailover { .. } => targets.iter().for_each(|node| self.redis_failover(*node)),
+            Fault::ConsensusLeaderLoss { .. } => self.leader_lost(),
+            Fault::DbSlow { factor, duration_ms, .. } => self.db_slow(factor, duration_ms),
+        }
+    }
+
+    /// The parties a fault strikes, as its event names them.
+    fn fault_targets(&self, fault: &Fault) -> Vec<Party> {
+        match fault {
             Fault::OomKill { target, .. }
             | Fault::HostLoss { target, .. }
             | Fault::GcPause { target, .. }
@@ -909,83 +938,31 @@ impl Sim {
             | Fault::ClockDrift { target, .. }
             | Fault::RedisRestart { target, .. }
             | Fault::RedisFailover { target, .. } => self.resolve(*target),
-            Fault::NetworkDelay { from, to, .. } => {
-                let mut both = self.resolve(*from);
-                both.extend(self.resolve(*to));
-                both
-            }
-            Fault::Partition { between, .. } => {
-                let mut both = self.resolve(between[0]);
-                both.extend(self.resolve(between[1]));
-                both
-            }
+            Fault::NetworkDelay { from, to, .. } => [self.resolve(*from), self.resolve(*to)].concat(),
+            Fault::Partition { between, .. } => [self.resolve(between[0]), self.resolve(between[1])].concat(),
             Fault::ConsensusLeaderLoss { .. } => vec![Party::Consensus],
             Fault::DbSlow { .. } => vec![Party::Db],
-        };
-        self.record(EventKind::Fault { fault: fault.clone(), targets: targets.clone() });
-        match fault {
-            Fault::OomKill { restart_after_ms, .. } | Fault::HostLoss { restart_after_ms, .. } => {
-                let host_lost = matches!(fault, Fault::HostLoss { .. });
-                for instance in targets.iter().filter_map(|party| party.instance()) {
-                    self.kill(instance, host_lost, strategy);
-                    if let Some(after) = restart_after_ms
-                        && now + after < self.horizon_ms
-                    {
-                        self.schedule(now + after, Action::Restart { instance });
-                        self.instances[instance.index()].restart_queued = true;
-                    }
-                }
+        }
+    }
+
+    /// Kills each instance (its host lost, or its process alone), queuing
+    /// its restart `restart_after_ms` later when that falls inside the run.
+    fn kill_all(
+        &mut self,
+        instances: impl Iterator<Item = InstanceId>,
+        host_lost: bool,
+        restart_after_ms: Option<u64>,
+        strategy: &mut SimStrategy,
+    ) {
+        let now = self.now_ms;
+        for instance in instances {
+            self.kill(instance, host_lost, strategy);
+            if let Some(after) = restart_after_ms
+                && now + after < self.horizon_ms
+            {
+                self.schedule(now + after, Action::Restart { instance });
+                self.instances[instance.index()].restart_queued = true;
             }
-            Fault::GcPause { duration_ms, .. } => {
-                for instance in targets.iter().filter_map(|party| party.instance()) {
-                    self.pause(instance, duration_ms);
-                }
-            }
-            Fault::ClockJump { by_ms, .. } => {
-                for party in targets {
-                    self.change_clock(party, ClockChange::Jump { by_ms });
-                }
-            }
-            Fault::ClockDrift { ppm, .. } => {
-                for party in targets {
-                    self.change_clock(party, ClockChange::Drift { ppm });
-                }
-            }
-            Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
-                let window = Window {
-                    from: self.resolve(from),
-                    to: self.resolve(to),
-                    start_ms: now,
-                    end_ms: now + duration_ms,
-                    both_ways: false,
-                    extra_ms,
-                };
-                self.delays.push(window);
-            }
-            Fault::Partition { between, duration_ms, one_way, .. } => {
-                let window = Window {
-                    from: self.resolve(between[0]),
-                    to: self.resolve(between[1]),
-                    start_ms: now,
-                    end_ms: now + duration_ms,
-                    both_ways: !one_way,
-                    extra_ms: 0,
-                };
-                self.cut_off_from_db(&window, duration_ms);
-                self.partitions.push(window);
-            }
-            Fault::RedisRestart { down_ms, .. } => {
-                for node in targets {
-                    self.redis_down(node, Some(down_ms));
-                }
-            }
-            Fault::RedisFailover { .. } => {
-                for node in targets {
-                    self.redis_failover(node);
-                }
-            }
-            Fault::ConsensusLeaderLoss { .. } => self.leader_lost(),
-            Fault::DbSlow { factor, duration_ms, .. } => self.db_slow(factor, duration_ms),
         }
     }
 
@@ -1010,6 +987,23 @@ impl Sim {
             }
         }
     }
+}
+
+/// The Redis nodes a strategy talks to: Redlock's own, else one primary
+/// (with its replica when the world has one).
+fn redis_for(world: &World, settings: &StrategySettings) -> redis::RedisCluster {
+    let (redlock_nodes, restart_delay_ms) = match settings {
+        StrategySettings::Redlock(redlock) => {
+            (Some(redlock.nodes), if redlock.delayed_restart { redlock.ttl_ms } else { 0 })
+        }
+        StrategySettings::Naive(_)
+        | StrategySettings::Fencing(_)
+        | StrategySettings::DbLock(_)
+        | StrategySettings::UniqueInsert
+        | StrategySettings::Consensus(_) => (None, 0),
+    };
+    let with_replica = world.redis_replica && redlock_nodes.is_none();
+    redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms)
 }
 
 /// Position of a run in the run table.
