@@ -329,75 +329,38 @@ struct Transcript {
     stopped: Option<String>,
 }
 
+/// The instance a client is, as the transcript names it (`a`, `b`, `c`).
+fn instance(client: u8) -> String {
+    InstanceId(client).to_string()
+}
+
 /// Runs the steps on `target`.
 fn transcript(target: &mut dyn Store, steps: &[Step]) -> Result<Transcript, String> {
-    let mut lines = Vec::new();
-    let mut notes = Vec::new();
-    let who = |client: u8| InstanceId(client).to_string();
+    let mut transcript = Transcript { lines: Vec::new(), notes: Vec::new(), stopped: None };
     for step in steps {
         let line = match *step {
-            Step::Send(client, op) => format!("{}: {op} → {}", who(client), target.send(client, op)?),
+            Step::Send(client, op) => format!("{}: {op} → {}", instance(client), target.send(client, op)?),
             Step::SendLeaderless(client, op) => {
-                let reply = target.send_leaderless(client, op)?;
-                let said = match reply {
-                    ConsensusReply::NoLeader | ConsensusReply::Timeout => "fails: the cluster has no leader".to_owned(),
-                    ConsensusReply::Acquired { .. }
-                    | ConsensusReply::Taken { .. }
-                    | ConsensusReply::Alive { .. }
-                    | ConsensusReply::LeaseNotFound
-                    | ConsensusReply::Revoked => reply.to_string(),
-                };
-                notes.push(match reply {
-                    ConsensusReply::Timeout => format!(
-                        "{} was not answered within the lab client's {} ms: a member holds a request the dead leader never committed until its request timeout, 5 s plus two election timeouts (`ServerConfig.ReqTimeout`), and then fails it",
-                        who(client),
-                        CLIENT_TIMEOUT.as_millis()
-                    ),
-                    other => format!("{} was answered: {other}", who(client)),
-                });
-                format!("{}: {op} → {said}", who(client))
+                let (line, note) = send_leaderless(target, client, op)?;
+                transcript.notes.push(note);
+                line
             }
-            Step::Get(client) => {
-                let value = match target.get(client)? {
-                    Some((value, revision)) => format!("\"{value}\" (create_revision {revision})"),
-                    None => "(no key)".to_owned(),
-                };
-                format!("{}: get {LEASE_KEY} → {value}", who(client))
-            }
+            Step::Get(client) => get_key(target, client)?,
             Step::LeaseDownTo(lease, left_s) => {
                 target.lease_down_to(lease, left_s)?;
                 format!("time passes until lease {} has {left_s} s or less left", lease.0)
             }
-            Step::TimeToLive { client, lease, ttl_s } => {
-                let said = match target.time_to_live_s(client, lease)? {
-                    // Whole seconds, cut down, a moment after the refresh, and
-                    // etcd's new leader adds one election timeout (1 s) to the TTL.
-                    Some(left_s) if (ttl_s - 1..=ttl_s + 1).contains(&left_s) => {
-                        format!("its whole TTL again ({} to {} s)", ttl_s - 1, ttl_s + 1)
-                    }
-                    Some(left_s) => format!("{left_s} s left"),
-                    None => "lease not found".to_owned(),
-                };
-                format!("{}: lease timetolive {} → {said}", who(client), lease.0)
-            }
-            Step::KeyRunsOut { ttl_s } => {
-                let limit_ms = ttl_s * 1_000 + LEASE_TOLERANCE_MS;
-                match target.key_runs_out(ttl_s)? {
-                    Some(after_ms) if (ttl_s * 1_000..=limit_ms).contains(&after_ms) => format!(
-                        "the lease runs out: the key is gone between {} and {limit_ms} ms after the grant",
-                        ttl_s * 1_000
-                    ),
-                    Some(after_ms) => format!("the key is gone {after_ms} ms after the grant"),
-                    None => format!("the key is still there {} ms after the grant", limit_ms * 2),
+            Step::TimeToLive { client, lease, ttl_s } => ask_time_to_live(target, client, lease, ttl_s)?,
+            Step::KeyRunsOut { ttl_s } => wait_for_key_to_run_out(target, ttl_s)?,
+            Step::ClockJump(by_ms) => match target.step_clock(by_ms)? {
+                Ok(()) => format!("the member's wall clock steps {by_ms:+} ms"),
+                // The steps after this one assume the step was made, so the side stops here.
+                Err(why) => {
+                    transcript.lines.push(format!("the member's wall clock cannot be stepped {by_ms:+} ms"));
+                    transcript.stopped = Some(why);
+                    return Ok(transcript);
                 }
-            }
-            Step::ClockJump(by_ms) => {
-                if let Err(why) = target.step_clock(by_ms)? {
-                    lines.push(format!("the member's wall clock cannot be stepped {by_ms:+} ms"));
-                    return Ok(Transcript { lines, notes, stopped: Some(why) });
-                }
-                format!("the member's wall clock steps {by_ms:+} ms")
-            }
+            },
             Step::KillLeader => {
                 target.kill_leader()?;
                 "the leader is killed (SIGKILL): the cluster has no leader".to_owned()
@@ -407,15 +370,86 @@ fn transcript(target: &mut dyn Store, steps: &[Step]) -> Result<Transcript, Stri
                 "the surviving members elect a leader".to_owned()
             }
         };
-        lines.push(line);
+        transcript.lines.push(line);
     }
-    Ok(Transcript { lines, notes, stopped: None })
+    Ok(transcript)
+}
+
+/// A send while the cluster has no leader: the step's line, which says only
+/// that it failed, and a note of how (answered, or not within the lab
+/// client's timeout).
+fn send_leaderless(target: &mut dyn Store, client: u8, op: ConsensusOp) -> Result<(String, String), String> {
+    let reply = target.send_leaderless(client, op)?;
+    let said = match reply {
+        ConsensusReply::NoLeader | ConsensusReply::Timeout => "fails: the cluster has no leader".to_owned(),
+        ConsensusReply::Acquired { .. }
+        | ConsensusReply::Taken { .. }
+        | ConsensusReply::Alive { .. }
+        | ConsensusReply::LeaseNotFound
+        | ConsensusReply::Revoked => reply.to_string(),
+    };
+    let note = match reply {
+        ConsensusReply::Timeout => format!(
+            "{} was not answered within the lab client's {} ms: a member holds a request the dead leader never committed until its request timeout, 5 s plus two election timeouts (`ServerConfig.ReqTimeout`), and then fails it",
+            instance(client),
+            CLIENT_TIMEOUT.as_millis()
+        ),
+        ConsensusReply::NoLeader
+        | ConsensusReply::Acquired { .. }
+        | ConsensusReply::Taken { .. }
+        | ConsensusReply::Alive { .. }
+        | ConsensusReply::LeaseNotFound
+        | ConsensusReply::Revoked => format!("{} was answered: {reply}", instance(client)),
+    };
+    Ok((format!("{}: {op} → {said}", instance(client)), note))
+}
+
+/// The client reads the lock key; the step's line, with the value and the
+/// revision that created it.
+fn get_key(target: &mut dyn Store, client: u8) -> Result<String, String> {
+    let value = match target.get(client)? {
+        Some((value, revision)) => format!("\"{value}\" (create_revision {revision})"),
+        None => "(no key)".to_owned(),
+    };
+    Ok(format!("{}: get {LEASE_KEY} → {value}", instance(client)))
+}
+
+/// The client asks how long the lease of TTL `ttl_s` has left; the step's
+/// line, which says "its whole TTL again" for any answer within a second of it.
+fn ask_time_to_live(target: &mut dyn Store, client: u8, lease: LeaseId, ttl_s: u64) -> Result<String, String> {
+    let said = match target.time_to_live_s(client, lease)? {
+        // Whole seconds, cut down, a moment after the refresh, and
+        // etcd's new leader adds one election timeout (1 s) to the TTL.
+        Some(left_s) if (ttl_s - 1..=ttl_s + 1).contains(&left_s) => {
+            format!("its whole TTL again ({} to {} s)", ttl_s - 1, ttl_s + 1)
+        }
+        Some(left_s) => format!("{left_s} s left"),
+        None => "lease not found".to_owned(),
+    };
+    Ok(format!("{}: lease timetolive {} → {said}", instance(client), lease.0))
+}
+
+/// Time passes until the lock key is gone; the step's line, the same on
+/// every run while the key goes within [`LEASE_TOLERANCE_MS`] after the TTL.
+fn wait_for_key_to_run_out(target: &mut dyn Store, ttl_s: u64) -> Result<String, String> {
+    let limit_ms = ttl_s * 1_000 + LEASE_TOLERANCE_MS;
+    Ok(match target.key_runs_out(ttl_s)? {
+        Some(after_ms) if (ttl_s * 1_000..=limit_ms).contains(&after_ms) => {
+            format!("the lease runs out: the key is gone between {} and {limit_ms} ms after the grant", ttl_s * 1_000)
+        }
+        Some(after_ms) => format!("the key is gone {after_ms} ms after the grant"),
+        None => format!("the key is still there {} ms after the grant", limit_ms * 2),
+    })
 }
 
 /// Runs one exchange on the engine and on `server`.
 fn run(exchange: &Exchange, server: &mut EtcdServer) -> Result<Row, String> {
+    exchange.assert_has_steps();
     let mut engine = Engine { probe: ConsensusProbe::new(), step_started_ms: 0 };
     let engine = transcript(&mut engine, &exchange.steps)?;
+    // The engine's store can always step its clock, so its side runs every
+    // step, and the row's verdict needs to look only at the server's.
+    assert!(engine.stopped.is_none(), "the engine's side of {:?} stopped before its last step", exchange.name);
     let mut real =
         Real { server, clients: BTreeMap::new(), leases: BTreeMap::new(), next_lease: 1, step_started: Instant::now() };
     let actual = transcript(&mut real, &exchange.steps).map_err(|problem| format!("{}: {problem}", exchange.name))?;

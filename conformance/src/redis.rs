@@ -33,11 +33,25 @@ fn value(client: u8) -> LockValue {
     LockValue::Owner(owner(client))
 }
 
+/// The client sets the key to its own value if it is free, for `ttl_ms`.
+fn set_px(client: u8, ttl_ms: u64) -> Step {
+    Step::Send(client, RedisCommand::SetNxPx { value: value(client), ttl_ms })
+}
+
+/// The client runs fencing's lock script: the key for 30 s and, if it set it, a token.
+fn lock_with_token(client: u8) -> Step {
+    Step::Send(client, RedisCommand::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 })
+}
+
+/// Every exchange of one node, in the order the document lists them.
 fn exchanges() -> Vec<Exchange> {
+    [taking_exchanges(), releasing_and_extending_exchanges(), fault_exchanges()].into_iter().flatten().collect()
+}
+
+/// How a free key is taken, and what a client that finds it taken gets.
+fn taking_exchanges() -> Vec<Exchange> {
     use RedisCommand as C;
-    use Step::{ClockJump, Restart, Send};
-    let set_px = |client, ttl_ms| Send(client, C::SetNxPx { value: value(client), ttl_ms });
-    let lock = |client| Send(client, C::SetNxPxIncr { value: owner(client), ttl_ms: 30_000 });
+    use Step::Send;
     vec![
         Exchange {
             name: "SET NX PX takes a free key once",
@@ -56,8 +70,23 @@ fn exchanges() -> Vec<Exchange> {
         Exchange {
             name: "The lock script takes the token in the same call",
             relies: "fencing's one script: SET NX PX and, only if it set the key, INCR of the token; a loser gets (nil) and no token",
-            steps: vec![lock(0), lock(1), Send(0, C::CompareAndDelete { value: owner(0) }), lock(1), Send(1, C::Get)],
+            steps: vec![
+                lock_with_token(0),
+                lock_with_token(1),
+                Send(0, C::CompareAndDelete { value: owner(0) }),
+                lock_with_token(1),
+                Send(1, C::Get),
+            ],
         },
+    ]
+}
+
+/// How a holder lets go of its key or extends it, and what the same
+/// commands do to another client's key or to none.
+fn releasing_and_extending_exchanges() -> Vec<Exchange> {
+    use RedisCommand as C;
+    use Step::Send;
+    vec![
         Exchange {
             name: "Compare-and-delete spares another client's key",
             relies: "the unlock script deletes only its own value: 0 for another's key, 1 for its own",
@@ -90,6 +119,14 @@ fn exchanges() -> Vec<Exchange> {
             relies: "PEXPIRE of a missing key is 0; INCR of a missing counter starts it at 1",
             steps: vec![Send(0, C::Pexpire { ttl_ms: 30_000 }), Send(0, C::Incr), Send(1, C::Incr)],
         },
+    ]
+}
+
+/// What the node's faults do to the keys: a clock step and a restart.
+fn fault_exchanges() -> Vec<Exchange> {
+    use RedisCommand as C;
+    use Step::{ClockJump, Restart, Send};
+    vec![
         Exchange {
             name: "A clock stepped forward past the TTL expires the key",
             relies: "clock_jump on a Redis node: a key's expiry is read from the node's own wall clock, so a step forward ends the lock early (Kleppmann 2016)",
@@ -101,7 +138,7 @@ fn exchanges() -> Vec<Exchange> {
         Exchange {
             name: "A restart without persistence forgets every key",
             relies: "redis_restart: the lock and the token counter are both gone, so a token is handed out again",
-            steps: vec![lock(0), Restart, Send(1, C::Get), lock(1)],
+            steps: vec![lock_with_token(0), Restart, Send(1, C::Get), lock_with_token(1)],
         },
     ]
 }
@@ -182,6 +219,7 @@ pub fn check() -> Result<(String, Vec<Row>), String> {
     let version = format!("Redis {} (Debian's redis-server)", server.version());
     let mut rows = Vec::new();
     for exchange in exchanges() {
+        exchange.assert_has_steps();
         let mut model = RedisProbe::new();
         let engine = transcript(&mut model, &exchange.steps)?;
         // Each exchange starts from an empty server on the machine's clock, as the model does.
