@@ -487,3 +487,20 @@ pub fn check() -> Result<(String, Vec<Row>), String> {
     drop(cluster);
     Ok((version, rows))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's side of every exchange runs every step, without a server.
+    #[test]
+    fn every_exchange_has_steps_and_runs_on_the_engine() {
+        for exchange in [fence(), clock_step(), leader_change()] {
+            exchange.assert_has_steps();
+            let mut engine = Engine { probe: ConsensusProbe::new(), step_started_ms: 0 };
+            let transcript = transcript(&mut engine, &exchange.steps).expect("the engine's side never fails");
+            assert!(transcript.stopped.is_none(), "{}", exchange.name);
+            assert_eq!(transcript.lines.len(), exchange.steps.len(), "{}", exchange.name);
+        }
+    }
+}

@@ -1057,3 +1057,20 @@ fn compared(exchange: &Exchange, engine: &Transcript, actual: &Transcript) -> Ro
         outcome,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Building the list runs its assertions, and the engine's side of every
+    /// exchange runs to its end, without a server.
+    #[test]
+    fn every_exchange_is_well_formed_and_runs_on_the_engine() {
+        for exchange in exchanges() {
+            let engine = on_engine(&exchange);
+            let waits = exchange.steps.iter().filter(|step| matches!(step, Step::Wait(_))).count();
+            assert_eq!(engine.waits_ms.len(), waits, "{}: one wait time per Wait step", exchange.name);
+            assert!(engine.lines.len() >= exchange.steps.len(), "{}: a line at least per step", exchange.name);
+        }
+    }
+}

@@ -396,3 +396,18 @@ fn expiry(server: &mut RedisServer) -> Result<Row, String> {
         outcome: if in_time && engine_right && first == "OK" { Outcome::Same } else { Outcome::Different },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's side of every exchange gives a line per step, without a server.
+    #[test]
+    fn every_exchange_has_steps_and_runs_on_the_engine() {
+        for exchange in exchanges() {
+            exchange.assert_has_steps();
+            let lines = transcript(&mut RedisProbe::new(), &exchange.steps).expect("the engine's side never fails");
+            assert_eq!(lines.len(), exchange.steps.len(), "{}", exchange.name);
+        }
+    }
+}
