@@ -29,7 +29,7 @@ const REQUEST_LIMIT: Duration = Duration::from_secs(5);
 
 /// The lab's consensus client's timeout (`strategy::consensus::TIMEOUT_MS`):
 /// a request the cluster does not answer within it has failed, for the lab.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const CLIENT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long the cluster may take to elect a leader, or a key to go.
 const SERVER_LIMIT: Duration = Duration::from_secs(15);
@@ -37,7 +37,9 @@ const SERVER_LIMIT: Duration = Duration::from_secs(15);
 /// The three-member cluster's election timeout: long enough that a request
 /// sent right after the leader's death meets a cluster without a leader,
 /// and the margin the new leader adds to every lease (`Promote`) is a second.
-const ELECTION_TIMEOUT_MS: u64 = 1_000;
+pub(crate) const ELECTION_TIMEOUT_MS: u64 = 1_000;
+/// The single member's election timeout (wall ms), where no leader is lost.
+pub(crate) const SINGLE_ELECTION_TIMEOUT_MS: u64 = 100;
 
 /// A step of an exchange.
 #[derive(Clone, Copy)]

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// The cluster's `max_connections`, and the engine's `db_max_connections`.
-const MAX_CONNECTIONS: u16 = 6;
+pub(crate) const MAX_CONNECTIONS: u16 = 6;
 
 /// How far a timed answer on the server may be from the engine's.
 pub const TIMING_TOLERANCE_MS: u64 = 100;
@@ -30,7 +30,7 @@ pub const TIMING_TOLERANCE_MS: u64 = 100;
 /// How long the engine's world runs on after a step: longer than a
 /// statement, its round trip and one of other services' queries (20 ms);
 /// shorter than any timeout a check sets.
-const SETTLE_MS: u64 = 40;
+pub(crate) const SETTLE_MS: u64 = 40;
 
 /// How long the server may take to settle after a step, or to answer a `Wait`.
 const SERVER_LIMIT: Duration = Duration::from_secs(10);
