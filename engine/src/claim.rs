@@ -151,73 +151,24 @@ impl Moment {
 
     /// Every occurrence of the moment's kind in the run, in time order.
     fn occurrences(&self, timeline: &Timeline, report: &StrategyReport) -> Vec<Occurrence> {
-        let event = |at_ms: u64, event: u32, actors: Vec<InstanceId>| Occurrence {
-            found: Found { at_ms, event: Some(event) },
-            actors,
-        };
         let mut found: Vec<Occurrence> = match self {
-            Moment::Grant(_) => {
-                timeline.grants.iter().map(|span| event(span.span.from_ms, span.event, vec![span.instance])).collect()
-            }
-            Moment::Belief(_) => {
-                timeline.beliefs.iter().map(|span| event(span.span.from_ms, span.event, vec![span.instance])).collect()
-            }
-            Moment::Fault(kind, _) => timeline
-                .faults
+            Moment::Grant(_) => timeline
+                .grants
                 .iter()
-                .filter(|mark| mark.fault.kind_name() == kind)
-                .map(|mark| {
-                    event(mark.at_ms, mark.event, mark.targets.iter().filter_map(|party| party.instance()).collect())
-                })
+                .map(|span| occurrence(span.span.from_ms, span.event, vec![span.instance]))
                 .collect(),
-            Moment::Finding(kind, _) => report
-                .findings
-                .iter()
-                .filter(|finding| finding.kind == kind)
-                .map(|finding| {
-                    let actors = finding.cause.iter().map(|cause| cause.instance).collect();
-                    event(finding.at_ms, finding.event, actors)
-                })
-                .collect(),
-            Moment::Write(verdict, _) => {
-                let stale = |event: u32| {
-                    report
-                        .findings
-                        .iter()
-                        .any(|finding| finding.kind == "stale_write_accepted" && finding.event == event)
-                };
-                timeline
-                    .writes
-                    .iter()
-                    .filter(|write| match (verdict, write.verdict) {
-                        (WriteKind::Accepted, WriteVerdict::Accepted) => !stale(write.event),
-                        (WriteKind::Stale, WriteVerdict::Accepted) => stale(write.event),
-                        (WriteKind::Refused, WriteVerdict::Rejected { .. })
-                        | (WriteKind::NoEffect, WriteVerdict::NoEffect) => true,
-                        (
-                            WriteKind::Accepted | WriteKind::Stale | WriteKind::Refused | WriteKind::NoEffect,
-                            WriteVerdict::Accepted | WriteVerdict::Rejected { .. } | WriteVerdict::NoEffect,
-                        ) => false,
-                    })
-                    .map(|write| event(write.at_ms, write.event, vec![write.instance]))
-                    .collect()
-            }
-            Moment::Post(_) => {
-                timeline.posts.iter().map(|post| event(post.at_ms, post.event, vec![post.instance])).collect()
-            }
-            Moment::Token(token, _) => timeline
+            Moment::Belief(_) => timeline
                 .beliefs
                 .iter()
-                .filter(|span| span.token == Some(*token))
-                .map(|span| event(span.span.from_ms, span.event, vec![span.instance]))
-                .chain(
-                    timeline
-                        .writes
-                        .iter()
-                        .filter(|write| write.token == Some(*token))
-                        .map(|write| event(write.at_ms, write.event, vec![write.instance])),
-                )
+                .map(|span| occurrence(span.span.from_ms, span.event, vec![span.instance]))
                 .collect(),
+            Moment::Fault(kind, _) => fault_occurrences(kind, timeline),
+            Moment::Finding(kind, _) => finding_occurrences(kind, report),
+            Moment::Write(verdict, _) => write_occurrences(*verdict, timeline, report),
+            Moment::Post(_) => {
+                timeline.posts.iter().map(|post| occurrence(post.at_ms, post.event, vec![post.instance])).collect()
+            }
+            Moment::Token(token, _) => token_occurrences(*token, timeline),
             Moment::End => {
                 vec![Occurrence { found: Found { at_ms: timeline.duration_ms, event: None }, actors: Vec::new() }]
             }
@@ -231,6 +182,75 @@ impl Moment {
         let nth = usize::try_from(self.nth().saturating_sub(1)).ok()?;
         self.occurrences(timeline, report).get(nth).map(|occurrence| occurrence.found)
     }
+}
+
+/// An occurrence at a logged event, with the instances taking part.
+fn occurrence(at_ms: u64, event: u32, actors: Vec<InstanceId>) -> Occurrence {
+    Occurrence { found: Found { at_ms, event: Some(event) }, actors }
+}
+
+/// Every fault of the kind that strikes, with the instances it strikes.
+fn fault_occurrences(kind: &str, timeline: &Timeline) -> Vec<Occurrence> {
+    timeline
+        .faults
+        .iter()
+        .filter(|mark| mark.fault.kind_name() == kind)
+        .map(|mark| {
+            occurrence(mark.at_ms, mark.event, mark.targets.iter().filter_map(|party| party.instance()).collect())
+        })
+        .collect()
+}
+
+/// Every finding of the kind, with the instance whose write caused it.
+fn finding_occurrences(kind: &str, report: &StrategyReport) -> Vec<Occurrence> {
+    report
+        .findings
+        .iter()
+        .filter(|finding| finding.kind == kind)
+        .map(|finding| {
+            let actors = finding.cause.iter().map(|cause| cause.instance).collect();
+            occurrence(finding.at_ms, finding.event, actors)
+        })
+        .collect()
+}
+
+/// Every write with the outcome. The log says only that a write was
+/// accepted; whether it landed on a newer run's data is the report's
+/// `stale_write_accepted` finding, so an accepted write is stale or not by it.
+fn write_occurrences(verdict: WriteKind, timeline: &Timeline, report: &StrategyReport) -> Vec<Occurrence> {
+    let stale = |event: u32| {
+        report.findings.iter().any(|finding| finding.kind == "stale_write_accepted" && finding.event == event)
+    };
+    timeline
+        .writes
+        .iter()
+        .filter(|write| match (verdict, write.verdict) {
+            (WriteKind::Accepted, WriteVerdict::Accepted) => !stale(write.event),
+            (WriteKind::Stale, WriteVerdict::Accepted) => stale(write.event),
+            (WriteKind::Refused, WriteVerdict::Rejected { .. }) | (WriteKind::NoEffect, WriteVerdict::NoEffect) => true,
+            (
+                WriteKind::Accepted | WriteKind::Stale | WriteKind::Refused | WriteKind::NoEffect,
+                WriteVerdict::Accepted | WriteVerdict::Rejected { .. } | WriteVerdict::NoEffect,
+            ) => false,
+        })
+        .map(|write| occurrence(write.at_ms, write.event, vec![write.instance]))
+        .collect()
+}
+
+/// Every belief and every write that carries the token: a token is named
+/// where an instance holds it and where it shows it to storage.
+fn token_occurrences(token: Token, timeline: &Timeline) -> Vec<Occurrence> {
+    let beliefs = timeline
+        .beliefs
+        .iter()
+        .filter(|span| span.token == Some(token))
+        .map(|span| occurrence(span.span.from_ms, span.event, vec![span.instance]));
+    let writes = timeline
+        .writes
+        .iter()
+        .filter(|write| write.token == Some(token))
+        .map(|write| occurrence(write.at_ms, write.event, vec![write.instance]));
+    beliefs.chain(writes).collect()
 }
 
 /// A moment with the instance that takes part in it: `grant#1@b`. Without
@@ -305,6 +325,85 @@ pub enum Claim {
     Time(ActorMoment, String),
     /// A duration metric, in whole seconds.
     Seconds(&'static str, u64),
+}
+
+/// Whether the run counts exactly `count` of what is counted; the error
+/// says how many it has.
+fn check_count(counted: &Counted, count: u64, report: &StrategyReport) -> Result<(), String> {
+    let actual = match counted {
+        Counted::Findings(kind) => {
+            u64::try_from(report.findings.iter().filter(|finding| finding.kind == *kind).count()).unwrap_or(u64::MAX)
+        }
+        Counted::Metric(key) => {
+            Metric::ALL.iter().find(|metric| metric.key() == *key).map_or(0, |metric| metric.count(&report.metrics))
+        }
+        Counted::WastedSideEffects => u64::from(report.metrics.wasted_side_effects),
+    };
+    if actual == count { Ok(()) } else { Err(format!("the run has {actual}")) }
+}
+
+/// Whether the first moment comes before the second; the error says when
+/// each comes, or that one does not.
+fn check_order(
+    first: &ActorMoment,
+    then: &ActorMoment,
+    timeline: &Timeline,
+    report: &StrategyReport,
+) -> Result<(), String> {
+    match (first.find(timeline, report), then.find(timeline, report)) {
+        (Some(first), Some(then)) if (first.at_ms, first.event) < (then.at_ms, then.event) => Ok(()),
+        (Some(first), Some(then)) => {
+            Err(format!("the first comes at {} ms, the second at {} ms", first.at_ms, then.at_ms))
+        }
+        (None, _) | (_, None) => Err("one of the two moments does not occur".to_owned()),
+    }
+}
+
+/// Whether a finding of the kind was caused by a write of `actor` holding `held`.
+fn check_cause(kind: &str, actor: InstanceId, held: Held, report: &StrategyReport) -> Result<(), String> {
+    let caused = report.findings.iter().any(|finding| {
+        finding.kind == kind
+            && finding.cause.as_ref().is_some_and(|cause| cause.instance == actor && cause.held == held)
+    });
+    if caused { Ok(()) } else { Err("no finding of that kind has that cause".to_owned()) }
+}
+
+/// Whether the moment falls at the wall-clock time written, to its
+/// precision; the error says when it falls.
+fn check_time(
+    moment: &ActorMoment,
+    time: &str,
+    origin: &str,
+    timeline: &Timeline,
+    report: &StrategyReport,
+) -> Result<(), String> {
+    let Some(found) = moment.find(timeline, report) else {
+        return Err("the run has no such moment".to_owned());
+    };
+    // Written to the minute, second or tenth: cut or rounded there.
+    let half_unit_ms = match time.len() {
+        5 => 30_000,
+        8 => 500,
+        10 => 50,
+        _ => 0,
+    };
+    let reads = |at_ms: u64| {
+        let at = crate::format::wall_clock(origin, i64::try_from(at_ms).unwrap_or(i64::MAX));
+        at.get(..time.len()).is_some_and(|read| read == time)
+    };
+    if reads(found.at_ms) || reads(found.at_ms + half_unit_ms) {
+        Ok(())
+    } else {
+        let at = crate::format::wall_clock(origin, i64::try_from(found.at_ms).unwrap_or(i64::MAX));
+        Err(format!("it falls at {at}"))
+    }
+}
+
+/// Whether the duration metric is `seconds` whole seconds; the error says
+/// how many milliseconds the run has.
+fn check_seconds(key: &str, seconds: u64, report: &StrategyReport) -> Result<(), String> {
+    let ms = Metric::ALL.iter().find(|metric| metric.key() == key).map_or(0, |metric| metric.count(&report.metrics));
+    if ms / 1000 == seconds { Ok(()) } else { Err(format!("the run has {ms} ms")) }
 }
 
 /// The claims a bare word makes, with its words in a text.
@@ -389,84 +488,32 @@ impl Claim {
     /// instead. `origin` is the scenario's `clock_origin`, for times.
     pub fn check(&self, origin: &str, timeline: &Timeline, report: &StrategyReport) -> Result<(), String> {
         let has = |kind: &str| report.findings.iter().any(|finding| finding.kind == kind);
-        let fail = |what: String| Err(format!("{self:?} does not hold: {what}"));
-        match self {
-            Claim::Safety(safety) if report.safety != *safety => fail(format!("the run is {:?}", report.safety)),
+        let borne_out = match self {
+            Claim::Safety(safety) if report.safety != *safety => Err(format!("the run is {:?}", report.safety)),
             Claim::Liveness(liveness) if report.liveness != *liveness => {
-                fail(format!("the run is {:?}", report.liveness))
+                Err(format!("the run is {:?}", report.liveness))
             }
             Claim::Efficiency(efficiency) if report.efficiency != *efficiency => {
-                fail(format!("the run is {:?}", report.efficiency))
+                Err(format!("the run is {:?}", report.efficiency))
             }
-            Claim::Finding(kind) if !has(kind) => fail("no such finding".to_owned()),
-            Claim::NoFinding(kind) if has(kind) => fail("the report has it".to_owned()),
-            Claim::Count(counted, count) => {
-                let actual = match counted {
-                    Counted::Findings(kind) => {
-                        u64::try_from(report.findings.iter().filter(|finding| finding.kind == kind).count())
-                            .unwrap_or(u64::MAX)
-                    }
-                    Counted::Metric(key) => Metric::ALL
-                        .iter()
-                        .find(|metric| metric.key() == *key)
-                        .map_or(0, |metric| metric.count(&report.metrics)),
-                    Counted::WastedSideEffects => u64::from(report.metrics.wasted_side_effects),
-                };
-                if actual == *count { Ok(()) } else { fail(format!("the run has {actual}")) }
-            }
+            Claim::Finding(kind) if !has(kind) => Err("no such finding".to_owned()),
+            Claim::NoFinding(kind) if has(kind) => Err("the report has it".to_owned()),
+            Claim::Count(counted, count) => check_count(counted, *count, report),
             Claim::Happens(moment) if moment.find(timeline, report).is_none() => {
-                fail("the run has no such moment".to_owned())
+                Err("the run has no such moment".to_owned())
             }
-            Claim::Order(first, then) => match (first.find(timeline, report), then.find(timeline, report)) {
-                (Some(first), Some(then)) if (first.at_ms, first.event) < (then.at_ms, then.event) => Ok(()),
-                (Some(first), Some(then)) => {
-                    fail(format!("the first comes at {} ms, the second at {} ms", first.at_ms, then.at_ms))
-                }
-                (None, _) | (_, None) => fail("one of the two moments does not occur".to_owned()),
-            },
-            Claim::Cause { kind, actor, held } => {
-                let caused = report.findings.iter().any(|finding| {
-                    finding.kind == kind
-                        && finding.cause.as_ref().is_some_and(|cause| cause.instance == *actor && cause.held == *held)
-                });
-                if caused { Ok(()) } else { fail("no finding of that kind has that cause".to_owned()) }
-            }
-            Claim::Time(moment, time) => match moment.find(timeline, report) {
-                Some(found) => {
-                    // Written to the minute, second or tenth: cut or rounded there.
-                    let half_unit_ms = match time.len() {
-                        5 => 30_000,
-                        8 => 500,
-                        10 => 50,
-                        _ => 0,
-                    };
-                    let reads = |at_ms: u64| {
-                        let at = crate::format::wall_clock(origin, i64::try_from(at_ms).unwrap_or(i64::MAX));
-                        at.get(..time.len()).is_some_and(|read| read == time)
-                    };
-                    if reads(found.at_ms) || reads(found.at_ms + half_unit_ms) {
-                        Ok(())
-                    } else {
-                        let at = crate::format::wall_clock(origin, i64::try_from(found.at_ms).unwrap_or(i64::MAX));
-                        fail(format!("it falls at {at}"))
-                    }
-                }
-                None => fail("the run has no such moment".to_owned()),
-            },
-            Claim::Seconds(key, seconds) => {
-                let ms = Metric::ALL
-                    .iter()
-                    .find(|metric| metric.key() == *key)
-                    .map_or(0, |metric| metric.count(&report.metrics));
-                if ms / 1000 == *seconds { Ok(()) } else { fail(format!("the run has {ms} ms")) }
-            }
+            Claim::Order(first, then) => check_order(first, then, timeline, report),
+            Claim::Cause { kind, actor, held } => check_cause(kind, *actor, *held, report),
+            Claim::Time(moment, time) => check_time(moment, time, origin, timeline, report),
+            Claim::Seconds(key, seconds) => check_seconds(key, *seconds, report),
             Claim::Safety(_)
             | Claim::Liveness(_)
             | Claim::Efficiency(_)
             | Claim::Finding(_)
             | Claim::NoFinding(_)
             | Claim::Happens(_) => Ok(()),
-        }
+        };
+        borne_out.map_err(|what| format!("{self:?} does not hold: {what}"))
     }
 
     /// The instances the claim names as taking part.
@@ -736,57 +783,8 @@ impl Stated {
     pub fn of(scenario: &Scenario, claims: &[Claim]) -> Stated {
         let claimed: Vec<u64> = claims.iter().flat_map(Claim::numbers).collect();
         let mut values: Vec<u64> = Vec::new();
-        let mut durations_ms: Vec<u64> = claims
-            .iter()
-            .filter_map(|claim| match claim {
-                Claim::Seconds(_, seconds) => Some(seconds * 1000),
-                Claim::Safety(_)
-                | Claim::Liveness(_)
-                | Claim::Efficiency(_)
-                | Claim::Finding(_)
-                | Claim::NoFinding(_)
-                | Claim::Count(..)
-                | Claim::Happens(_)
-                | Claim::Order(..)
-                | Claim::Cause { .. }
-                | Claim::Time(..) => None,
-            })
-            .collect();
-        let claimed_times = claims
-            .iter()
-            .filter_map(|claim| match claim {
-                Claim::Time(_, time) => Some(time.clone()),
-                Claim::Safety(_)
-                | Claim::Liveness(_)
-                | Claim::Efficiency(_)
-                | Claim::Finding(_)
-                | Claim::NoFinding(_)
-                | Claim::Count(..)
-                | Claim::Happens(_)
-                | Claim::Order(..)
-                | Claim::Cause { .. }
-                | Claim::Seconds(..) => None,
-            })
-            .collect();
-        let document = serde_json::to_value(scenario).unwrap_or_default();
-        let mut settings = Vec::new();
-        for part in ["world", "strategies", "faults"] {
-            if let Some(value) = document.get(part) {
-                leaves(value, "", &mut settings);
-            }
-        }
-        // Every strategy's settings as it runs, its defaults included.
-        for resolved in scenario.strategy_settings() {
-            let value = match resolved {
-                StrategySettings::Naive(naive) => serde_json::to_value(naive),
-                StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_value(lease),
-                StrategySettings::Redlock(redlock) => serde_json::to_value(redlock),
-                StrategySettings::DbLock(db_lock) => serde_json::to_value(db_lock),
-                StrategySettings::UniqueInsert => Ok(serde_json::Value::Null),
-            };
-            leaves(&value.unwrap_or_default(), "", &mut settings);
-        }
-        for (key, value) in settings {
+        let mut durations_ms = claimed_durations_ms(claims);
+        for (key, value) in settings(scenario) {
             if key.ends_with("_ms") {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let ms = value.abs().round() as u64;
@@ -799,19 +797,11 @@ impl Stated {
         }
         let period_ms = scenario.world.cron_period_ms.max(1);
         let periods = scenario.duration_ms().div_ceil(period_ms);
-        let mut scenario_times_ms: Vec<u64> = (0..=periods + 2).map(|period| period * period_ms).collect();
-        for fault in &scenario.faults {
-            let at = fault.at_ms();
-            scenario_times_ms.push(at);
-            if let Some(lasts) = fault.lasts_ms(&scenario.world) {
-                scenario_times_ms.push(at + lasts);
-            }
-        }
         Stated {
             origin: scenario.clock_origin.clone(),
-            claimed_times,
+            claimed_times: claimed_times(claims),
             claimed,
-            scenario_times_ms,
+            scenario_times_ms: scenario_times_ms(scenario, period_ms, periods),
             durations_ms,
             values,
             periods,
@@ -853,6 +843,84 @@ impl Stated {
         };
         Err(format!("it says “{written}”, {what}"))
     }
+}
+
+/// The durations the claims state, in ms: each `seconds:` claim's.
+fn claimed_durations_ms(claims: &[Claim]) -> Vec<u64> {
+    claims
+        .iter()
+        .filter_map(|claim| match claim {
+            Claim::Seconds(_, seconds) => Some(seconds * 1000),
+            Claim::Safety(_)
+            | Claim::Liveness(_)
+            | Claim::Efficiency(_)
+            | Claim::Finding(_)
+            | Claim::NoFinding(_)
+            | Claim::Count(..)
+            | Claim::Happens(_)
+            | Claim::Order(..)
+            | Claim::Cause { .. }
+            | Claim::Time(..) => None,
+        })
+        .collect()
+}
+
+/// The wall-clock times the claims state, as written: each `time:` claim's.
+fn claimed_times(claims: &[Claim]) -> Vec<String> {
+    claims
+        .iter()
+        .filter_map(|claim| match claim {
+            Claim::Time(_, time) => Some(time.clone()),
+            Claim::Safety(_)
+            | Claim::Liveness(_)
+            | Claim::Efficiency(_)
+            | Claim::Finding(_)
+            | Claim::NoFinding(_)
+            | Claim::Count(..)
+            | Claim::Happens(_)
+            | Claim::Order(..)
+            | Claim::Cause { .. }
+            | Claim::Seconds(..) => None,
+        })
+        .collect()
+}
+
+/// Every number the scenario sets, with its key: what its document writes
+/// and, since a text may state a default the document leaves out, every
+/// strategy's settings as it runs.
+fn settings(scenario: &Scenario) -> Vec<(String, f64)> {
+    let document = serde_json::to_value(scenario).unwrap_or_default();
+    let mut settings = Vec::new();
+    for part in ["world", "strategies", "faults"] {
+        if let Some(value) = document.get(part) {
+            leaves(value, "", &mut settings);
+        }
+    }
+    for resolved in scenario.strategy_settings() {
+        let value = match resolved {
+            StrategySettings::Naive(naive) => serde_json::to_value(naive),
+            StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_value(lease),
+            StrategySettings::Redlock(redlock) => serde_json::to_value(redlock),
+            StrategySettings::DbLock(db_lock) => serde_json::to_value(db_lock),
+            StrategySettings::UniqueInsert => Ok(serde_json::Value::Null),
+        };
+        leaves(&value.unwrap_or_default(), "", &mut settings);
+    }
+    settings
+}
+
+/// The times the scenario sets, in ms from the run's start: every cron
+/// tick, two past the window included, and when each fault strikes and ends.
+fn scenario_times_ms(scenario: &Scenario, period_ms: u64, periods: u64) -> Vec<u64> {
+    let mut times_ms: Vec<u64> = (0..=periods + 2).map(|period| period * period_ms).collect();
+    for fault in &scenario.faults {
+        let at = fault.at_ms();
+        times_ms.push(at);
+        if let Some(lasts) = fault.lasts_ms(&scenario.world) {
+            times_ms.push(at + lasts);
+        }
+    }
+    times_ms
 }
 
 /// The numeric leaves of a JSON value, each with its key.

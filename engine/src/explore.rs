@@ -276,83 +276,17 @@ impl Explorer {
         let kind = kinds[usize::try_from(self.rng.below(kinds.len() as u64)).unwrap_or(0)].clone();
         let (start, end) = self.options.window_ms;
         let at_ms = self.rng.between(start, end - 1);
-        let rng = &mut self.rng;
-        let seconds = |rng: &mut SimRng, low: u64, high: u64| rng.between(low, high) * 1000;
-        let redis_nodes = self.options.base.settings_for(self.options.strategy).redis_nodes();
-        let redis_node = |rng: &mut SimRng| {
-            Target::Party(Party::Redis(RedisNodeId(u8::try_from(rng.below(u64::from(redis_nodes))).unwrap_or(0))))
-        };
-        let instances = self.options.base.world.instances;
-        let victim = |rng: &mut SimRng| {
-            if rng.below(4) == 0 {
-                Target::Party(Party::Instance(InstanceId(u8::try_from(rng.below(u64::from(instances))).unwrap_or(0))))
-            } else {
-                Target::Holder
-            }
-        };
-        let resource = |rng: &mut SimRng| match rng.below(5) {
-            0 => Target::Party(Party::Storage),
-            1 => Target::Party(Party::Db),
-            2 => Target::AllRedis,
-            3 => Target::Party(Party::Consensus),
-            _ => Target::Party(Party::Redis(RedisNodeId(0))),
-        };
-        let db_slow = |rng: &mut SimRng| Fault::DbSlow {
+        let mut draw = FaultDraw {
+            rng: &mut self.rng,
             at_ms,
-            factor: f64::from(u32::try_from(rng.between(2, 50)).unwrap_or(2)),
-            duration_ms: seconds(rng, 1, 120),
+            instances: self.options.base.world.instances,
+            redis_nodes: self.options.base.settings_for(self.options.strategy).redis_nodes(),
         };
         // The kind's template says which fault to draw, so a new kind is
         // named here by the compiler; the options were checked against
         // `FAULT_KINDS` when they were read.
-        let Some(template) = Fault::template(&kind, at_ms) else { return db_slow(rng) };
-        match template {
-            Fault::OomKill { .. } | Fault::HostLoss { .. } => {
-                let target = victim(rng);
-                let restart_after_ms = (rng.below(2) == 0).then(|| seconds(rng, 0, 60));
-                if matches!(template, Fault::OomKill { .. }) {
-                    Fault::OomKill { at_ms, target, restart_after_ms }
-                } else {
-                    Fault::HostLoss { at_ms, target, restart_after_ms }
-                }
-            }
-            // Stop-the-world pauses of minutes are on record (Kleppmann 2016).
-            Fault::GcPause { .. } => Fault::GcPause { at_ms, target: victim(rng), duration_ms: seconds(rng, 1, 300) },
-            Fault::ClockJump { .. } => {
-                let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
-                let magnitude = i64::try_from(seconds(rng, 1, 120)).unwrap_or(1000);
-                let by_ms = if rng.below(2) == 0 { magnitude } else { -magnitude };
-                Fault::ClockJump { at_ms, target, by_ms }
-            }
-            Fault::ClockDrift { .. } => {
-                let target = if rng.below(2) == 0 { victim(rng) } else { redis_node(rng) };
-                let magnitude = i64::try_from(rng.between(1_000, 200_000)).unwrap_or(1_000);
-                Fault::ClockDrift { at_ms, target, ppm: if rng.below(2) == 0 { magnitude } else { -magnitude } }
-            }
-            Fault::NetworkDelay { .. } => {
-                let (from, to) =
-                    if rng.below(2) == 0 { (victim(rng), resource(rng)) } else { (resource(rng), victim(rng)) };
-                Fault::NetworkDelay {
-                    at_ms,
-                    from,
-                    to,
-                    extra_ms: seconds(rng, 1, 120),
-                    duration_ms: seconds(rng, 1, 30),
-                }
-            }
-            Fault::Partition { .. } => Fault::Partition {
-                at_ms,
-                between: [victim(rng), resource(rng)],
-                duration_ms: seconds(rng, 1, 120),
-                one_way: rng.below(2) == 0,
-            },
-            Fault::RedisRestart { .. } => {
-                Fault::RedisRestart { at_ms, target: redis_node(rng), down_ms: seconds(rng, 0, 30) }
-            }
-            Fault::RedisFailover { .. } => Fault::RedisFailover { at_ms, target: redis_node(rng) },
-            Fault::ConsensusLeaderLoss { .. } => Fault::ConsensusLeaderLoss { at_ms },
-            Fault::DbSlow { .. } => db_slow(rng),
-        }
+        let Some(template) = Fault::template(&kind, at_ms) else { return draw.db_slow() };
+        draw.like(&template)
     }
 
     /// Greedy shrinking to a fixed point: each accepted step makes the schedule smaller.
@@ -439,93 +373,235 @@ fn only(strategy: StrategyId, base: &Scenario) -> Strategies {
     strategies
 }
 
-/// Smaller versions of a fault, most aggressive first.
+/// Smaller versions of a fault, most aggressive first: smaller sizes, then earlier times.
 fn reductions(fault: &Fault, window_start_ms: u64) -> Vec<Fault> {
-    let earlier = |at_ms: u64| -> Vec<u64> {
-        let mut times = Vec::new();
-        if at_ms > window_start_ms {
-            times.push(window_start_ms + (at_ms - window_start_ms) / 2);
-            if at_ms >= window_start_ms + 1000 {
-                times.push(at_ms - 1000);
-            }
-        }
-        times
-    };
-    let halve = |value: u64, floor: u64| -> Vec<u64> {
-        let mut values = Vec::new();
-        if value / 2 >= floor && value / 2 < value {
-            values.push(value / 2);
-        }
-        if value >= floor + 1000 {
-            values.push(value - 1000);
-        }
-        values
-    };
-    let moved =
-        |make: &dyn Fn(u64) -> Fault, at_ms: u64| -> Vec<Fault> { earlier(at_ms).into_iter().map(make).collect() };
-    let mut out = Vec::new();
+    let mut out = smaller(fault);
+    out.extend(earlier(fault.at_ms(), window_start_ms).into_iter().map(|at_ms| moved_to(fault, at_ms)));
+    out
+}
+
+/// The fault with each of its sizes (a length, a magnitude, a delay)
+/// reduced in turn, the others kept; none for a fault that has no size.
+fn smaller(fault: &Fault) -> Vec<Fault> {
     match fault.clone() {
-        Fault::GcPause { at_ms, target, duration_ms } => {
-            for duration in halve(duration_ms, 1) {
-                out.push(Fault::GcPause { at_ms, target, duration_ms: duration });
-            }
-            out.extend(moved(&|at| Fault::GcPause { at_ms: at, target, duration_ms }, at_ms));
-        }
+        Fault::GcPause { at_ms, target, duration_ms } => halve(duration_ms, 1)
+            .into_iter()
+            .map(|duration| Fault::GcPause { at_ms, target, duration_ms: duration })
+            .collect(),
         Fault::ClockJump { at_ms, target, by_ms } => {
-            for magnitude in halve(by_ms.unsigned_abs(), 1) {
-                let magnitude = i64::try_from(magnitude).unwrap_or(1);
-                out.push(Fault::ClockJump { at_ms, target, by_ms: if by_ms < 0 { -magnitude } else { magnitude } });
-            }
-            out.extend(moved(&|at| Fault::ClockJump { at_ms: at, target, by_ms }, at_ms));
+            smaller_signed(by_ms).into_iter().map(|by_ms| Fault::ClockJump { at_ms, target, by_ms }).collect()
         }
         Fault::ClockDrift { at_ms, target, ppm } => {
-            for magnitude in halve(ppm.unsigned_abs(), 1) {
-                let magnitude = i64::try_from(magnitude).unwrap_or(1);
-                out.push(Fault::ClockDrift { at_ms, target, ppm: if ppm < 0 { -magnitude } else { magnitude } });
-            }
-            out.extend(moved(&|at| Fault::ClockDrift { at_ms: at, target, ppm }, at_ms));
+            smaller_signed(ppm).into_iter().map(|ppm| Fault::ClockDrift { at_ms, target, ppm }).collect()
         }
         Fault::NetworkDelay { at_ms, from, to, extra_ms, duration_ms } => {
-            for extra in halve(extra_ms, 1) {
-                out.push(Fault::NetworkDelay { at_ms, from, to, extra_ms: extra, duration_ms });
-            }
-            for duration in halve(duration_ms, 1) {
-                out.push(Fault::NetworkDelay { at_ms, from, to, extra_ms, duration_ms: duration });
-            }
-            out.extend(moved(&|at| Fault::NetworkDelay { at_ms: at, from, to, extra_ms, duration_ms }, at_ms));
+            let extras = halve(extra_ms, 1).into_iter().map(|extra| Fault::NetworkDelay {
+                at_ms,
+                from,
+                to,
+                extra_ms: extra,
+                duration_ms,
+            });
+            let durations = halve(duration_ms, 1).into_iter().map(|duration| Fault::NetworkDelay {
+                at_ms,
+                from,
+                to,
+                extra_ms,
+                duration_ms: duration,
+            });
+            extras.chain(durations).collect()
         }
-        Fault::Partition { at_ms, between, duration_ms, one_way } => {
-            for duration in halve(duration_ms, 1) {
-                out.push(Fault::Partition { at_ms, between, duration_ms: duration, one_way });
-            }
-            out.extend(moved(&|at| Fault::Partition { at_ms: at, between, duration_ms, one_way }, at_ms));
-        }
-        Fault::OomKill { at_ms, target, restart_after_ms } => {
-            out.extend(moved(&|at| Fault::OomKill { at_ms: at, target, restart_after_ms }, at_ms));
-        }
-        Fault::HostLoss { at_ms, target, restart_after_ms } => {
-            out.extend(moved(&|at| Fault::HostLoss { at_ms: at, target, restart_after_ms }, at_ms));
-        }
+        Fault::Partition { at_ms, between, duration_ms, one_way } => halve(duration_ms, 1)
+            .into_iter()
+            .map(|duration| Fault::Partition { at_ms, between, duration_ms: duration, one_way })
+            .collect(),
         Fault::RedisRestart { at_ms, target, down_ms } => {
-            for down in halve(down_ms, 0) {
-                out.push(Fault::RedisRestart { at_ms, target, down_ms: down });
-            }
-            out.extend(moved(&|at| Fault::RedisRestart { at_ms: at, target, down_ms }, at_ms));
+            halve(down_ms, 0).into_iter().map(|down| Fault::RedisRestart { at_ms, target, down_ms: down }).collect()
         }
-        Fault::RedisFailover { at_ms, target } => {
-            out.extend(moved(&|at| Fault::RedisFailover { at_ms: at, target }, at_ms))
-        }
-        Fault::ConsensusLeaderLoss { at_ms } => {
-            out.extend(moved(&|at| Fault::ConsensusLeaderLoss { at_ms: at }, at_ms))
-        }
-        Fault::DbSlow { at_ms, factor, duration_ms } => {
-            for duration in halve(duration_ms, 1) {
-                out.push(Fault::DbSlow { at_ms, factor, duration_ms: duration });
-            }
-            out.extend(moved(&|at| Fault::DbSlow { at_ms: at, factor, duration_ms }, at_ms));
+        Fault::DbSlow { at_ms, factor, duration_ms } => halve(duration_ms, 1)
+            .into_iter()
+            .map(|duration| Fault::DbSlow { at_ms, factor, duration_ms: duration })
+            .collect(),
+        Fault::OomKill { .. }
+        | Fault::HostLoss { .. }
+        | Fault::RedisFailover { .. }
+        | Fault::ConsensusLeaderLoss { .. } => Vec::new(),
+    }
+}
+
+/// Smaller magnitudes of a signed size (a clock jump, a drift), each
+/// keeping its sign: which way a clock goes is not a size to shrink.
+fn smaller_signed(value: i64) -> Vec<i64> {
+    halve(value.unsigned_abs(), 1)
+        .into_iter()
+        .map(|magnitude| {
+            let magnitude = i64::try_from(magnitude).unwrap_or(1);
+            if value < 0 { -magnitude } else { magnitude }
+        })
+        .collect()
+}
+
+/// Earlier times for a fault, no earlier than the window's start: halfway
+/// there, then a second sooner.
+fn earlier(at_ms: u64, window_start_ms: u64) -> Vec<u64> {
+    let mut times = Vec::new();
+    if at_ms > window_start_ms {
+        times.push(window_start_ms + (at_ms - window_start_ms) / 2);
+        if at_ms >= window_start_ms + 1000 {
+            times.push(at_ms - 1000);
         }
     }
-    out
+    times
+}
+
+/// Smaller values no lower than `floor`: half, then a second less.
+fn halve(value: u64, floor: u64) -> Vec<u64> {
+    let mut values = Vec::new();
+    if value / 2 >= floor && value / 2 < value {
+        values.push(value / 2);
+    }
+    if value >= floor + 1000 {
+        values.push(value - 1000);
+    }
+    values
+}
+
+/// The same fault, striking at another time.
+fn moved_to(fault: &Fault, to_ms: u64) -> Fault {
+    let mut moved = fault.clone();
+    match &mut moved {
+        Fault::OomKill { at_ms, .. }
+        | Fault::HostLoss { at_ms, .. }
+        | Fault::GcPause { at_ms, .. }
+        | Fault::ClockJump { at_ms, .. }
+        | Fault::ClockDrift { at_ms, .. }
+        | Fault::NetworkDelay { at_ms, .. }
+        | Fault::Partition { at_ms, .. }
+        | Fault::RedisRestart { at_ms, .. }
+        | Fault::RedisFailover { at_ms, .. }
+        | Fault::ConsensusLeaderLoss { at_ms }
+        | Fault::DbSlow { at_ms, .. } => *at_ms = to_ms,
+    }
+    moved
+}
+
+/// One fault's random fields being drawn: the explorer's generator, the
+/// time already drawn and the parties the base scenario has. Every field
+/// is drawn in a fixed order, so the same seed gives the same search.
+struct FaultDraw<'a> {
+    rng: &'a mut SimRng,
+    at_ms: u64,
+    instances: u8,
+    redis_nodes: u8,
+}
+
+impl FaultDraw<'_> {
+    /// A fault of the template's kind with every field drawn afresh.
+    fn like(&mut self, template: &Fault) -> Fault {
+        let at_ms = self.at_ms;
+        match template {
+            Fault::OomKill { .. } | Fault::HostLoss { .. } => self.kill(matches!(template, Fault::OomKill { .. })),
+            // Stop-the-world pauses of minutes are on record (Kleppmann 2016).
+            Fault::GcPause { .. } => Fault::GcPause { at_ms, target: self.victim(), duration_ms: self.seconds(1, 300) },
+            Fault::ClockJump { .. } => self.clock_jump(),
+            Fault::ClockDrift { .. } => self.clock_drift(),
+            Fault::NetworkDelay { .. } => self.network_delay(),
+            Fault::Partition { .. } => Fault::Partition {
+                at_ms,
+                between: [self.victim(), self.resource()],
+                duration_ms: self.seconds(1, 120),
+                one_way: self.rng.below(2) == 0,
+            },
+            Fault::RedisRestart { .. } => {
+                Fault::RedisRestart { at_ms, target: self.redis_node(), down_ms: self.seconds(0, 30) }
+            }
+            Fault::RedisFailover { .. } => Fault::RedisFailover { at_ms, target: self.redis_node() },
+            Fault::ConsensusLeaderLoss { .. } => Fault::ConsensusLeaderLoss { at_ms },
+            Fault::DbSlow { .. } => self.db_slow(),
+        }
+    }
+
+    /// A whole number of seconds between `low` and `high`, in ms.
+    fn seconds(&mut self, low: u64, high: u64) -> u64 {
+        self.rng.between(low, high) * 1000
+    }
+
+    fn redis_node(&mut self) -> Target {
+        Target::Party(Party::Redis(RedisNodeId(u8::try_from(self.rng.below(u64::from(self.redis_nodes))).unwrap_or(0))))
+    }
+
+    /// Mostly the holder, whoever it is when the fault strikes; now and then
+    /// an instance by name.
+    fn victim(&mut self) -> Target {
+        if self.rng.below(4) == 0 {
+            Target::Party(Party::Instance(InstanceId(
+                u8::try_from(self.rng.below(u64::from(self.instances))).unwrap_or(0),
+            )))
+        } else {
+            Target::Holder
+        }
+    }
+
+    /// Something an instance talks to: storage, the database, the Redis
+    /// nodes, the consensus store.
+    fn resource(&mut self) -> Target {
+        match self.rng.below(5) {
+            0 => Target::Party(Party::Storage),
+            1 => Target::Party(Party::Db),
+            2 => Target::AllRedis,
+            3 => Target::Party(Party::Consensus),
+            _ => Target::Party(Party::Redis(RedisNodeId(0))),
+        }
+    }
+
+    /// An OOM kill or a host loss of a victim, restarted or not.
+    fn kill(&mut self, oom: bool) -> Fault {
+        let at_ms = self.at_ms;
+        let target = self.victim();
+        let restart_after_ms = (self.rng.below(2) == 0).then(|| self.seconds(0, 60));
+        if oom {
+            Fault::OomKill { at_ms, target, restart_after_ms }
+        } else {
+            Fault::HostLoss { at_ms, target, restart_after_ms }
+        }
+    }
+
+    /// A victim's or a Redis node's clock stepped forward or back.
+    fn clock_jump(&mut self) -> Fault {
+        let target = if self.rng.below(2) == 0 { self.victim() } else { self.redis_node() };
+        let magnitude = i64::try_from(self.seconds(1, 120)).unwrap_or(1000);
+        let by_ms = if self.rng.below(2) == 0 { magnitude } else { -magnitude };
+        Fault::ClockJump { at_ms: self.at_ms, target, by_ms }
+    }
+
+    /// A victim's or a Redis node's clock running fast or slow.
+    fn clock_drift(&mut self) -> Fault {
+        let target = if self.rng.below(2) == 0 { self.victim() } else { self.redis_node() };
+        let magnitude = i64::try_from(self.rng.between(1_000, 200_000)).unwrap_or(1_000);
+        let ppm = if self.rng.below(2) == 0 { magnitude } else { -magnitude };
+        Fault::ClockDrift { at_ms: self.at_ms, target, ppm }
+    }
+
+    /// Messages between a victim and a resource delayed, either way.
+    fn network_delay(&mut self) -> Fault {
+        let (from, to) =
+            if self.rng.below(2) == 0 { (self.victim(), self.resource()) } else { (self.resource(), self.victim()) };
+        Fault::NetworkDelay {
+            at_ms: self.at_ms,
+            from,
+            to,
+            extra_ms: self.seconds(1, 120),
+            duration_ms: self.seconds(1, 30),
+        }
+    }
+
+    fn db_slow(&mut self) -> Fault {
+        Fault::DbSlow {
+            at_ms: self.at_ms,
+            factor: f64::from(u32::try_from(self.rng.between(2, 50)).unwrap_or(2)),
+            duration_ms: self.seconds(1, 120),
+        }
+    }
 }
 
 /// A schedule in a few words: "a 31 s GC pause on the holder".

@@ -1622,61 +1622,9 @@ impl Analysis {
         facts.period = Some(*period);
         match phase {
             RunPhase::Trying | RunPhase::Redelivered(_) => facts.live = true,
-            RunPhase::Started => {
-                facts.started_ms = Some(at);
-                self.metrics.runs_started += 1;
-                let count = {
-                    let facts = entry(&mut self.periods, period.0);
-                    facts.runs_started += 1;
-                    facts.runs_started
-                };
-                let others: Vec<RunId> = (0u32..)
-                    .zip(&self.runs)
-                    .filter(|(other, facts)| facts.working == Some(*period) && *other != run.0)
-                    .map(|(other, _)| RunId(other))
-                    .collect();
-                if !others.is_empty() {
-                    let names: Vec<String> = others.iter().map(|other| self.who(*other)).collect();
-                    let verb = if others.len() > 1 { "are" } else { "is" };
-                    let why = self.duplicate_cause(*run, &others);
-                    let text = format!(
-                        "{instance} starts period {}'s job while {} {verb} still running it: {}",
-                        period.0,
-                        names.join(" and "),
-                        why.text
-                    );
-                    if !why.forced {
-                        self.metrics.wasted_runs += 1;
-                        entry(&mut self.runs, run.0).wasted = true;
-                    }
-                    self.say(at, index, "duplicate_run", text);
-                } else if count > 1 {
-                    let text =
-                        format!("{instance} runs period {}'s job again: the earlier run did not finish", period.0);
-                    self.say(at, index, "rerun", text);
-                }
-                let facts = entry(&mut self.runs, run.0);
-                facts.working = Some(*period);
-            }
+            RunPhase::Started => self.on_run_started(at, index, *run, *instance, *period),
             RunPhase::Finished | RunPhase::Aborted(_) | RunPhase::Skipped | RunPhase::GaveUp => {
-                facts.live = false;
-                facts.ended = Some((at, *phase));
-                // A run that ended writes no more: it no longer counts as a holder.
-                self.stop_holding(*run);
-                if matches!(phase, RunPhase::Aborted(_)) {
-                    self.abandoned_rewrite(*run, at, index);
-                }
-                let facts = entry(&mut self.runs, run.0);
-                facts.working = None;
-                if *phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
-                    facts.gave_up_on_row = true;
-                }
-                if let RunPhase::Aborted(reason) = phase
-                    && *reason != AbortReason::ProcessDied
-                {
-                    let text = format!("{instance} stops its job: {}", abort_text(*reason));
-                    self.say(at, index, "run_aborted", text);
-                }
+                self.on_run_ended(at, index, *run, *instance, *phase);
             }
             RunPhase::Acquired => {
                 // A lock that queues its waiters (a blocking `FOR UPDATE`)
@@ -1687,6 +1635,68 @@ impl Analysis {
                 }
             }
             RunPhase::Busy => {}
+        }
+    }
+
+    /// A run started its period's job: a duplicate if other runs are still
+    /// working on that period (wasted unless a fault forced it), a rerun if
+    /// an earlier run of the period started and did not finish.
+    fn on_run_started(&mut self, at: u64, index: u32, run: RunId, instance: InstanceId, period: Period) {
+        entry(&mut self.runs, run.0).started_ms = Some(at);
+        self.metrics.runs_started += 1;
+        let count = {
+            let facts = entry(&mut self.periods, period.0);
+            facts.runs_started += 1;
+            facts.runs_started
+        };
+        let others: Vec<RunId> = (0u32..)
+            .zip(&self.runs)
+            .filter(|(other, facts)| facts.working == Some(period) && *other != run.0)
+            .map(|(other, _)| RunId(other))
+            .collect();
+        if !others.is_empty() {
+            let names: Vec<String> = others.iter().map(|other| self.who(*other)).collect();
+            let verb = if others.len() > 1 { "are" } else { "is" };
+            let why = self.duplicate_cause(run, &others);
+            let text = format!(
+                "{instance} starts period {}'s job while {} {verb} still running it: {}",
+                period.0,
+                names.join(" and "),
+                why.text
+            );
+            if !why.forced {
+                self.metrics.wasted_runs += 1;
+                entry(&mut self.runs, run.0).wasted = true;
+            }
+            self.say(at, index, "duplicate_run", text);
+        } else if count > 1 {
+            let text = format!("{instance} runs period {}'s job again: the earlier run did not finish", period.0);
+            self.say(at, index, "rerun", text);
+        }
+        entry(&mut self.runs, run.0).working = Some(period);
+    }
+
+    /// A run ended, finished or not: it holds nothing more, and a job it
+    /// stopped (other than by dying, which the crash already says) is a finding.
+    fn on_run_ended(&mut self, at: u64, index: u32, run: RunId, instance: InstanceId, phase: RunPhase) {
+        let facts = entry(&mut self.runs, run.0);
+        facts.live = false;
+        facts.ended = Some((at, phase));
+        // A run that ended writes no more: it no longer counts as a holder.
+        self.stop_holding(run);
+        if matches!(phase, RunPhase::Aborted(_)) {
+            self.abandoned_rewrite(run, at, index);
+        }
+        let facts = entry(&mut self.runs, run.0);
+        facts.working = None;
+        if phase == RunPhase::Aborted(AbortReason::RowWriteFailed) {
+            facts.gave_up_on_row = true;
+        }
+        if let RunPhase::Aborted(reason) = phase
+            && reason != AbortReason::ProcessDied
+        {
+            let text = format!("{instance} stops its job: {}", abort_text(reason));
+            self.say(at, index, "run_aborted", text);
         }
     }
 

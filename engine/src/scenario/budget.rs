@@ -14,7 +14,7 @@ use super::error::ScenarioError;
 use super::faults::Fault;
 use super::schema::{MAX_DURATION_MS, Scenario};
 use super::strategies::{LockStrength, StrategyId, StrategySettings};
-use super::world::BACKGROUND_QUERY_MS;
+use super::world::{BACKGROUND_QUERY_MS, World};
 use crate::format::seconds;
 
 /// Most events one strategy's run may be expected to log. A run of this size
@@ -79,50 +79,66 @@ fn tail_ms(scenario: &Scenario) -> u64 {
 
 /// The events a strategy's run is expected to log, by source.
 fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
-    let world = &scenario.world;
-    let periods = scenario.duration_ms().div_ceil(world.cron_period_ms.max(1));
-    let instances = u64::from(world.instances);
-    let paused_ms = paused_ms(scenario);
     // Cron fires in the window; retries, renewals and other services' traffic
     // go on while the runs in flight drain after it.
     let duration_ms = scenario.duration_ms().saturating_add(tail_ms(scenario));
-    // How long a job is running (and so the lock held) in `ms` of the run: the
-    // job's share of each period, plus the pauses, which stretch a job.
-    let busy_ms = |ms: u64| {
-        let share = ms.saturating_mul(world.job_ms.min(world.cron_period_ms)) / world.cron_period_ms.max(1);
-        share.saturating_add(paused_ms).min(ms)
-    };
-    let mut parts = vec![
-        Part {
-            path: "world.cron_period_ms".to_owned(),
-            events: instances
-                .saturating_mul(periods)
-                .saturating_mul(u64::from(world.report_chunks) * EVENTS_PER_CHUNK + EVENTS_PER_RUN),
-            fix: Fix::Raise(world.cron_period_ms),
-        },
-        Part {
-            path: "world.retry_ms".to_owned(),
-            events: instances.saturating_sub(1).saturating_mul(busy_ms(duration_ms) / world.retry_ms.max(1))
-                * EVENTS_PER_RETRY,
-            fix: Fix::Raise(world.retry_ms),
-        },
-    ];
-    let renewal = match settings {
-        StrategySettings::Fencing(lease) => Some(("fencing", lease.renew_every_ms, 4)),
-        StrategySettings::Consensus(lease) => Some(("consensus", lease.renew_every_ms, 4)),
-        StrategySettings::Redlock(redlock) => {
-            Some(("redlock", redlock.renew_every_ms, u64::from(redlock.nodes) * 3 + 2))
-        }
-        StrategySettings::Naive(_) | StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => None,
-    };
-    if let Some((name, renew_every_ms, per_renewal)) = renewal {
-        parts.push(Part {
-            path: format!("strategies.{name}.renew_every_ms"),
-            // Two holders at once at worst: a paused one and its successor.
-            events: (busy_ms(duration_ms) / renew_every_ms.max(1)).saturating_mul(2 * per_renewal),
-            fix: Fix::Raise(renew_every_ms),
-        });
+    let busy_ms = busy_ms(scenario, duration_ms);
+    let mut parts = vec![cron_part(scenario), retry_part(&scenario.world, busy_ms)];
+    parts.extend(renewal_part(settings, busy_ms));
+    parts.push(background_part(&scenario.world, settings, duration_ms, busy_ms));
+    parts
+}
+
+/// How long a job is running (and so the lock held) in `ms` of the run: the
+/// job's share of each period, plus the pauses, which stretch a job.
+fn busy_ms(scenario: &Scenario, ms: u64) -> u64 {
+    let world = &scenario.world;
+    let share = ms.saturating_mul(world.job_ms.min(world.cron_period_ms)) / world.cron_period_ms.max(1);
+    share.saturating_add(paused_ms(scenario)).min(ms)
+}
+
+/// Every instance's run of every period in the window, its chunks included.
+fn cron_part(scenario: &Scenario) -> Part {
+    let world = &scenario.world;
+    let periods = scenario.duration_ms().div_ceil(world.cron_period_ms.max(1));
+    Part {
+        path: "world.cron_period_ms".to_owned(),
+        events: u64::from(world.instances)
+            .saturating_mul(periods)
+            .saturating_mul(u64::from(world.report_chunks) * EVENTS_PER_CHUNK + EVENTS_PER_RUN),
+        fix: Fix::Raise(world.cron_period_ms),
     }
+}
+
+/// The retries of every instance but the holder, while a job holds the lock.
+fn retry_part(world: &World, busy_ms: u64) -> Part {
+    Part {
+        path: "world.retry_ms".to_owned(),
+        events: u64::from(world.instances).saturating_sub(1).saturating_mul(busy_ms / world.retry_ms.max(1))
+            * EVENTS_PER_RETRY,
+        fix: Fix::Raise(world.retry_ms),
+    }
+}
+
+/// A lease's renewals while a job holds it, for the strategies that renew.
+fn renewal_part(settings: &StrategySettings, busy_ms: u64) -> Option<Part> {
+    let (name, renew_every_ms, per_renewal) = match settings {
+        StrategySettings::Fencing(lease) => ("fencing", lease.renew_every_ms, 4),
+        StrategySettings::Consensus(lease) => ("consensus", lease.renew_every_ms, 4),
+        StrategySettings::Redlock(redlock) => ("redlock", redlock.renew_every_ms, u64::from(redlock.nodes) * 3 + 2),
+        StrategySettings::Naive(_) | StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => return None,
+    };
+    Some(Part {
+        path: format!("strategies.{name}.renew_every_ms"),
+        // Two holders at once at worst: a paused one and its successor.
+        events: (busy_ms / renew_every_ms.max(1)).saturating_mul(2 * per_renewal),
+        fix: Fix::Raise(renew_every_ms),
+    })
+}
+
+/// Other services' queries that are logged: those that queue behind the
+/// job's row lock, and those that queue for one of their own connections.
+fn background_part(world: &World, settings: &StrategySettings, duration_ms: u64, busy_ms: u64) -> Part {
     let rate = u64::from(world.background_queries_per_s);
     // Other services' own connections: past them, their queries queue and are logged.
     let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > u64::from(world.background_pool_size) * 1_000;
@@ -146,13 +162,12 @@ fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
             }
         }
     };
-    let logged_ms = if overflowing { duration_ms } else { busy_ms(duration_ms) };
-    parts.push(Part {
+    let logged_ms = if overflowing { duration_ms } else { busy_ms };
+    Part {
         path: "world.background_queries_per_s".to_owned(),
         events: rate.saturating_mul(logged_ms) / 1_000 * logged_per_query_tenths / 10,
         fix: Fix::Lower(rate),
-    });
-    parts
+    }
 }
 
 /// The scenario's heaviest strategy: its expected events, its settings, and

@@ -394,73 +394,15 @@ impl LabState {
         let Some(target) = Target::parse(&params.target) else {
             return self.error(format!("`{}` is not a party the lab knows", params.target));
         };
-        // A strike at "the holder" when nobody holds the lock waits for the
-        // next holder: a first click at t=0 strikes the run that takes it.
-        let at_ms = if target == Target::Holder {
-            match self.run.timeline.holder_strike_ms(self.cursor_ms) {
-                Some(at_ms) => at_ms,
-                None => {
-                    let now = crate::ui::format::t_label(self.cursor_ms);
-                    return self.error(format!(
-                        "Nobody holds the lock from {now} to the end of the run, so there is no holder to strike: aim at an instance instead."
-                    ));
-                }
-            }
-        } else {
-            self.cursor_ms
+        let Some(at_ms) = self.strike_ms(target) else {
+            let now = crate::ui::format::t_label(self.cursor_ms);
+            return self.error(format!(
+                "Nobody holds the lock from {now} to the end of the run, so there is no holder to strike: aim at an instance instead."
+            ));
         };
         let waited = (at_ms != self.cursor_ms).then(|| crate::ui::format::t_label(self.cursor_ms));
-        let service = || Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
-        let db = Target::Party(locklab_engine::ids::Party::Db);
-        let faults = match kind {
-            InjectKind::OomKill | InjectKind::OomKillRestart => vec![Fault::OomKill {
-                at_ms,
-                target,
-                restart_after_ms: (kind == InjectKind::OomKillRestart).then_some(params.restart_after_ms),
-            }],
-            InjectKind::HostLoss | InjectKind::HostLossRestart => vec![Fault::HostLoss {
-                at_ms,
-                target,
-                restart_after_ms: (kind == InjectKind::HostLossRestart).then_some(params.restart_after_ms),
-            }],
-            InjectKind::GcPause => vec![Fault::GcPause { at_ms, target, duration_ms: params.gc_pause_ms }],
-            InjectKind::ClockJump => vec![Fault::ClockJump { at_ms, target, by_ms: params.clock_jump_ms }],
-            InjectKind::PartitionFromLock => vec![Fault::Partition {
-                at_ms,
-                between: [target, service()],
-                duration_ms: params.partition_ms,
-                one_way: false,
-            }],
-            InjectKind::PartitionFromDb => vec![Fault::Partition {
-                at_ms,
-                between: [target, db],
-                duration_ms: params.partition_ms,
-                one_way: false,
-            }],
-            // Both directions: requests and their replies are late.
-            InjectKind::NetworkDelay => vec![
-                Fault::NetworkDelay {
-                    at_ms,
-                    from: target,
-                    to: service(),
-                    extra_ms: params.delay_extra_ms,
-                    duration_ms: params.delay_ms,
-                },
-                Fault::NetworkDelay {
-                    at_ms,
-                    from: service(),
-                    to: target,
-                    extra_ms: params.delay_extra_ms,
-                    duration_ms: params.delay_ms,
-                },
-            ],
-            InjectKind::RedisRestart => vec![Fault::RedisRestart { at_ms, target, down_ms: params.redis_down_ms }],
-            InjectKind::RedisFailover => vec![Fault::RedisFailover { at_ms, target }],
-            InjectKind::LeaderLoss => vec![Fault::ConsensusLeaderLoss { at_ms }],
-            InjectKind::DbSlow => {
-                vec![Fault::DbSlow { at_ms, factor: params.db_slow_factor, duration_ms: params.db_slow_ms }]
-            }
-        };
+        let service = Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
+        let faults = injected(kind, &params, target, at_ms, service);
         let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
         let mut scenario = changed((*self.scenario).clone());
         scenario.faults.extend(faults);
@@ -477,6 +419,14 @@ impl LabState {
             ));
         }
         next
+    }
+
+    /// When a strike at `target` lands: at the cursor, except that a strike
+    /// at "the holder" when nobody holds the lock waits for the next holder
+    /// (a first click at t=0 strikes the run that takes it); `None` when
+    /// nobody holds it from the cursor to the end.
+    fn strike_ms(&self, target: Target) -> Option<u64> {
+        if target == Target::Holder { self.run.timeline.holder_strike_ms(self.cursor_ms) } else { Some(self.cursor_ms) }
     }
 
     fn select_strategy(mut self, strategy: StrategyId) -> LabState {
@@ -534,116 +484,200 @@ fn changed(scenario: Scenario) -> Scenario {
     scenario
 }
 
+/// The faults an inject button adds, with the form's parameters, striking
+/// `target` at `at_ms`; `service` is the strategy's lock service, what a
+/// partition from the lock and a network delay cut `target` off from.
+fn injected(kind: InjectKind, params: &InjectParams, target: Target, at_ms: u64, service: Target) -> Vec<Fault> {
+    let db = Target::Party(locklab_engine::ids::Party::Db);
+    match kind {
+        InjectKind::OomKill | InjectKind::OomKillRestart => vec![Fault::OomKill {
+            at_ms,
+            target,
+            restart_after_ms: (kind == InjectKind::OomKillRestart).then_some(params.restart_after_ms),
+        }],
+        InjectKind::HostLoss | InjectKind::HostLossRestart => vec![Fault::HostLoss {
+            at_ms,
+            target,
+            restart_after_ms: (kind == InjectKind::HostLossRestart).then_some(params.restart_after_ms),
+        }],
+        InjectKind::GcPause => vec![Fault::GcPause { at_ms, target, duration_ms: params.gc_pause_ms }],
+        InjectKind::ClockJump => vec![Fault::ClockJump { at_ms, target, by_ms: params.clock_jump_ms }],
+        InjectKind::PartitionFromLock => {
+            vec![Fault::Partition {
+                at_ms,
+                between: [target, service],
+                duration_ms: params.partition_ms,
+                one_way: false,
+            }]
+        }
+        InjectKind::PartitionFromDb => {
+            vec![Fault::Partition { at_ms, between: [target, db], duration_ms: params.partition_ms, one_way: false }]
+        }
+        InjectKind::NetworkDelay => delayed_both_ways(params, target, at_ms, service),
+        InjectKind::RedisRestart => vec![Fault::RedisRestart { at_ms, target, down_ms: params.redis_down_ms }],
+        InjectKind::RedisFailover => vec![Fault::RedisFailover { at_ms, target }],
+        InjectKind::LeaderLoss => vec![Fault::ConsensusLeaderLoss { at_ms }],
+        InjectKind::DbSlow => {
+            vec![Fault::DbSlow { at_ms, factor: params.db_slow_factor, duration_ms: params.db_slow_ms }]
+        }
+    }
+}
+
+/// A network delay between `target` and the lock service in both
+/// directions: requests and their replies are late.
+fn delayed_both_ways(params: &InjectParams, target: Target, at_ms: u64, service: Target) -> Vec<Fault> {
+    let (extra_ms, duration_ms) = (params.delay_extra_ms, params.delay_ms);
+    vec![
+        Fault::NetworkDelay { at_ms, from: target, to: service, extra_ms, duration_ms },
+        Fault::NetworkDelay { at_ms, from: service, to: target, extra_ms, duration_ms },
+    ]
+}
+
 /// The strategies a view needs: the one shown, or all six to compare.
 fn wanted(strategy: StrategyId, compare: bool) -> Vec<StrategyId> {
     if compare { StrategyId::ALL.to_vec() } else { vec![strategy] }
 }
 
+/// The reducer's actions that take more than a field's change, one function each.
+impl LabState {
+    fn toggle_play(mut self) -> LabState {
+        if !self.playing && self.cursor_ms >= self.duration_ms() {
+            self.cursor_ms = 0; // play again from the start
+        }
+        self.playing = !self.playing;
+        self
+    }
+
+    /// Playback moved the cursor on; it stops at the end. A frame that
+    /// arrived after a pause changes nothing.
+    fn advance(self, at_ms: u64) -> LabState {
+        if !self.playing {
+            return self;
+        }
+        let mut state = self.seek(at_ms);
+        if state.cursor_ms >= state.duration_ms() {
+            state.playing = false;
+        }
+        state
+    }
+
+    fn step_forward(self) -> LabState {
+        let to = self.run.timeline.next_event_ms(self.cursor_ms).unwrap_or(self.duration_ms());
+        LabState { playing: false, ..self.seek(to) }
+    }
+
+    fn step_back(self) -> LabState {
+        let to = self.run.timeline.previous_event_ms(self.cursor_ms).unwrap_or(0);
+        LabState { playing: false, ..self.seek(to) }
+    }
+
+    fn scrub_percent(self, percent: i64) -> LabState {
+        let step = i64::try_from(self.duration_ms() / 100).unwrap_or(i64::MAX / 200);
+        let to = self.cursor_ms.saturating_add_signed(step.saturating_mul(percent));
+        self.seek(to)
+    }
+
+    /// A speed among the lab's; one that is not a speed changes nothing.
+    fn set_speed(self, speed_ratio: f64) -> LabState {
+        if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
+            return self;
+        }
+        LabState { speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]), ..self }
+    }
+
+    fn set_seed(self, seed: u64) -> LabState {
+        let mut scenario = changed((*self.scenario).clone());
+        scenario.seed = seed;
+        self.try_scenario(scenario, "The seed")
+    }
+
+    fn without_redelivery(self) -> LabState {
+        let mut scenario = changed((*self.scenario).clone());
+        scenario.world.redeliver_after_crash = false;
+        let next = self.try_scenario(scenario, "The night without the redelivered job");
+        if next.message.is_some() {
+            return next;
+        }
+        next.info(
+            "The same night, seed and faults, but the restarted process is not handed the job it died in: what each lock does on its own.".to_owned(),
+        )
+    }
+
+    fn set_faults(self, faults: Vec<Fault>) -> LabState {
+        let mut scenario = changed((*self.scenario).clone());
+        scenario.faults = faults;
+        self.try_scenario(scenario, "That change to the fault script")
+    }
+
+    /// A scenario document from `source`, shown from its start if it is valid.
+    fn load_scenario(self, text: &str, source: &str) -> LabState {
+        match Scenario::from_json(text) {
+            Ok(scenario) => {
+                let name = if scenario.name.is_empty() { source.to_owned() } else { scenario.name.clone() };
+                let mut next = self.try_scenario(scenario, source);
+                if next.message.is_none() {
+                    next.cursor_ms = 0;
+                    next.playing = false;
+                    next = next.info(format!("Loaded \"{name}\" from {source}."));
+                }
+                next
+            }
+            Err(error) => self.error(format!("{source} could not be loaded: {error}. The current run is unchanged.")),
+        }
+    }
+
+    fn compare_all(self) -> LabState {
+        let (scenario, strategy) = (Rc::clone(&self.scenario.0), self.strategy);
+        self.compute(scenario, strategy, true)
+    }
+
+    fn run_progress(mut self, id: u32, permille: u32) -> LabState {
+        if let Some(pending) = self.pending.as_mut().filter(|pending| pending.id == id) {
+            pending.progress_permille = permille;
+        }
+        self
+    }
+
+    fn stop_run(self) -> LabState {
+        match self.pending {
+            Some(_) => LabState { pending: None, ..self }
+                .info("Stopped before that run was done; the lab shows the run it had, unchanged.".to_owned()),
+            None => self,
+        }
+    }
+}
+
 impl Reducible for LabState {
     type Action = Action;
 
+    /// Each action is one function of the state; an action that changes
+    /// nothing keeps the state as it was, so nothing is drawn again.
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let state = (*self).clone();
         let next = match action {
             Action::SelectStrategy(strategy) => state.select_strategy(strategy),
-            Action::TogglePlay => {
-                let mut state = state;
-                if !state.playing && state.cursor_ms >= state.duration_ms() {
-                    state.cursor_ms = 0; // play again from the start
-                }
-                state.playing = !state.playing;
-                state
-            }
+            Action::TogglePlay => state.toggle_play(),
             Action::Pause => LabState { playing: false, ..state },
             Action::Seek(at_ms) => state.seek(at_ms),
-            Action::Advance(at_ms) => {
-                if !state.playing {
-                    return self; // a frame that arrived after a pause
-                }
-                let mut state = state.seek(at_ms);
-                if state.cursor_ms >= state.duration_ms() {
-                    state.playing = false;
-                }
-                state
-            }
-            Action::StepForward => {
-                let to = state.run.timeline.next_event_ms(state.cursor_ms).unwrap_or(state.duration_ms());
-                LabState { playing: false, ..state.seek(to) }
-            }
-            Action::StepBack => {
-                let to = state.run.timeline.previous_event_ms(state.cursor_ms).unwrap_or(0);
-                LabState { playing: false, ..state.seek(to) }
-            }
-            Action::ScrubPercent(percent) => {
-                let step = i64::try_from(state.duration_ms() / 100).unwrap_or(i64::MAX / 200);
-                let to = state.cursor_ms.saturating_add_signed(step.saturating_mul(percent));
-                state.seek(to)
-            }
-            Action::SetSpeed(speed_ratio) => {
-                if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
-                    return self;
-                }
-                LabState { speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]), ..state }
-            }
+            Action::Advance(at_ms) => state.advance(at_ms),
+            Action::StepForward => state.step_forward(),
+            Action::StepBack => state.step_back(),
+            Action::ScrubPercent(percent) => state.scrub_percent(percent),
+            Action::SetSpeed(speed_ratio) => state.set_speed(speed_ratio),
             Action::Reset => LabState { cursor_ms: 0, playing: false, message: None, ..state },
-            Action::SetSeed(seed) => {
-                let mut scenario = changed((*state.scenario).clone());
-                scenario.seed = seed;
-                state.try_scenario(scenario, "The seed")
-            }
+            Action::SetSeed(seed) => state.set_seed(seed),
             Action::SetInject(inject) => LabState { inject, ..state },
-            Action::WithoutRedelivery => {
-                let mut scenario = changed((*state.scenario).clone());
-                scenario.world.redeliver_after_crash = false;
-                let next = state.try_scenario(scenario, "The night without the redelivered job");
-                if next.message.is_some() {
-                    return Rc::new(next);
-                }
-                next.info(
-                    "The same night, seed and faults, but the restarted process is not handed the job it died in: what each lock does on its own.".to_owned(),
-                )
-            }
+            Action::WithoutRedelivery => state.without_redelivery(),
             Action::Inject(kind) => state.inject(kind),
-            Action::SetFaults(faults) => {
-                let mut scenario = changed((*state.scenario).clone());
-                scenario.faults = faults;
-                state.try_scenario(scenario, "That change to the fault script")
-            }
-            Action::LoadScenario { text, source } => match Scenario::from_json(&text) {
-                Ok(scenario) => {
-                    let name = if scenario.name.is_empty() { source.clone() } else { scenario.name.clone() };
-                    let mut next = state.try_scenario(scenario, &source);
-                    if next.message.is_none() {
-                        next.cursor_ms = 0;
-                        next.playing = false;
-                        next = next.info(format!("Loaded \"{name}\" from {source}."));
-                    }
-                    next
-                }
-                Err(error) => {
-                    state.error(format!("{source} could not be loaded: {error}. The current run is unchanged."))
-                }
-            },
-            Action::SetCompare(true) => {
-                let (scenario, strategy) = (Rc::clone(&state.scenario.0), state.strategy);
-                state.compute(scenario, strategy, true)
-            }
+            Action::SetFaults(faults) => state.set_faults(faults),
+            Action::LoadScenario { text, source } => state.load_scenario(&text, &source),
+            Action::SetCompare(true) => state.compare_all(),
             Action::SetCompare(false) => LabState { compare: None, pending: None, ..state },
             Action::OpenAlone(strategy) => LabState { compare: None, pending: None, ..state.select_strategy(strategy) },
-            Action::RunProgress { id, permille } => {
-                let mut state = state;
-                if let Some(pending) = state.pending.as_mut().filter(|pending| pending.id == id) {
-                    pending.progress_permille = permille;
-                }
-                state
-            }
+            Action::RunProgress { id, permille } => state.run_progress(id, permille),
             Action::RunDone(id) => state.run_done(id),
             Action::VerdictsDone(id) => state.verdicts_done(id),
-            Action::StopRun => match state.pending {
-                Some(_) => LabState { pending: None, ..state }
-                    .info("Stopped before that run was done; the lab shows the run it had, unchanged.".to_owned()),
-                None => state,
-            },
+            Action::StopRun => state.stop_run(),
             Action::Filter(change) => LabState { filters: state.filters.changed(change), ..state },
             Action::SetNarrow(narrow) => LabState { narrow, ..state },
             Action::Dismiss => LabState { message: None, ..state },

@@ -43,22 +43,7 @@ pub struct QuizAppProps {
 #[function_component(QuizApp)]
 pub fn quiz_app(props: &QuizAppProps) -> Html {
     let boot = props.boot.clone();
-    let state = use_reducer(move || {
-        let (cards, problems) = crate::quiz::state::load_cards();
-        let mut notice = boot.notice.clone();
-        if !problems.is_empty() {
-            // Said beside the boot notice, if there is one: neither hides the other.
-            let before = notice.map(|notice| format!("{} ", notice.text)).unwrap_or_default();
-            notice = Some(Message {
-                tone: Tone::Error,
-                text: format!("{before}Some cards could not be read and are left out: {}.", problems.join("; ")),
-            });
-        }
-        let current = boot.card.as_deref().and_then(|name| cards.iter().position(|card| card.name == name));
-        let mut state = QuizState::new(Rc::new(cards), boot.progress.clone(), current, notice);
-        state.narrow = boot.narrow;
-        state
-    });
+    let state = use_reducer(move || initial_state(&boot));
     let dispatch = {
         let dispatcher = state.dispatcher();
         use_memo((), move |()| Callback::from(move |action: QuizAction| dispatcher.dispatch(action)))
@@ -74,73 +59,17 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
     use_narrow_screen(dispatch.clone(), QuizAction::SetNarrow);
     let card_name = state.card().map_or("", |card| card.name);
     effects::use_card_in_address(card_name);
-    // After "Check my answer", focus goes to the result (the button is gone).
-    let just_checked = use_mut_ref(|| Cell::new(false));
-    {
-        let just_checked = just_checked.clone();
-        let answered = state.answered.is_some();
-        use_effect_with(answered, move |answered| {
-            if *answered && just_checked.borrow().replace(false) {
-                effects::focus("result");
-            }
-        });
-    }
-    let on_check = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |()| {
-            just_checked.borrow().set(true);
-            dispatch.emit(QuizAction::Check);
-        })
-    };
+    let on_check = use_check_then_focus(state.answered.is_some(), dispatch.clone());
 
-    let notice = state.notice.as_ref().map(|notice| {
-        let (class, role) = match notice.tone {
-            Tone::Info => ("message info", "status"),
-            Tone::Error => ("message error", "alert"),
-        };
-        let icon = if notice.tone == Tone::Error { "⚠ " } else { "ℹ " };
-        let dismiss = dispatch.reform(|_: MouseEvent| QuizAction::Dismiss);
-        html! {
-            <div class={class} role={role} id="notice">
-                <span aria-hidden="true">{icon}</span>
-                <span class="message-text">{ &notice.text }</span>
-                <button class="ghost" onclick={dismiss}><span aria-hidden="true">{"✕"}</span><span class="visually-hidden">{"Dismiss the message"}</span></button>
-            </div>
-        }
-    });
+    let notice = state.notice.as_ref().map(|notice| notice_markup(notice, &dispatch));
     let (right, tried) = state.score();
-    let body = match state.card() {
-        Some(card) => html! {
-            <CardView card_number={state.current + 1} card_count={state.cards.len()}
-                title={AttrValue::from(card.title().to_owned())} story={AttrValue::from(card.quiz.story.clone())}
-                question={AttrValue::from(card.quiz.question.clone())} choices={Rc::new(card.quiz.choices.clone())}
-                scenario={card.scenario.clone()}
-                answer={Rc::new(card.quiz.answer.clone())} asks={card.quiz.asks.describe()}
-                pick={state.pick.clone()} answered={state.answered.clone()}
-                explanation={AttrValue::from(card.quiz.explanation.clone())}
-                fix={card.quiz.fix.as_ref().map(|fix| AttrValue::from(fix.text.clone()))}
-                references={Rc::new(card.quiz.references.iter().map(|reference| (reference.title.clone(), reference.url.clone())).collect::<Vec<_>>())}
-                cursor_ms={state.cursor_ms} playing={state.playing} speed_ratio={state.speed_ratio}
-                narrow={state.narrow} dispatch={dispatch.clone()} {on_seek} {on_check} />
-        },
-        None => html! { <p class="boot-note">{"No quiz cards could be read."}</p> },
-    };
-
+    let body = card_body(&state, &dispatch, on_seek, on_check);
     html! {
         <div class="quiz" data-ready="true" data-card={card_name}
             data-answered={state.answered.is_some().to_string()}
             data-cursor-ms={state.cursor_ms.to_string()} data-playing={state.playing.to_string()}>
             <a class="skip-link" href="#main">{"Skip to the card"}</a>
-            <header class="topbar">
-                <div class="brand">
-                    <h1>{"locklab quiz"}</h1>
-                    <p class="tagline">{"Pick a fix, then watch it run beside the right answer."}</p>
-                </div>
-                <nav class="pages" aria-label="Other pages">
-                    <a href="story.html">{"The night, step by step"}</a>
-                    <a class="button back-to-lab" href="index.html">{"← Back to the lab"}</a>
-                </nav>
-            </header>
+            { topbar() }
             { for notice }
             <div class="quiz-layout">
                 <CardList cards={state.cards.iter().map(|card| (card.name, AttrValue::from(card.title().to_owned()))).collect::<Vec<_>>()}
@@ -149,6 +78,102 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
                 <main id="main" class="quiz-main" tabindex="-1">{ body }</main>
             </div>
         </div>
+    }
+}
+
+/// The quiz as it opens: the cards that could be read (a notice names the
+/// others), the card the address names, the stored progress.
+fn initial_state(boot: &QuizBoot) -> QuizState {
+    let (cards, problems) = crate::quiz::state::load_cards();
+    let mut notice = boot.notice.clone();
+    if !problems.is_empty() {
+        // Said beside the boot notice, if there is one: neither hides the other.
+        let before = notice.map(|notice| format!("{} ", notice.text)).unwrap_or_default();
+        notice = Some(Message {
+            tone: Tone::Error,
+            text: format!("{before}Some cards could not be read and are left out: {}.", problems.join("; ")),
+        });
+    }
+    let current = boot.card.as_deref().and_then(|name| cards.iter().position(|card| card.name == name));
+    let mut state = QuizState::new(Rc::new(cards), boot.progress.clone(), current, notice);
+    state.narrow = boot.narrow;
+    state
+}
+
+/// "Check my answer", which then moves the focus to the result: the button
+/// is gone once the card is answered.
+#[hook]
+fn use_check_then_focus(answered: bool, dispatch: Callback<QuizAction>) -> Callback<()> {
+    let just_checked = use_mut_ref(|| Cell::new(false));
+    {
+        let just_checked = just_checked.clone();
+        use_effect_with(answered, move |answered| {
+            if *answered && just_checked.borrow().replace(false) {
+                effects::focus("result");
+            }
+        });
+    }
+    Callback::from(move |()| {
+        just_checked.borrow().set(true);
+        dispatch.emit(QuizAction::Check);
+    })
+}
+
+/// The page's title, tagline and links to the other pages.
+fn topbar() -> Html {
+    html! {
+        <header class="topbar">
+            <div class="brand">
+                <h1>{"locklab quiz"}</h1>
+                <p class="tagline">{"Pick a fix, then watch it run beside the right answer."}</p>
+            </div>
+            <nav class="pages" aria-label="Other pages">
+                <a href="story.html">{"The night, step by step"}</a>
+                <a class="button back-to-lab" href="index.html">{"← Back to the lab"}</a>
+            </nav>
+        </header>
+    }
+}
+
+/// A notice with its tone, said as a status or an alert, and its dismiss button.
+fn notice_markup(notice: &Message, dispatch: &Callback<QuizAction>) -> Html {
+    let (class, role) = match notice.tone {
+        Tone::Info => ("message info", "status"),
+        Tone::Error => ("message error", "alert"),
+    };
+    let icon = if notice.tone == Tone::Error { "⚠ " } else { "ℹ " };
+    let dismiss = dispatch.reform(|_: MouseEvent| QuizAction::Dismiss);
+    html! {
+        <div class={class} role={role} id="notice">
+            <span aria-hidden="true">{icon}</span>
+            <span class="message-text">{ &notice.text }</span>
+            <button class="ghost" onclick={dismiss}><span aria-hidden="true">{"✕"}</span><span class="visually-hidden">{"Dismiss the message"}</span></button>
+        </div>
+    }
+}
+
+/// The current card, its props read from the state; or why there is none.
+fn card_body(
+    state: &QuizState,
+    dispatch: &Callback<QuizAction>,
+    on_seek: Callback<u64>,
+    on_check: Callback<()>,
+) -> Html {
+    let Some(card) = state.card() else {
+        return html! { <p class="boot-note">{"No quiz cards could be read."}</p> };
+    };
+    html! {
+        <CardView card_number={state.current + 1} card_count={state.cards.len()}
+            title={AttrValue::from(card.title().to_owned())} story={AttrValue::from(card.quiz.story.clone())}
+            question={AttrValue::from(card.quiz.question.clone())} choices={Rc::new(card.quiz.choices.clone())}
+            scenario={card.scenario.clone()}
+            answer={Rc::new(card.quiz.answer.clone())} asks={card.quiz.asks.describe()}
+            pick={state.pick.clone()} answered={state.answered.clone()}
+            explanation={AttrValue::from(card.quiz.explanation.clone())}
+            fix={card.quiz.fix.as_ref().map(|fix| AttrValue::from(fix.text.clone()))}
+            references={Rc::new(card.quiz.references.iter().map(|reference| (reference.title.clone(), reference.url.clone())).collect::<Vec<_>>())}
+            cursor_ms={state.cursor_ms} playing={state.playing} speed_ratio={state.speed_ratio}
+            narrow={state.narrow} dispatch={dispatch.clone()} {on_seek} {on_check} />
     }
 }
 
@@ -240,51 +265,13 @@ pub struct CardViewProps {
 pub fn card_view(props: &CardViewProps) -> Html {
     let answered = props.answered.as_ref();
     let checked = answered.is_some();
-    let choices = props.choices.iter().map(|choice| {
-        let id = choice.id.clone();
-        let input_id = format!("choice-{id}");
-        let selected = props.pick.as_deref() == Some(id.as_str());
-        let right = props.answer.contains(&id);
-        let onchange = props.dispatch.reform({
-            let id = id.clone();
-            move |_: Event| QuizAction::Pick(id.clone())
-        });
-        // After checking, every choice says whether it was right: the mark
-        // and the word, never the colour alone.
-        let mark = checked.then(|| {
-            let (class, text) = if right { ("good", "✓ right") } else { ("bad", "✗ wrong") };
-            html! { <span class={classes!("choice-mark", class)}>{ text }</span> }
-        });
-        html! {
-            <li class={classes!("quiz-choice", selected.then_some("chosen"))}>
-                <input type="radio" name="quiz-choice" id={input_id.clone()} value={id.clone()}
-                    checked={selected} disabled={checked} {onchange} />
-                <label for={input_id}>
-                    <span class="choice-letter" aria-hidden="true">{ &id }</span>
-                    <span class="choice-body">
-                        <span class="choice-strategy">
-                            <span class="visually-hidden">{ format!("{id}: ") }</span>{ props.scenario.settings_for(choice.strategy).title() }
-                        </span>
-                        <span class="choice-text">{ &choice.text }</span>
-                    </span>
-                    if selected && checked { <span class="your-pick">{"your pick"}</span> }
-                    { for mark }
-                </label>
-            </li>
-        }
-    });
+    let choices = props.choices.iter().map(|choice| choice_item(props, choice, checked));
     let onsubmit = {
         let on_check = props.on_check.clone();
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
             on_check.emit(());
         })
-    };
-    let previous = props.card_number.checked_sub(2);
-    let next = (props.card_number < props.card_count).then_some(props.card_number);
-    let nav_button = |index: Option<usize>, id: &'static str, text: &'static str| {
-        let onclick = props.dispatch.reform(move |_: MouseEvent| QuizAction::Open(index.unwrap_or(0)));
-        html! { <button type="button" id={id} disabled={index.is_none()} {onclick}>{ text }</button> }
     };
     html! {
         <article class="panel quiz-card" aria-labelledby="card-title">
@@ -311,32 +298,88 @@ pub fn card_view(props: &CardViewProps) -> Html {
                 <SideBySide answered={answered.clone()} cursor_ms={props.cursor_ms} playing={props.playing}
                     speed_ratio={props.speed_ratio} narrow={props.narrow} dispatch={props.dispatch.clone()}
                     on_seek={props.on_seek.clone()} />
-                <section class="explanation" aria-labelledby="explanation-title">
-                    <h3 id="explanation-title">{"Why"}</h3>
-                    <p>{ props.explanation.clone() }</p>
-                    if let Some(fix) = &props.fix {
-                        <p class="fix">
-                            <a class="button" id="play-fix" href={answered.fix_href.clone().map_or(AttrValue::from("index.html"), AttrValue::from)}>
-                                {"Play the fix in the lab ↗"}
-                            </a>
-                            { format!(" {fix}.") }
-                        </p>
-                    }
-                    if !props.references.is_empty() {
-                        <h3>{"Read more"}</h3>
-                        <ul class="references">
-                            { for props.references.iter().map(|(title, url)| html! {
-                                <li><a href={url.clone()} rel="noopener" target="_blank">{ title }</a></li>
-                            }) }
-                        </ul>
-                    }
-                </section>
+                { explanation(props, answered) }
             }
-            <nav class="card-nav" aria-label="Cards">
-                { nav_button(previous, "previous-card", "← Previous card") }
-                { nav_button(next, "next-card", "Next card →") }
-            </nav>
+            { card_nav(props) }
         </article>
+    }
+}
+
+/// One choice as a radio button with its strategy and text; once checked,
+/// whether it was right and whether it was the pick.
+fn choice_item(props: &CardViewProps, choice: &Choice, checked: bool) -> Html {
+    let id = choice.id.clone();
+    let input_id = format!("choice-{id}");
+    let selected = props.pick.as_deref() == Some(id.as_str());
+    let right = props.answer.contains(&id);
+    let onchange = props.dispatch.reform({
+        let id = id.clone();
+        move |_: Event| QuizAction::Pick(id.clone())
+    });
+    // After checking, every choice says whether it was right: the mark
+    // and the word, never the colour alone.
+    let mark = checked.then(|| {
+        let (class, text) = if right { ("good", "✓ right") } else { ("bad", "✗ wrong") };
+        html! { <span class={classes!("choice-mark", class)}>{ text }</span> }
+    });
+    html! {
+        <li class={classes!("quiz-choice", selected.then_some("chosen"))}>
+            <input type="radio" name="quiz-choice" id={input_id.clone()} value={id.clone()}
+                checked={selected} disabled={checked} {onchange} />
+            <label for={input_id}>
+                <span class="choice-letter" aria-hidden="true">{ &id }</span>
+                <span class="choice-body">
+                    <span class="choice-strategy">
+                        <span class="visually-hidden">{ format!("{id}: ") }</span>{ props.scenario.settings_for(choice.strategy).title() }
+                    </span>
+                    <span class="choice-text">{ &choice.text }</span>
+                </span>
+                if selected && checked { <span class="your-pick">{"your pick"}</span> }
+                { for mark }
+            </label>
+        </li>
+    }
+}
+
+/// Why the answer is what it is, the fix to play in the lab, and the references.
+fn explanation(props: &CardViewProps, answered: &Answered) -> Html {
+    html! {
+        <section class="explanation" aria-labelledby="explanation-title">
+            <h3 id="explanation-title">{"Why"}</h3>
+            <p>{ props.explanation.clone() }</p>
+            if let Some(fix) = &props.fix {
+                <p class="fix">
+                    <a class="button" id="play-fix" href={answered.fix_href.clone().map_or(AttrValue::from("index.html"), AttrValue::from)}>
+                        {"Play the fix in the lab ↗"}
+                    </a>
+                    { format!(" {fix}.") }
+                </p>
+            }
+            if !props.references.is_empty() {
+                <h3>{"Read more"}</h3>
+                <ul class="references">
+                    { for props.references.iter().map(|(title, url)| html! {
+                        <li><a href={url.clone()} rel="noopener" target="_blank">{ title }</a></li>
+                    }) }
+                </ul>
+            }
+        </section>
+    }
+}
+
+/// The previous and next cards' buttons, off at either end.
+fn card_nav(props: &CardViewProps) -> Html {
+    let previous = props.card_number.checked_sub(2);
+    let next = (props.card_number < props.card_count).then_some(props.card_number);
+    let nav_button = |index: Option<usize>, id: &'static str, text: &'static str| {
+        let onclick = props.dispatch.reform(move |_: MouseEvent| QuizAction::Open(index.unwrap_or(0)));
+        html! { <button type="button" id={id} disabled={index.is_none()} {onclick}>{ text }</button> }
+    };
+    html! {
+        <nav class="card-nav" aria-label="Cards">
+            { nav_button(previous, "previous-card", "← Previous card") }
+            { nav_button(next, "next-card", "Next card →") }
+        </nav>
     }
 }
 
@@ -402,84 +445,15 @@ fn speed_text(speed: f64) -> String {
 pub fn side_by_side(props: &SideBySideProps) -> Html {
     let answered = &props.answered;
     let duration_ms = answered.duration_ms();
-    let other = &answered.other.choice.id;
-    let pairing = match answered.pairing {
-        Pairing::RightAnswer => format!(
-            "Your pick beside {other}, the right answer: the same scenario, seed and faults; only the strategy differs."
-        ),
-        Pairing::AnotherRightAnswer => {
-            format!(
-                "{other} is right too: here it is beside your pick, two ways through the same night and what each costs."
-            )
-        }
-        Pairing::ClosestWrong => format!(
-            "No other choice is right, so beside your pick is {other}, the wrong choice whose run comes closest to yours \
-             (the fewest differences in verdicts and metrics): what still differs is what the question is about."
-        ),
-    };
-    let on_play = props.dispatch.reform(|_: MouseEvent| QuizAction::TogglePlay);
-    let on_scrub = props.dispatch.reform(|event: InputEvent| {
-        let value = event.target_dyn_into::<web_sys::HtmlInputElement>().map(|input| input.value()).unwrap_or_default();
-        QuizAction::Seek(value.parse().unwrap_or(0))
-    });
-    let on_speed = props.dispatch.reform(|event: Event| {
-        let value =
-            event.target_dyn_into::<web_sys::HtmlSelectElement>().map(|select| select.value()).unwrap_or_default();
-        QuizAction::SetSpeed(
-            SPEEDS.get(value.parse::<usize>().unwrap_or(usize::MAX)).copied().unwrap_or(DEFAULT_SPEED_RATIO),
-        )
-    });
-    // The timelines are sliders: with focus, arrows step 1 % of the run
-    // (shift: 10 %), Home and End go to the ends.
-    let on_key = {
-        let dispatch = props.dispatch.clone();
-        let cursor_ms = props.cursor_ms;
-        Callback::from(move |event: KeyboardEvent| {
-            let on_timeline = event
-                .target_dyn_into::<web_sys::Element>()
-                .is_some_and(|element| element.class_name().split_whitespace().any(|class| class == "timeline"));
-            if !on_timeline {
-                return;
-            }
-            let step_ms = (duration_ms / if event.shift_key() { 10 } else { 100 }).max(1);
-            let to = match event.key().as_str() {
-                "ArrowRight" | "ArrowUp" => cursor_ms.saturating_add(step_ms),
-                "ArrowLeft" | "ArrowDown" => cursor_ms.saturating_sub(step_ms),
-                "Home" => 0,
-                "End" => duration_ms,
-                _ => return,
-            };
-            event.prevent_default();
-            dispatch.emit(QuizAction::Seek(to));
-        })
-    };
-    let speeds = SPEEDS.iter().enumerate().map(|(index, speed)| {
-        html! { <option value={index.to_string()} selected={*speed == props.speed_ratio}>{ speed_text(*speed) }</option> }
-    });
-    let (play_icon, play_label) = if props.playing { ("⏸", "Pause") } else { ("▶", "Play both") };
+    let on_key = seek_by_key(&props.dispatch, props.cursor_ms, duration_ms);
     let hrefs = answered.lab_hrefs.as_ref();
     html! {
         <section class="side-by-side" aria-labelledby="runs-title">
             <h3 id="runs-title">{"Both runs, side by side"}</h3>
-            <p class="pairing" id="pairing" data-pairing={format!("{:?}", answered.pairing)}>{ pairing }</p>
-            <div class="quiz-transport" role="group" aria-label="Playback of both runs">
-                <button type="button" id="quiz-play" class="primary" onclick={on_play}
-                    aria-pressed={props.playing.to_string()}>
-                    <span aria-hidden="true">{ format!("{play_icon} ") }</span>{ play_label }
-                </button>
-                <input type="range" id="quiz-cursor" min="0" max={duration_ms.to_string()} step="100"
-                    value={props.cursor_ms.to_string()} oninput={on_scrub}
-                    aria-label="Time cursor of both runs"
-                    aria-valuetext={format!("{} of {}", format::t_label(props.cursor_ms), format::elapsed(duration_ms))} />
-                <output class="clock" id="quiz-clock">
-                    <span class="clock-t">{ format::t_label(props.cursor_ms) }</span>
-                    <span class="clock-of">{ format!(" of {}", format::elapsed(duration_ms)) }</span>
-                </output>
-                <label class="field">
-                    <span>{"Speed"}</span>
-                    <select id="quiz-speed" onchange={on_speed}>{ for speeds }</select>
-                </label>
-            </div>
+            <p class="pairing" id="pairing" data-pairing={format!("{:?}", answered.pairing)}>
+                { pairing_text(answered.pairing, &answered.other.choice.id) }
+            </p>
+            { transport(props, duration_ms) }
             <div class="run-columns" onkeydown={on_key}>
                 <RunColumn role="pick" column={answered.pick.clone()} lab_href={hrefs.map(|hrefs| AttrValue::from(hrefs.0.clone()))}
                     cursor_ms={props.cursor_ms} narrow={props.narrow} on_seek={props.on_seek.clone()} />
@@ -494,6 +468,89 @@ pub fn side_by_side(props: &SideBySideProps) -> Html {
                 {"every party has one clock that a jump steps (only etcd's leases run on a monotonic clock), Redis replication is a fixed lag, a report row is checked when written and applied at COMMIT, and a fencing token protects only what checks it (storage that checks tokens does; a plain object store and Slack cannot)."}
             </p>
         </section>
+    }
+}
+
+/// Why this run stands beside the pick: the right answer, another right
+/// answer, or the wrong choice closest to the pick.
+fn pairing_text(pairing: Pairing, other: &str) -> String {
+    match pairing {
+        Pairing::RightAnswer => format!(
+            "Your pick beside {other}, the right answer: the same scenario, seed and faults; only the strategy differs."
+        ),
+        Pairing::AnotherRightAnswer => {
+            format!(
+                "{other} is right too: here it is beside your pick, two ways through the same night and what each costs."
+            )
+        }
+        Pairing::ClosestWrong => format!(
+            "No other choice is right, so beside your pick is {other}, the wrong choice whose run comes closest to yours \
+             (the fewest differences in verdicts and metrics): what still differs is what the question is about."
+        ),
+    }
+}
+
+/// The timelines are sliders: with focus, arrows step 1 % of the run
+/// (shift: 10 %), Home and End go to the ends.
+fn seek_by_key(dispatch: &Callback<QuizAction>, cursor_ms: u64, duration_ms: u64) -> Callback<KeyboardEvent> {
+    let dispatch = dispatch.clone();
+    Callback::from(move |event: KeyboardEvent| {
+        let on_timeline = event
+            .target_dyn_into::<web_sys::Element>()
+            .is_some_and(|element| element.class_name().split_whitespace().any(|class| class == "timeline"));
+        if !on_timeline {
+            return;
+        }
+        let step_ms = (duration_ms / if event.shift_key() { 10 } else { 100 }).max(1);
+        let to = match event.key().as_str() {
+            "ArrowRight" | "ArrowUp" => cursor_ms.saturating_add(step_ms),
+            "ArrowLeft" | "ArrowDown" => cursor_ms.saturating_sub(step_ms),
+            "Home" => 0,
+            "End" => duration_ms,
+            _ => return,
+        };
+        event.prevent_default();
+        dispatch.emit(QuizAction::Seek(to));
+    })
+}
+
+/// One play/pause, cursor, clock and speed for both runs.
+fn transport(props: &SideBySideProps, duration_ms: u64) -> Html {
+    let on_play = props.dispatch.reform(|_: MouseEvent| QuizAction::TogglePlay);
+    let on_scrub = props.dispatch.reform(|event: InputEvent| {
+        let value = event.target_dyn_into::<web_sys::HtmlInputElement>().map(|input| input.value()).unwrap_or_default();
+        QuizAction::Seek(value.parse().unwrap_or(0))
+    });
+    let on_speed = props.dispatch.reform(|event: Event| {
+        let value =
+            event.target_dyn_into::<web_sys::HtmlSelectElement>().map(|select| select.value()).unwrap_or_default();
+        QuizAction::SetSpeed(
+            SPEEDS.get(value.parse::<usize>().unwrap_or(usize::MAX)).copied().unwrap_or(DEFAULT_SPEED_RATIO),
+        )
+    });
+    let speeds = SPEEDS.iter().enumerate().map(|(index, speed)| {
+        html! { <option value={index.to_string()} selected={*speed == props.speed_ratio}>{ speed_text(*speed) }</option> }
+    });
+    let (play_icon, play_label) = if props.playing { ("⏸", "Pause") } else { ("▶", "Play both") };
+    html! {
+        <div class="quiz-transport" role="group" aria-label="Playback of both runs">
+            <button type="button" id="quiz-play" class="primary" onclick={on_play}
+                aria-pressed={props.playing.to_string()}>
+                <span aria-hidden="true">{ format!("{play_icon} ") }</span>{ play_label }
+            </button>
+            <input type="range" id="quiz-cursor" min="0" max={duration_ms.to_string()} step="100"
+                value={props.cursor_ms.to_string()} oninput={on_scrub}
+                aria-label="Time cursor of both runs"
+                aria-valuetext={format!("{} of {}", format::t_label(props.cursor_ms), format::elapsed(duration_ms))} />
+            <output class="clock" id="quiz-clock">
+                <span class="clock-t">{ format::t_label(props.cursor_ms) }</span>
+                <span class="clock-of">{ format!(" of {}", format::elapsed(duration_ms)) }</span>
+            </output>
+            <label class="field">
+                <span>{"Speed"}</span>
+                <select id="quiz-speed" onchange={on_speed}>{ for speeds }</select>
+            </label>
+        </div>
     }
 }
 

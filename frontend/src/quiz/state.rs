@@ -307,7 +307,11 @@ impl QuizState {
         self
     }
 
+    /// Checks the pick, once: an answered card keeps its answer until "Try again".
     fn check(mut self) -> QuizState {
+        if self.answered.is_some() {
+            return self;
+        }
         let (Some(card), Some(pick)) = (self.cards.get(self.current), self.pick.clone()) else {
             return self;
         };
@@ -322,84 +326,98 @@ impl QuizState {
     }
 }
 
+/// The reducer's actions that take more than a field's change, one function
+/// each; one that changes nothing returns the state as it was.
+impl QuizState {
+    /// Selects a choice of the current card; the pick is fixed once
+    /// checked, and "Try again" frees it.
+    fn pick(self, id: String) -> QuizState {
+        if self.answered.is_some() || self.card().and_then(|card| card.choice(&id)).is_none() {
+            return self;
+        }
+        QuizState { pick: Some(id), ..self }
+    }
+
+    /// Playback moved the cursor on; it stops at the end. A frame that
+    /// arrived after a pause changes nothing.
+    fn advance(self, at_ms: u64) -> QuizState {
+        if !self.playing {
+            return self;
+        }
+        let cursor_ms = at_ms.min(self.duration_ms());
+        QuizState { cursor_ms, playing: cursor_ms < self.duration_ms(), ..self }
+    }
+
+    /// Plays or pauses the two runs, once there are two to play.
+    fn toggle_play(mut self) -> QuizState {
+        if self.answered.is_none() {
+            return self;
+        }
+        if !self.playing && self.cursor_ms >= self.duration_ms() {
+            self.cursor_ms = 0; // play again from the start
+        }
+        self.playing = !self.playing;
+        self
+    }
+
+    /// A speed among the quiz's; one that is not a speed changes nothing.
+    fn set_speed(self, speed_ratio: f64) -> QuizState {
+        if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
+            return self;
+        }
+        QuizState { speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]), ..self }
+    }
+
+    fn reset_progress(self) -> QuizState {
+        QuizState {
+            progress: Rc::new(Progress::default()),
+            pick: None,
+            answered: None,
+            cursor_ms: 0,
+            playing: false,
+            notice: Some(Message {
+                tone: Tone::Info,
+                text: "Your quiz progress was reset: every card is untried again.".to_owned(),
+            }),
+            ..self
+        }
+    }
+
+    /// The lab addresses of the answer's columns and fix, kept only if the
+    /// answer they were made for is still the one shown.
+    fn lab_hrefs(mut self, card: usize, pick: &str, hrefs: (String, String), fix: Option<String>) -> QuizState {
+        match &mut self.answered {
+            Some(answered) if card == self.current && answered.pick.choice.id == pick => {
+                answered.lab_hrefs = Some(hrefs);
+                answered.fix_href = fix;
+            }
+            Some(_) | None => {}
+        }
+        self
+    }
+}
+
 impl Reducible for QuizState {
     type Action = QuizAction;
 
+    /// Each action is one function of the state; an action that changes
+    /// nothing keeps the state as it was, so nothing is drawn again.
     fn reduce(self: Rc<Self>, action: QuizAction) -> Rc<Self> {
         let state = (*self).clone();
         let next = match action {
-            QuizAction::Open(index) => {
-                if index >= state.cards.len() {
-                    return self;
-                }
-                state.open(index)
-            }
-            QuizAction::Pick(id) => {
-                // The pick is fixed once checked; "Try again" frees it.
-                if state.answered.is_some() || state.card().and_then(|card| card.choice(&id)).is_none() {
-                    return self;
-                }
-                QuizState { pick: Some(id), ..state }
-            }
-            QuizAction::Check => {
-                if state.answered.is_some() {
-                    return self;
-                }
-                state.check()
-            }
+            QuizAction::Open(index) => state.open(index),
+            QuizAction::Pick(id) => state.pick(id),
+            QuizAction::Check => state.check(),
             QuizAction::TryAgain => QuizState { pick: None, answered: None, cursor_ms: 0, playing: false, ..state },
             QuizAction::Seek(at_ms) => QuizState { cursor_ms: at_ms.min(state.duration_ms()), ..state },
-            QuizAction::Advance(at_ms) => {
-                if !state.playing {
-                    return self; // a frame that arrived after a pause
-                }
-                let cursor_ms = at_ms.min(state.duration_ms());
-                QuizState { cursor_ms, playing: cursor_ms < state.duration_ms(), ..state }
-            }
-            QuizAction::TogglePlay => {
-                if state.answered.is_none() {
-                    return self;
-                }
-                let mut state = state;
-                if !state.playing && state.cursor_ms >= state.duration_ms() {
-                    state.cursor_ms = 0; // play again from the start
-                }
-                state.playing = !state.playing;
-                state
-            }
-            QuizAction::SetSpeed(speed_ratio) => {
-                if !speed_ratio.is_finite() || speed_ratio <= 0.0 {
-                    return self;
-                }
-                QuizState { speed_ratio: speed_ratio.clamp(SPEEDS[0], SPEEDS[SPEEDS.len() - 1]), ..state }
-            }
+            QuizAction::Advance(at_ms) => state.advance(at_ms),
+            QuizAction::TogglePlay => state.toggle_play(),
+            QuizAction::SetSpeed(speed_ratio) => state.set_speed(speed_ratio),
             QuizAction::SetNarrow(narrow) => QuizState { narrow, ..state },
-            QuizAction::ResetProgress => QuizState {
-                progress: Rc::new(Progress::default()),
-                pick: None,
-                answered: None,
-                cursor_ms: 0,
-                playing: false,
-                notice: Some(Message {
-                    tone: Tone::Info,
-                    text: "Your quiz progress was reset: every card is untried again.".to_owned(),
-                }),
-                ..state
-            },
+            QuizAction::ResetProgress => state.reset_progress(),
             QuizAction::Dismiss => QuizState { notice: None, ..state },
             QuizAction::Notify(message) => QuizState { notice: Some(message), ..state },
-            QuizAction::LabHrefs { card, pick, hrefs, fix } => {
-                let mut state = state;
-                // Only if the answer it was made for is still the one shown.
-                match &mut state.answered {
-                    Some(answered) if card == state.current && answered.pick.choice.id == pick => {
-                        answered.lab_hrefs = Some(hrefs);
-                        answered.fix_href = fix;
-                    }
-                    _ => return self,
-                }
-                state
-            }
+            QuizAction::LabHrefs { card, pick, hrefs, fix } => state.lab_hrefs(card, &pick, hrefs, fix),
         };
         if next == *self { self } else { Rc::new(next) }
     }

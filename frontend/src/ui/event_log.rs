@@ -135,6 +135,31 @@ pub fn event_log(props: &EventLogProps) -> Html {
     });
     let run = &props.run;
     let applied = run.timeline.events_until(props.cursor_ms);
+    let rows = rows_markup(run, &shown, applied);
+    let on_row = seek_on_click(&props.on_seek);
+    let (parties, kinds) = &*vocabulary;
+    let on_all = sending(&props.on_filter, FilterChange::ShowAll);
+    html! {
+        <div class="event-log">
+            { party_filters(parties, &props.filters, &props.on_filter) }
+            { kind_filters(kinds, &props.filters, &props.on_filter) }
+            <p class="log-status">
+                { format!("{} of {} events shown · {} happened by the cursor", shown.len(), run.log.len(), applied) }
+                <button class="link" onclick={on_all}>{"Show every event"}</button>
+            </p>
+            <div class="event-rows" onclick={on_row}>
+                { Html::from_html_unchecked(AttrValue::from(rows)) }
+            </div>
+            if shown.is_empty() {
+                <p class="hint">{"The filters hide every event."}</p>
+            }
+        </div>
+    }
+}
+
+/// The shown events around the cursor, as markup: those that have happened
+/// by the cursor, the last of them marked, then those still to come.
+fn rows_markup(run: &RunRef, shown: &[u32], applied: u32) -> String {
     // Rows before `position` have happened at the cursor.
     let position = shown.partition_point(|index| *index < applied);
     let first = position.saturating_sub(ROWS_BEFORE);
@@ -165,8 +190,14 @@ pub fn event_log(props: &EventLogProps) -> Html {
         ));
     }
     rows.raw(format_args!("</ol>"));
-    let on_seek = props.on_seek.clone();
-    let on_row = Callback::from(move |event: MouseEvent| {
+    rows.finish()
+}
+
+/// A click on a row asks to move the cursor to its event. The rows are raw
+/// markup, so one listener on them finds the row clicked.
+fn seek_on_click(on_seek: &Callback<u64>) -> Callback<MouseEvent> {
+    let on_seek = on_seek.clone();
+    Callback::from(move |event: MouseEvent| {
         let at_ms = event
             .target()
             .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
@@ -176,11 +207,14 @@ pub fn event_log(props: &EventLogProps) -> Html {
         if let Some(at_ms) = at_ms {
             on_seek.emit(at_ms);
         }
-    });
-    let (parties, kinds) = &*vocabulary;
+    })
+}
+
+/// One toggle button per party, pressed while its events are shown.
+fn party_filters(parties: &[String], filters: &LogFilters, on_filter: &Callback<FilterChange>) -> Html {
     let party_buttons = parties.iter().map(|party| {
-        let hidden = is_hidden(&props.filters.hidden_parties, party);
-        let onclick = sending(&props.on_filter, FilterChange::ToggleParty(party.clone()));
+        let hidden = is_hidden(&filters.hidden_parties, party);
+        let onclick = sending(on_filter, FilterChange::ToggleParty(party.clone()));
         html! {
             <button class={classes!("chip", hidden.then_some("off"))} aria-pressed={(!hidden).to_string()} {onclick}
                 data-party={party.clone()}>
@@ -188,9 +222,19 @@ pub fn event_log(props: &EventLogProps) -> Html {
             </button>
         }
     });
+    html! {
+        <div class="filters" role="group" aria-label="Show events of these parties">
+            <span class="filter-label">{"Parties:"}</span>
+            { for party_buttons }
+        </div>
+    }
+}
+
+/// One checkbox per kind of event, folded away under how many are hidden.
+fn kind_filters(kinds: &[String], filters: &LogFilters, on_filter: &Callback<FilterChange>) -> Html {
     let kind_boxes = kinds.iter().map(|kind| {
-        let hidden = is_hidden(&props.filters.hidden_kinds, kind);
-        let onchange = sending(&props.on_filter, FilterChange::ToggleKind(kind.clone()));
+        let hidden = is_hidden(&filters.hidden_kinds, kind);
+        let onchange = sending(on_filter, FilterChange::ToggleKind(kind.clone()));
         html! {
             <label class="kind-box">
                 <input type="checkbox" checked={!hidden} {onchange} data-kind={kind.clone()} />
@@ -198,28 +242,11 @@ pub fn event_log(props: &EventLogProps) -> Html {
             </label>
         }
     });
-    let hidden_kind_count = kinds.iter().filter(|kind| is_hidden(&props.filters.hidden_kinds, kind)).count();
-    let on_all = sending(&props.on_filter, FilterChange::ShowAll);
+    let hidden_kind_count = kinds.iter().filter(|kind| is_hidden(&filters.hidden_kinds, kind)).count();
     html! {
-        <div class="event-log">
-            <div class="filters" role="group" aria-label="Show events of these parties">
-                <span class="filter-label">{"Parties:"}</span>
-                { for party_buttons }
-            </div>
-            <details class="kinds">
-                <summary>{ format!("Kinds ({hidden_kind_count} hidden)") }</summary>
-                <div class="kind-boxes" role="group" aria-label="Show events of these kinds">{ for kind_boxes }</div>
-            </details>
-            <p class="log-status">
-                { format!("{} of {} events shown · {} happened by the cursor", shown.len(), run.log.len(), applied) }
-                <button class="link" onclick={on_all}>{"Show every event"}</button>
-            </p>
-            <div class="event-rows" onclick={on_row}>
-                { Html::from_html_unchecked(AttrValue::from(rows.finish())) }
-            </div>
-            if shown.is_empty() {
-                <p class="hint">{"The filters hide every event."}</p>
-            }
-        </div>
+        <details class="kinds">
+            <summary>{ format!("Kinds ({hidden_kind_count} hidden)") }</summary>
+            <div class="kind-boxes" role="group" aria-label="Show events of these kinds">{ for kind_boxes }</div>
+        </details>
     }
 }

@@ -156,7 +156,6 @@ pub fn capitalized(text: &str) -> String {
 /// per run; a finding is a button that names its time in `data-seek`.
 fn verdict_markup(run: &RunRef, folded: bool) -> String {
     let report = &run.report;
-    let metrics = &report.metrics;
     let mut out = Svg::new();
     out.raw(format_args!(
         "<p class=\"verdict-head\"><span class=\"verdict-strategy\">{}</span>{}</p>",
@@ -184,22 +183,35 @@ fn verdict_markup(run: &RunRef, folded: bool) -> String {
             }
         }
     }
+    metrics_markup(&mut out, report);
+    findings_markup(&mut out, report);
+    if folded {
+        out.raw(format_args!("</details>"));
+    }
+    out.finish()
+}
+
+/// Every metric of the run, each with its key.
+fn metrics_markup(out: &mut Svg, report: &StrategyReport) {
     out.raw(format_args!("<dl class=\"metrics\">"));
     for metric in Metric::ALL {
         out.raw(format_args!(
             "<div class=\"metric\" data-metric=\"{}\"><dt>{}</dt><dd>{}</dd></div>",
             metric.key(),
             metric.title(),
-            Esc(&metric.value(metrics, format::duration))
+            Esc(&metric.value(&report.metrics, format::duration))
         ));
     }
-    out.raw(format_args!("</dl><h3 class=\"findings-title\">Findings ({})</h3>", report.findings.len()));
+    out.raw(format_args!("</dl>"));
+}
+
+/// The findings in time order, each a button to its time with the cause of
+/// a bad outcome under it; or a line saying there are none.
+fn findings_markup(out: &mut Svg, report: &StrategyReport) {
+    out.raw(format_args!("<h3 class=\"findings-title\">Findings ({})</h3>", report.findings.len()));
     if report.findings.is_empty() {
         out.raw(format_args!("<p class=\"hint\">Nothing notable: no overlap, no stale write, no missed period.</p>"));
-        if folded {
-            out.raw(format_args!("</details>"));
-        }
-        return out.finish();
+        return;
     }
     out.raw(format_args!("<ol class=\"findings\">"));
     for finding in &report.findings {
@@ -220,10 +232,6 @@ fn verdict_markup(run: &RunRef, folded: bool) -> String {
         out.raw(format_args!("</li>"));
     }
     out.raw(format_args!("</ol>"));
-    if folded {
-        out.raw(format_args!("</details>"));
-    }
-    out.finish()
 }
 
 #[function_component(Verdicts)]

@@ -5,6 +5,7 @@
 use crate::ui::format;
 use crate::ui::run::RunRef;
 use crate::ui::svg::{Num, Svg};
+use locklab_engine::view::CostSeries;
 use yew::prelude::*;
 
 const WIDTH: f64 = 300.0;
@@ -85,18 +86,76 @@ fn latency_text(value: f64) -> String {
 
 fn charts(run: &RunRef) -> Vec<Chart> {
     let series = &run.timeline.series;
-    let max_connections = f64::from(run.scenario.world.db_max_connections);
+    let world = &run.scenario.world;
+    vec![
+        connections_chart(series, f64::from(world.db_max_connections)),
+        waiting_chart(series, f64::from(world.background_pool_size)),
+        latency_chart(series),
+        total_chart(
+            "chart-puts",
+            "Storage PUTs (total)",
+            "Option D's bill: without a lock every instance runs the job and uploads its chunks.",
+            &series.puts_total,
+        ),
+        total_chart(
+            "chart-posts",
+            "Slack posts (total)",
+            "A post cannot carry a fencing token: a duplicate run posts again.",
+            &series.posts_total,
+        ),
+    ]
+}
+
+/// The largest value, or 0 for none.
+fn peak(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
+}
+
+/// A reference line at `value` on a chart whose top is `top`, labelled.
+fn limit_line(value: f64, top: f64, text: String) -> Option<(f64, String)> {
+    Some((HEIGHT - value * (HEIGHT - TOP) / top, text))
+}
+
+/// DB sessions open against the server's connection limit.
+fn connections_chart(series: &CostSeries, max_connections: f64) -> Chart {
     let connections: Vec<f64> = series.db_connections.iter().map(|value| f64::from(*value)).collect();
     let connection_top = connections.iter().copied().fold(max_connections, f64::max);
-    let latency: Vec<f64> = series.background_latency_ms.iter().map(|value| *value as f64).collect();
+    Chart {
+        id: "chart-connections",
+        title: "DB connections open",
+        caption: "Option C's bill: a session held in a transaction for the whole job, and other services' sessions queueing behind the row lock.",
+        limit: limit_line(max_connections, connection_top, format!("limit {max_connections}")),
+        path: step_path(&connections, connection_top),
+        peak: format!("peak {}", count_text(peak(&connections))),
+        values: connections,
+        unit: count_text,
+        marks: Vec::new(),
+    }
+}
+
+/// How many of other services' queries wait on average, against their
+/// own pool's size: above it, every query queues for a connection.
+fn waiting_chart(series: &CostSeries, pool: f64) -> Chart {
     let bucket_ms = series.bucket_ms.max(1) as f64;
     let waiting: Vec<f64> = series.background_waiting_ms.iter().map(|value| *value as f64 / bucket_ms).collect();
-    let pool = f64::from(run.scenario.world.background_pool_size);
     let waiting_top = waiting.iter().copied().fold(pool, f64::max);
+    Chart {
+        id: "chart-waiting",
+        title: "Other services' queries waiting (average)",
+        caption: "Option C's bill to everyone else: their inserts' foreign-key checks wait for FOR UPDATE, holding their connections; above their pool's size, every query queues for a connection (the post's \"connection pool starved\").",
+        limit: limit_line(pool, waiting_top, format!("their pool {pool}")),
+        path: step_path(&waiting, waiting_top),
+        peak: format!("peak {}", count_text(peak(&waiting))),
+        values: waiting,
+        unit: count_text,
+        marks: Vec::new(),
+    }
+}
+
+/// The slowest background query of each bucket, with a mark where some failed.
+fn latency_chart(series: &CostSeries) -> Chart {
+    let latency: Vec<f64> = series.background_latency_ms.iter().map(|value| *value as f64).collect();
     let latency_top = latency.iter().copied().fold(1.0, f64::max);
-    let puts: Vec<f64> = series.puts_total.iter().map(|value| f64::from(*value)).collect();
-    let posts: Vec<f64> = series.posts_total.iter().map(|value| f64::from(*value)).collect();
-    let peak = |values: &[f64]| values.iter().copied().fold(0.0, f64::max);
     let failures: Vec<u32> = series
         .background_failures
         .iter()
@@ -105,66 +164,33 @@ fn charts(run: &RunRef) -> Vec<Chart> {
         .map(|(bucket, _)| u32::try_from(bucket).unwrap_or(0))
         .collect();
     let failed_total: u32 = series.background_failures.iter().sum();
-    vec![
-        Chart {
-            id: "chart-connections",
-            title: "DB connections open",
-            caption: "Option C's bill: a session held in a transaction for the whole job, and other services' sessions queueing behind the row lock.",
-            limit: Some((
-                HEIGHT - max_connections * (HEIGHT - TOP) / connection_top,
-                format!("limit {max_connections}"),
-            )),
-            path: step_path(&connections, connection_top),
-            peak: format!("peak {}", count_text(peak(&connections))),
-            values: connections,
-            unit: count_text,
-            marks: Vec::new(),
-        },
-        Chart {
-            id: "chart-waiting",
-            title: "Other services' queries waiting (average)",
-            caption: "Option C's bill to everyone else: their inserts' foreign-key checks wait for FOR UPDATE, holding their connections; above their pool's size, every query queues for a connection (the post's \"connection pool starved\").",
-            limit: Some((HEIGHT - pool * (HEIGHT - TOP) / waiting_top, format!("their pool {pool}"))),
-            path: step_path(&waiting, waiting_top),
-            peak: format!("peak {}", count_text(peak(&waiting))),
-            values: waiting,
-            unit: count_text,
-            marks: Vec::new(),
-        },
-        Chart {
-            id: "chart-latency",
-            title: "Background query latency (slowest)",
-            caption: "Other services' inserts into job_events take FOR KEY SHARE on the jobs row, which FOR UPDATE (not FOR NO KEY UPDATE) makes wait; their reads take no row lock. The log records a query only when it had to wait.",
-            limit: None,
-            path: step_path(&latency, latency_top),
-            peak: format!("peak {} · {failed_total} failed", latency_text(peak(&latency))),
-            values: latency,
-            unit: latency_text,
-            marks: failures,
-        },
-        Chart {
-            id: "chart-puts",
-            title: "Storage PUTs (total)",
-            caption: "Option D's bill: without a lock every instance runs the job and uploads its chunks.",
-            limit: None,
-            path: step_path(&puts, peak(&puts).max(1.0)),
-            peak: format!("total {}", count_text(peak(&puts))),
-            values: puts,
-            unit: count_text,
-            marks: Vec::new(),
-        },
-        Chart {
-            id: "chart-posts",
-            title: "Slack posts (total)",
-            caption: "A post cannot carry a fencing token: a duplicate run posts again.",
-            limit: None,
-            path: step_path(&posts, peak(&posts).max(1.0)),
-            peak: format!("total {}", count_text(peak(&posts))),
-            values: posts,
-            unit: count_text,
-            marks: Vec::new(),
-        },
-    ]
+    Chart {
+        id: "chart-latency",
+        title: "Background query latency (slowest)",
+        caption: "Other services' inserts into job_events take FOR KEY SHARE on the jobs row, which FOR UPDATE (not FOR NO KEY UPDATE) makes wait; their reads take no row lock. The log records a query only when it had to wait.",
+        limit: None,
+        path: step_path(&latency, latency_top),
+        peak: format!("peak {} · {failed_total} failed", latency_text(peak(&latency))),
+        values: latency,
+        unit: latency_text,
+        marks: failures,
+    }
+}
+
+/// A running total (storage's PUTs, Slack's posts), with no limit to reach.
+fn total_chart(id: &'static str, title: &'static str, caption: &'static str, totals: &[u32]) -> Chart {
+    let values: Vec<f64> = totals.iter().map(|value| f64::from(*value)).collect();
+    Chart {
+        id,
+        title,
+        caption,
+        limit: None,
+        path: step_path(&values, peak(&values).max(1.0)),
+        peak: format!("total {}", count_text(peak(&values))),
+        values,
+        unit: count_text,
+        marks: Vec::new(),
+    }
 }
 
 #[function_component(CostCharts)]

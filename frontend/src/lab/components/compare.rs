@@ -37,6 +37,29 @@ fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
 #[function_component(CompareView)]
 pub fn compare_view(props: &CompareProps) -> Html {
     let runs = in_picker_order(&props.runs);
+    let on_table = open_alone_on_click(&props.dispatch);
+    let cells = runs.iter().map(|run| multiple(run, props));
+    html! {
+        <div class="compare" id="compare">
+            <p class="compare-intro">
+                {"The same scenario and seed under all six strategies. Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
+            </p>
+            <div class="table-wrap" onclick={on_table}>
+                { Html::from_html_unchecked(AttrValue::from(verdict_table(&runs))) }
+            </div>
+            <div class="multiples">{ for cells }</div>
+        </div>
+    }
+}
+
+/// The metrics the table has a column for, in its order.
+fn compared_metrics() -> impl Iterator<Item = Metric> + Clone {
+    Metric::ALL.into_iter().filter(|metric| metric.compared())
+}
+
+/// The verdict table, one row per run, as markup: one raw node costs far
+/// less WebAssembly than a virtual-DOM node per cell.
+fn verdict_table(runs: &[RunRef]) -> String {
     let mut table = Svg::new();
     // The six runs share the scenario: one line says which store they all write to.
     if let Some(run) = runs.first() {
@@ -52,83 +75,83 @@ pub fn compare_view(props: &CompareProps) -> Html {
          <th scope=\"col\" title=\"{}\">Efficiency</th>",
         Esc(EFFICIENCY_TITLE)
     ));
-    let compared = Metric::ALL.into_iter().filter(|metric| metric.compared());
-    for metric in compared.clone() {
+    for metric in compared_metrics() {
         table.raw(format_args!("<th scope=\"col\"><abbr title=\"{}\">{}</abbr></th>", metric.title(), metric.column()));
     }
     table.raw(format_args!("</tr></thead><tbody>"));
-    for run in &runs {
-        let report = &run.report;
-        let metrics = &report.metrics;
-        let label = strategy_label_in(&run.scenario, run.strategy);
-        table.raw(format_args!(
-            "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" data-efficiency=\"{efficiency}\"",
-            name = run.strategy.name(),
-            safety = report.safety.name(),
-            liveness = report.liveness.name(),
-            efficiency = report.efficiency.name(),
-        ));
-        for metric in compared.clone() {
-            table.raw(format_args!(" data-{}=\"{}\"", metric.key(), metric.count(metrics)));
-        }
-        table.raw(format_args!(
-            "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
-             <td data-label=\"Safety\">{}</td><td data-label=\"Liveness\">{}</td><td data-label=\"Efficiency\" title=\"{}\">{}</td>",
-            run.strategy.name(),
-            Esc(&label),
-            Esc(&label),
-            badge_markup(safety_badge_parts(report.safety)),
-            badge_markup(liveness_badge_parts(report.liveness)),
-            Esc(&report.efficiency_summary()),
-            badge_markup(efficiency_badge_parts(report.efficiency)),
-        ));
-        for metric in compared.clone() {
-            table.raw(format_args!(
-                "<td class=\"num\" data-label=\"{}\">{}</td>",
-                metric.title(),
-                Esc(&metric.value(metrics, format::duration))
-            ));
-        }
-        table.raw(format_args!("</tr>"));
+    for run in runs {
+        verdict_row(&mut table, run);
     }
     table.raw(format_args!("</tbody></table>"));
-    let on_table = {
-        let dispatch = props.dispatch.clone();
-        Callback::from(move |event: MouseEvent| {
-            let name = event
-                .target()
-                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-                .and_then(|element| element.closest("[data-open]").ok().flatten())
-                .and_then(|button| button.get_attribute("data-open"));
-            if let Some(strategy) = name.as_deref().and_then(StrategyId::parse) {
-                dispatch.emit(Action::OpenAlone(strategy));
-            }
-        })
-    };
-    let cells = runs.iter().map(|run| {
-        let report = &run.report;
-        let chosen = run.strategy == props.selected;
-        html! {
-            <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
-                <figcaption>
-                    <button class="link title" onclick={sending(&props.dispatch, Action::OpenAlone(run.strategy))}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
-                    { verdict_badges(report) }
-                </figcaption>
-                <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
-                    compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
-                <p class="multiple-note">{ report.safety_summary() }</p>
-            </figure>
+    table.finish()
+}
+
+/// One run's row: its verdicts and compared metrics, each also a data
+/// attribute of the row.
+fn verdict_row(table: &mut Svg, run: &RunRef) {
+    let report = &run.report;
+    let metrics = &report.metrics;
+    let label = strategy_label_in(&run.scenario, run.strategy);
+    table.raw(format_args!(
+        "<tr class=\"verdict-row\" data-strategy=\"{name}\" data-safety=\"{safety}\" data-liveness=\"{liveness}\" data-efficiency=\"{efficiency}\"",
+        name = run.strategy.name(),
+        safety = report.safety.name(),
+        liveness = report.liveness.name(),
+        efficiency = report.efficiency.name(),
+    ));
+    for metric in compared_metrics() {
+        table.raw(format_args!(" data-{}=\"{}\"", metric.key(), metric.count(metrics)));
+    }
+    table.raw(format_args!(
+        "><th scope=\"row\"><button type=\"button\" class=\"link\" data-open=\"{}\" aria-label=\"Open {} on its own\">{}</button></th>\
+         <td data-label=\"Safety\">{}</td><td data-label=\"Liveness\">{}</td><td data-label=\"Efficiency\" title=\"{}\">{}</td>",
+        run.strategy.name(),
+        Esc(&label),
+        Esc(&label),
+        badge_markup(safety_badge_parts(report.safety)),
+        badge_markup(liveness_badge_parts(report.liveness)),
+        Esc(&report.efficiency_summary()),
+        badge_markup(efficiency_badge_parts(report.efficiency)),
+    ));
+    for metric in compared_metrics() {
+        table.raw(format_args!(
+            "<td class=\"num\" data-label=\"{}\">{}</td>",
+            metric.title(),
+            Esc(&metric.value(metrics, format::duration))
+        ));
+    }
+    table.raw(format_args!("</tr>"));
+}
+
+/// A click in the table on a strategy's name opens that strategy alone.
+/// The table is raw markup, so one listener on it finds the button clicked.
+fn open_alone_on_click(dispatch: &Callback<Action>) -> Callback<MouseEvent> {
+    let dispatch = dispatch.clone();
+    Callback::from(move |event: MouseEvent| {
+        let name = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest("[data-open]").ok().flatten())
+            .and_then(|button| button.get_attribute("data-open"));
+        if let Some(strategy) = name.as_deref().and_then(StrategyId::parse) {
+            dispatch.emit(Action::OpenAlone(strategy));
         }
-    });
+    })
+}
+
+/// One run's small multiple: its name, verdicts and compact timeline.
+fn multiple(run: &RunRef, props: &CompareProps) -> Html {
+    let report = &run.report;
+    let chosen = run.strategy == props.selected;
     html! {
-        <div class="compare" id="compare">
-            <p class="compare-intro">
-                {"The same scenario and seed under all six strategies. Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
-            </p>
-            <div class="table-wrap" onclick={on_table}>
-                { Html::from_html_unchecked(AttrValue::from(table.finish())) }
-            </div>
-            <div class="multiples">{ for cells }</div>
-        </div>
+        <figure class={classes!("multiple", chosen.then_some("chosen"))} data-strategy={run.strategy.name()}>
+            <figcaption>
+                <button class="link title" onclick={sending(&props.dispatch, Action::OpenAlone(run.strategy))}>{ strategy_label_in(&run.scenario, run.strategy) }</button>
+                { verdict_badges(report) }
+            </figcaption>
+            <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={props.on_seek.clone()}
+                compact=true label={AttrValue::from(format!("Time cursor, {}", strategy_label_in(&run.scenario, run.strategy)))} />
+            <p class="multiple-note">{ report.safety_summary() }</p>
+        </figure>
     }
 }

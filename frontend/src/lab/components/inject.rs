@@ -13,6 +13,8 @@ use crate::ui::format;
 use crate::ui::svg::{Esc, Svg};
 use locklab_engine::StrategyId;
 use locklab_engine::ids::Party;
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -172,99 +174,144 @@ fn form_markup(
     aim: &Aim,
 ) -> String {
     let (target, holder) = (aim.target.as_str(), aim.holder);
-    let service = strategy.lock_service();
     let nobody = target == "holder" && holder == HolderAt::Never;
     let mut form = Form { svg: Svg::new(), params, disabled: if aim.inside && !nobody { "" } else { " disabled" } };
-    form.svg.raw(format_args!(
-        "<fieldset class=\"targets\"><legend>Strike</legend><div class=\"chips\" role=\"radiogroup\" aria-label=\"Strike\">"
-    ));
-    for (name, text) in targets(instances, lock_parties) {
-        let chosen = name == target;
-        form.svg.raw(format_args!(
-            "<label for=\"target-{name}\" class=\"chip radio-chip{}\"><input type=\"radio\" name=\"fault-target\" id=\"target-{name}\" value=\"{name}\" data-target=\"{name}\"{}><span>{}</span></label>",
-            if chosen { " chosen" } else { "" },
-            if chosen { " checked" } else { "" },
-            Esc(&text)
-        ));
-    }
-    form.svg.raw(format_args!("</div></fieldset><div class=\"actions\">"));
-    let who = match (target, holder) {
-        ("holder", HolderAt::Next) => "the next holder".to_owned(),
-        ("holder", HolderAt::Now | HolderAt::Never) => "the holder".to_owned(),
-        _ => target.to_owned(),
-    };
+    form.target_chips(target, instances, lock_parties);
+    form.svg.raw(format_args!("<div class=\"actions\">"));
     let is_instance = target == "holder" || (target.len() == 1 && target.bytes().all(|byte| byte.is_ascii_lowercase()));
     if is_instance {
-        form.row_start();
-        form.button("gc", &format!("GC pause {who} for {}", format::duration(params.gc_pause_ms)));
-        form.select(
+        form.instance_actions(&who(target, holder), strategy.lock_service());
+    } else if target.starts_with("redis") {
+        form.redis_actions(target, replica);
+    } else if target == "consensus" {
+        form.consensus_actions();
+    } else {
+        form.db_actions();
+    }
+    form.svg.raw(format_args!("</div>"));
+    form.svg.finish()
+}
+
+/// The chosen target in the buttons' words: an instance by name, or the
+/// holder, which is the next one when nobody holds at the cursor.
+fn who(target: &str, holder: HolderAt) -> String {
+    match (target, holder) {
+        ("holder", HolderAt::Next) => "the next holder".to_owned(),
+        ("holder", HolderAt::Now | HolderAt::Never) => "the holder".to_owned(),
+        (_, HolderAt::Now | HolderAt::Next | HolderAt::Never) => target.to_owned(),
+    }
+}
+
+impl Form<'_> {
+    /// One radio chip per party a fault can be aimed at, the chosen one checked.
+    fn target_chips(&mut self, target: &str, instances: u8, lock_parties: &[Party]) {
+        self.svg.raw(format_args!(
+            "<fieldset class=\"targets\"><legend>Strike</legend><div class=\"chips\" role=\"radiogroup\" aria-label=\"Strike\">"
+        ));
+        for (name, text) in targets(instances, lock_parties) {
+            let chosen = name == target;
+            self.svg.raw(format_args!(
+                "<label for=\"target-{name}\" class=\"chip radio-chip{}\"><input type=\"radio\" name=\"fault-target\" id=\"target-{name}\" value=\"{name}\" data-target=\"{name}\"{}><span>{}</span></label>",
+                if chosen { " chosen" } else { "" },
+                if chosen { " checked" } else { "" },
+                Esc(&text)
+            ));
+        }
+        self.svg.raw(format_args!("</div></fieldset>"));
+    }
+
+    /// What can strike an instance (or the holder): its process, its host,
+    /// its clock and its network to the lock service or the database.
+    fn instance_actions(&mut self, who: &str, service: &str) {
+        let params = self.params;
+        self.row_start();
+        self.button("gc", &format!("GC pause {who} for {}", format::duration(params.gc_pause_ms)));
+        self.select(
             "gc_pause_ms",
             "length",
             &[2_000, 5_000, 10_000, 20_000, 30_000, 45_000, 60_000, 90_000, 120_000, 300_000],
             duration_text,
         );
-        form.row_end();
-        form.row_start();
-        form.button("oom", &format!("OOM-kill {who}"));
-        form.button("oom-restart", &format!("OOM-kill, restart after {}", format::duration(params.restart_after_ms)));
-        form.select(
+        self.row_end();
+        self.row_start();
+        self.button("oom", &format!("OOM-kill {who}"));
+        self.button("oom-restart", &format!("OOM-kill, restart after {}", format::duration(params.restart_after_ms)));
+        self.select(
             "restart_after_ms",
             "restart after",
             &[1_000, 5_000, 20_000, 60_000, 120_000, 600_000],
             duration_text,
         );
-        form.row_end();
-        form.row_start();
-        form.button("host", &format!("Lose {who}'s host"));
-        form.button("host-restart", &format!("Lose host, back after {}", format::duration(params.restart_after_ms)));
-        form.row_end();
-        form.row_start();
-        form.button("clock", &format!("Jump {who}'s clock {}", format::offset(params.clock_jump_ms)));
-        form.select(
+        self.row_end();
+        self.row_start();
+        self.button("host", &format!("Lose {who}'s host"));
+        self.button("host-restart", &format!("Lose host, back after {}", format::duration(params.restart_after_ms)));
+        self.row_end();
+        self.row_start();
+        self.button("clock", &format!("Jump {who}'s clock {}", format::offset(params.clock_jump_ms)));
+        self.select(
             "clock_jump_ms",
             "by",
             &[-300_000, -60_000, -30_000, -5_000, 5_000, 30_000, 60_000, 300_000],
             format::offset,
         );
-        form.row_end();
-        form.row_start();
-        form.button("partition", &format!("Cut {who} off from {service}"));
+        self.row_end();
+        self.network_actions(who, service);
+    }
+
+    /// An instance's network faults: cut off from the lock service (and
+    /// from the database, when that is not the lock service), or delayed.
+    fn network_actions(&mut self, who: &str, service: &str) {
+        let params = self.params;
+        self.row_start();
+        self.button("partition", &format!("Cut {who} off from {service}"));
         if service != "db" {
-            form.button("partition-db", &format!("Cut {who} off from db"));
+            self.button("partition-db", &format!("Cut {who} off from db"));
         }
-        form.select("partition_ms", "for", &[5_000, 15_000, 30_000, 60_000, 120_000, 300_000], duration_text);
-        form.row_end();
-        form.row_start();
-        form.button("delay", &format!("Delay {who} ↔ {service} by {}", format::duration(params.delay_extra_ms)));
-        form.select("delay_extra_ms", "by", &[200, 1_000, 5_000, 15_000, 40_000], duration_text);
-        form.select("delay_ms", "for", &[10_000, 30_000, 60_000, 120_000], duration_text);
-        form.row_end();
-    } else if target.starts_with("redis") {
-        form.row_start();
-        form.button("redis-restart", &format!("Restart {target} without persistence"));
-        form.select("redis_down_ms", "down for", &[0, 1_000, 5_000, 30_000, 120_000], duration_text);
-        form.row_end();
-        form.row_start();
-        form.button("failover", &format!("Fail {target} over"));
-        form.note(if target == "redis-1" && replica {
+        self.select("partition_ms", "for", &[5_000, 15_000, 30_000, 60_000, 120_000, 300_000], duration_text);
+        self.row_end();
+        self.row_start();
+        self.button("delay", &format!("Delay {who} ↔ {service} by {}", format::duration(params.delay_extra_ms)));
+        self.select("delay_extra_ms", "by", &[200, 1_000, 5_000, 15_000, 40_000], duration_text);
+        self.select("delay_ms", "for", &[10_000, 30_000, 60_000, 120_000], duration_text);
+        self.row_end();
+    }
+
+    /// What can strike a Redis node: a restart, a failover (which says what
+    /// the replica would bring) and its clock.
+    fn redis_actions(&mut self, target: &str, replica: bool) {
+        self.row_start();
+        self.button("redis-restart", &format!("Restart {target} without persistence"));
+        self.select("redis_down_ms", "down for", &[0, 1_000, 5_000, 30_000, 120_000], duration_text);
+        self.row_end();
+        self.row_start();
+        self.button("failover", &format!("Fail {target} over"));
+        self.note(if target == "redis-1" && replica {
             "the replica is promoted with whatever it had received"
         } else {
             "no replica to promote: it comes back empty"
         });
-        form.row_end();
-        form.row_start();
-        form.button("clock", &format!("Jump {target}'s clock {}", format::offset(params.clock_jump_ms)));
-        form.row_end();
-    } else if target == "consensus" {
-        form.row_start();
-        form.button("leader", "Kill the consensus leader");
-        form.row_end();
-        form.row_start();
-        form.button("clock", &format!("Jump the store's clock {}", format::offset(params.clock_jump_ms)));
-        form.row_end();
-    } else {
-        form.row_start();
-        form.button(
+        self.row_end();
+        self.row_start();
+        self.button("clock", &format!("Jump {target}'s clock {}", format::offset(self.params.clock_jump_ms)));
+        self.row_end();
+    }
+
+    /// What can strike the consensus store: its leader and its clock.
+    fn consensus_actions(&mut self) {
+        self.row_start();
+        self.button("leader", "Kill the consensus leader");
+        self.row_end();
+        self.row_start();
+        self.button("clock", &format!("Jump the store's clock {}", format::offset(self.params.clock_jump_ms)));
+        self.row_end();
+    }
+
+    /// What can strike the database: slower queries for a while.
+    fn db_actions(&mut self) {
+        let params = self.params;
+        self.row_start();
+        self.button(
             "db-slow",
             &format!(
                 "Make queries {}× slower for {}",
@@ -272,11 +319,9 @@ fn form_markup(
                 format::duration(params.db_slow_ms)
             ),
         );
-        form.select("db_slow_ms", "for", &[10_000, 30_000, 60_000, 300_000], duration_text);
-        form.row_end();
+        self.select("db_slow_ms", "for", &[10_000, 30_000, 60_000, 300_000], duration_text);
+        self.row_end();
     }
-    form.svg.raw(format_args!("</div>"));
-    form.svg.finish()
 }
 
 /// The element an event came from, or its nearest ancestor with `attribute`.
@@ -295,11 +340,7 @@ pub fn inject_panel(props: &InjectProps) -> Html {
         "holder".to_owned()
     };
     let inside = props.cursor_ms < props.duration_ms;
-    let holder = match props.holder_strike_ms {
-        Some(at_ms) if at_ms == props.cursor_ms => HolderAt::Now,
-        Some(_) => HolderAt::Next,
-        None => HolderAt::Never,
-    };
+    let holder = holder_at(props.holder_strike_ms, props.cursor_ms);
     // The form changes with its inputs, not with the cursor: written once per change.
     let markup = use_memo(
         (
@@ -314,51 +355,9 @@ pub fn inject_panel(props: &InjectProps) -> Html {
             AttrValue::from(form_markup(params, *strategy, *instances, *replica, lock_parties, aim))
         },
     );
-
-    let onclick = {
-        let dispatch = props.dispatch.clone();
-        Callback::from(move |event: MouseEvent| {
-            let name = closest(&event, "data-inject").and_then(|button| button.get_attribute("data-inject"));
-            if let Some((_, kind)) = KINDS.iter().find(|(known, _)| Some(*known) == name.as_deref()) {
-                dispatch.emit(Action::Inject(*kind));
-            }
-        })
-    };
-    let onchange = {
-        let dispatch = props.dispatch.clone();
-        let params = props.params.clone();
-        let refocus = refocus.clone();
-        Callback::from(move |event: Event| {
-            let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
-                return;
-            };
-            *refocus.borrow_mut() = Some(element.id());
-            let mut next = params.clone();
-            if let Some(target) = element.get_attribute("data-target") {
-                next.target = target;
-            } else if let Some(param) = element.get_attribute("data-param") {
-                let value = element
-                    .dyn_ref::<web_sys::HtmlSelectElement>()
-                    .and_then(|select| select.value().parse::<i64>().ok())
-                    .unwrap_or(0);
-                if let Some((_, _, set)) = PARAMS.iter().find(|(name, _, _)| *name == param) {
-                    set(&mut next, value);
-                }
-            }
-            dispatch.emit(Action::SetInject(next));
-        })
-    };
-    let hint = match (inside, target == "holder", props.holder_strike_ms) {
-        (false, _, _) => "Move the cursor inside the run to inject.".to_owned(),
-        (true, true, None) => {
-            "Nobody holds the lock from here to the end of the run: aim at an instance to inject.".to_owned()
-        }
-        (true, true, Some(at_ms)) if at_ms != props.cursor_ms => format!(
-            "Nobody holds the lock now: a strike at the holder waits for the next one, at {}.",
-            format::t_label(at_ms)
-        ),
-        (true, _, _) => "The run is recomputed from there; what came before stays the same.".to_owned(),
-    };
+    let onclick = inject_on_click(&props.dispatch);
+    let onchange = set_on_change(&props.dispatch, &props.params, &refocus);
+    let hint = hint(inside, target == "holder", props.holder_strike_ms, props.cursor_ms);
     html! {
         <div class="inject-form">
             <p class="inject-when">
@@ -369,5 +368,72 @@ pub fn inject_panel(props: &InjectProps) -> Html {
                 { Html::from_html_unchecked((*markup).clone()) }
             </div>
         </div>
+    }
+}
+
+/// Whether a strike at "the holder" lands at the cursor, at the next
+/// holder's first moment, or nowhere.
+fn holder_at(holder_strike_ms: Option<u64>, cursor_ms: u64) -> HolderAt {
+    match holder_strike_ms {
+        Some(at_ms) if at_ms == cursor_ms => HolderAt::Now,
+        Some(_) => HolderAt::Next,
+        None => HolderAt::Never,
+    }
+}
+
+/// A click on one of the form's buttons injects its fault.
+fn inject_on_click(dispatch: &Callback<Action>) -> Callback<MouseEvent> {
+    let dispatch = dispatch.clone();
+    Callback::from(move |event: MouseEvent| {
+        let name = closest(&event, "data-inject").and_then(|button| button.get_attribute("data-inject"));
+        if let Some((_, kind)) = KINDS.iter().find(|(known, _)| Some(*known) == name.as_deref()) {
+            dispatch.emit(Action::Inject(*kind));
+        }
+    })
+}
+
+/// A change of target or of a parameter sets the form's parameters, and
+/// names the control to refocus, since the re-render replaces it.
+fn set_on_change(
+    dispatch: &Callback<Action>,
+    params: &InjectParams,
+    refocus: &Rc<RefCell<Option<String>>>,
+) -> Callback<Event> {
+    let dispatch = dispatch.clone();
+    let params = params.clone();
+    let refocus = refocus.clone();
+    Callback::from(move |event: Event| {
+        let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
+            return;
+        };
+        *refocus.borrow_mut() = Some(element.id());
+        let mut next = params.clone();
+        if let Some(target) = element.get_attribute("data-target") {
+            next.target = target;
+        } else if let Some(param) = element.get_attribute("data-param") {
+            let value = element
+                .dyn_ref::<web_sys::HtmlSelectElement>()
+                .and_then(|select| select.value().parse::<i64>().ok())
+                .unwrap_or(0);
+            if let Some((_, _, set)) = PARAMS.iter().find(|(name, _, _)| *name == param) {
+                set(&mut next, value);
+            }
+        }
+        dispatch.emit(Action::SetInject(next));
+    })
+}
+
+/// What a strike now would do, or why none can be made.
+fn hint(inside: bool, at_holder: bool, holder_strike_ms: Option<u64>, cursor_ms: u64) -> String {
+    match (inside, at_holder, holder_strike_ms) {
+        (false, _, _) => "Move the cursor inside the run to inject.".to_owned(),
+        (true, true, None) => {
+            "Nobody holds the lock from here to the end of the run: aim at an instance to inject.".to_owned()
+        }
+        (true, true, Some(at_ms)) if at_ms != cursor_ms => format!(
+            "Nobody holds the lock now: a strike at the holder waits for the next one, at {}.",
+            format::t_label(at_ms)
+        ),
+        (true, _, _) => "The run is recomputed from there; what came before stays the same.".to_owned(),
     }
 }

@@ -14,6 +14,8 @@ use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Svg};
 use locklab_engine::scenario::{FAULT_KINDS, FieldValue, Target};
 use locklab_engine::{Fault, builtin};
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -212,84 +214,21 @@ pub fn fault_script(props: &ScriptProps) -> Html {
     let rows = use_memo(props.run.clone(), |run| {
         AttrValue::from(rows_markup(&run.scenario.faults, run.scenario.world.instances))
     });
-    let on_rows_change = {
-        let dispatch = dispatch.clone();
-        let faults = faults.clone();
-        let refocus = refocus.clone();
-        Callback::from(move |event: Event| {
-            let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
-                return;
-            };
-            let index = element.get_attribute("data-fault").and_then(|text| text.parse::<usize>().ok());
-            let field = element.get_attribute("data-field");
-            if let (Some(index), Some(field)) = (index, field) {
-                *refocus.borrow_mut() = Some(element.id());
-                dispatch.emit(change_action(&faults, index, &field, &input_value(&event)));
-            }
-        })
+    let on_rows_change = edit_on_change(dispatch, faults, &refocus);
+    let on_rows_click = remove_on_click(dispatch, faults);
+    let at_ms = props.cursor_ms.min(scenario.duration_ms().saturating_sub(1));
+    let tools = Tools {
+        cursor_ms: props.cursor_ms,
+        has_faults: !faults.is_empty(),
+        on_builtin: props.on_builtin.reform(|event: Event| input_value(&event)),
+        on_file: load_on_choose(&props.on_file),
+        on_save: sending(&props.on_save, ()),
+        on_add: add_on_click(dispatch, faults, at_ms),
+        on_clear: sending(dispatch, Action::SetFaults(Vec::new())),
     };
-    let on_rows_click = {
-        let dispatch = dispatch.clone();
-        let faults = faults.clone();
-        Callback::from(move |event: MouseEvent| {
-            let index = event
-                .target()
-                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-                .and_then(|element| element.closest("[data-remove]").ok().flatten())
-                .and_then(|button| button.get_attribute("data-remove"))
-                .and_then(|text| text.parse::<usize>().ok());
-            if let Some(index) = index.filter(|index| *index < faults.len()) {
-                let mut next = faults.clone();
-                next.remove(index);
-                dispatch.emit(Action::SetFaults(next));
-            }
-        })
-    };
-    let on_add = {
-        let faults = faults.clone();
-        let at_ms = props.cursor_ms.min(scenario.duration_ms().saturating_sub(1));
-        dispatch.reform(move |_: MouseEvent| {
-            let mut next = faults.clone();
-            next.extend(Fault::template("gc_pause", at_ms));
-            Action::SetFaults(next)
-        })
-    };
-    let on_clear = sending(dispatch, Action::SetFaults(Vec::new()));
-    let on_builtin = props.on_builtin.reform(|event: Event| input_value(&event));
-    let on_file = {
-        let on_file = props.on_file.clone();
-        Callback::from(move |event: Event| {
-            let Some(input) = event.target_dyn_into::<web_sys::HtmlInputElement>() else {
-                return;
-            };
-            if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                on_file.emit(file);
-            }
-            // Choosing the same file again must load it again.
-            input.set_value("");
-        })
-    };
-    let on_save = sending(&props.on_save, ());
     html! {
         <div class="script">
-            <div class="script-tools">
-                <label class="field">
-                    <span>{"Start from a built-in"}</span>
-                    <select id="builtin" onchange={on_builtin}>
-                        <option value="" selected=true disabled=true>{"choose…"}</option>
-                        { for builtin::CATALOG.iter().map(|listed| html! {
-                            <option value={listed.name}>{ format!("{} — {}", listed.name, listed.title) }</option>
-                        }) }
-                    </select>
-                </label>
-                <span class="file-button">
-                    <input type="file" id="load-file" accept=".json,application/json" class="visually-hidden" onchange={on_file} />
-                    <label for="load-file" class="button">{"Load scenario JSON…"}</label>
-                </span>
-                <button id="save-file" onclick={on_save}>{"Save scenario JSON"}</button>
-                <button id="add-fault" onclick={on_add}>{ format!("Add a fault at {}", format::t_label(props.cursor_ms)) }</button>
-                <button id="clear-faults" class="ghost" onclick={on_clear} disabled={faults.is_empty()}>{"Remove every fault"}</button>
-            </div>
+            { tools.markup() }
             if faults.is_empty() {
                 <p class="hint" id="no-faults">{"No faults: the night is calm. Inject one above, or add one here."}</p>
             } else {
@@ -298,5 +237,110 @@ pub fn fault_script(props: &ScriptProps) -> Html {
                 </div>
             }
         </div>
+    }
+}
+
+/// A change to a row's control edits that fault, and names the control to
+/// refocus, since the re-render replaces it.
+fn edit_on_change(
+    dispatch: &Callback<Action>,
+    faults: &[Fault],
+    refocus: &Rc<RefCell<Option<String>>>,
+) -> Callback<Event> {
+    let dispatch = dispatch.clone();
+    let faults = faults.to_vec();
+    let refocus = refocus.clone();
+    Callback::from(move |event: Event| {
+        let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::Element>().ok()) else {
+            return;
+        };
+        let index = element.get_attribute("data-fault").and_then(|text| text.parse::<usize>().ok());
+        let field = element.get_attribute("data-field");
+        if let (Some(index), Some(field)) = (index, field) {
+            *refocus.borrow_mut() = Some(element.id());
+            dispatch.emit(change_action(&faults, index, &field, &input_value(&event)));
+        }
+    })
+}
+
+/// A click on a row's remove button removes that fault. The rows are raw
+/// markup, so one listener on them finds the button clicked.
+fn remove_on_click(dispatch: &Callback<Action>, faults: &[Fault]) -> Callback<MouseEvent> {
+    let dispatch = dispatch.clone();
+    let faults = faults.to_vec();
+    Callback::from(move |event: MouseEvent| {
+        let index = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest("[data-remove]").ok().flatten())
+            .and_then(|button| button.get_attribute("data-remove"))
+            .and_then(|text| text.parse::<usize>().ok());
+        if let Some(index) = index.filter(|index| *index < faults.len()) {
+            let mut next = faults.clone();
+            next.remove(index);
+            dispatch.emit(Action::SetFaults(next));
+        }
+    })
+}
+
+/// Adds a GC pause at `at_ms`, a fault to start editing from.
+fn add_on_click(dispatch: &Callback<Action>, faults: &[Fault], at_ms: u64) -> Callback<MouseEvent> {
+    let faults = faults.to_vec();
+    dispatch.reform(move |_: MouseEvent| {
+        let mut next = faults.clone();
+        next.extend(Fault::template("gc_pause", at_ms));
+        Action::SetFaults(next)
+    })
+}
+
+/// Hands the chosen file on, and empties the input.
+fn load_on_choose(on_file: &Callback<web_sys::File>) -> Callback<Event> {
+    let on_file = on_file.clone();
+    Callback::from(move |event: Event| {
+        let Some(input) = event.target_dyn_into::<web_sys::HtmlInputElement>() else {
+            return;
+        };
+        if let Some(file) = input.files().and_then(|files| files.get(0)) {
+            on_file.emit(file);
+        }
+        // Choosing the same file again must load it again.
+        input.set_value("");
+    })
+}
+
+/// The script's tool bar: where a scenario comes from (a built-in, a file),
+/// saving it, and adding or clearing faults.
+struct Tools {
+    cursor_ms: u64,
+    has_faults: bool,
+    on_builtin: Callback<Event>,
+    on_file: Callback<Event>,
+    on_save: Callback<MouseEvent>,
+    on_add: Callback<MouseEvent>,
+    on_clear: Callback<MouseEvent>,
+}
+
+impl Tools {
+    fn markup(self) -> Html {
+        html! {
+            <div class="script-tools">
+                <label class="field">
+                    <span>{"Start from a built-in"}</span>
+                    <select id="builtin" onchange={self.on_builtin}>
+                        <option value="" selected=true disabled=true>{"choose…"}</option>
+                        { for builtin::CATALOG.iter().map(|listed| html! {
+                            <option value={listed.name}>{ format!("{} — {}", listed.name, listed.title) }</option>
+                        }) }
+                    </select>
+                </label>
+                <span class="file-button">
+                    <input type="file" id="load-file" accept=".json,application/json" class="visually-hidden" onchange={self.on_file} />
+                    <label for="load-file" class="button">{"Load scenario JSON…"}</label>
+                </span>
+                <button id="save-file" onclick={self.on_save}>{"Save scenario JSON"}</button>
+                <button id="add-fault" onclick={self.on_add}>{ format!("Add a fault at {}", format::t_label(self.cursor_ms)) }</button>
+                <button id="clear-faults" class="ghost" onclick={self.on_clear} disabled={!self.has_faults}>{"Remove every fault"}</button>
+            </div>
+        }
     }
 }

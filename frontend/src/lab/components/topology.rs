@@ -7,9 +7,9 @@ use crate::ui::format;
 use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Num, Svg};
 use locklab_engine::event::{DbClient, LockValue, RunPhase};
-use locklab_engine::ids::{Party, ReportOf, Token};
+use locklab_engine::ids::{InstanceId, Party, ReportOf, Token};
 use locklab_engine::scenario::{Output, World};
-use locklab_engine::view::{Flight, InstanceView, ProcessView, RedisNodeView, WorldAt};
+use locklab_engine::view::{Flight, InstanceView, ProcessView, RedisNodeView, RunView, WorldAt};
 use locklab_engine::{Scenario, StrategyId};
 use yew::prelude::*;
 
@@ -79,80 +79,100 @@ fn instance_lines(
     pool_size: u8,
     reused: &[Token],
 ) -> (String, &'static str, Vec<(String, &'static str)>) {
-    let (state, tone) = match view.process {
+    let (state, tone) = process_state(view.process, at_ms);
+    let title = format!("{} · {state}", view.id);
+    let lines = vec![
+        (clock_line(view, at_ms, origin), "clock"),
+        belief_line(view, reused),
+        truth_line(view),
+        (run_line(view.run), "run"),
+        (pool_line(view, pool_size), "pool"),
+    ];
+    (title, tone, lines)
+}
+
+/// The instance's process in a few words, with its card's tone: how long a
+/// pause has left, and when a dead process or a lost host comes back.
+fn process_state(process: ProcessView, at_ms: u64) -> (String, &'static str) {
+    let left = |until_ms: u64| format::countdown(i64::try_from(until_ms.saturating_sub(at_ms)).unwrap_or(0));
+    match process {
         ProcessView::Running => ("● running".to_owned(), "running"),
-        ProcessView::Paused { until_ms } => (
-            format!(
-                "❚❚ GC pause, {} left",
-                format::countdown(i64::try_from(until_ms.saturating_sub(at_ms)).unwrap_or(0))
-            ),
-            "paused",
-        ),
+        ProcessView::Paused { until_ms } => (format!("❚❚ GC pause, {} left", left(until_ms)), "paused"),
         ProcessView::Dead { restart_at_ms } => (
             match restart_at_ms {
-                Some(at) => format!(
-                    "✕ dead, restarting in {}",
-                    format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))
-                ),
+                Some(at) => format!("✕ dead, restarting in {}", left(at)),
                 None => "✕ dead (OOM-killed)".to_owned(),
             },
             "dead",
         ),
         ProcessView::HostLost { restart_at_ms } => (
             match restart_at_ms {
-                Some(at) => format!(
-                    "⚠ host lost, back in {}",
-                    format::countdown(i64::try_from(at.saturating_sub(at_ms)).unwrap_or(0))
-                ),
+                Some(at) => format!("⚠ host lost, back in {}", left(at)),
                 None => "⚠ host lost".to_owned(),
             },
             "dead",
         ),
-    };
-    let title = format!("{} · {state}", view.id);
+    }
+}
+
+/// The time by the instance's own clock, with how far it is off when it is.
+fn clock_line(view: &InstanceView, at_ms: u64, origin: &str) -> String {
     let offset = view.clock.offset_ms(at_ms);
     let mut clock = format!("own clock {}", format::wall_clock(origin, view.clock.local_at(at_ms)));
     if offset.abs() >= 1 {
         clock.push_str(&format!(" ({})", format::offset(offset)));
     }
-    let belief = match view.belief {
+    clock
+}
+
+/// What the instance believes, in its own words, flagged when its token
+/// was handed out twice.
+fn belief_line(view: &InstanceView, reused: &[Token]) -> (String, &'static str) {
+    match view.belief {
         Some((_, Some(token))) if reused.contains(&token) => {
             (format!("“I hold the lock, token {token}” ⚠ handed out twice"), "belief holds wrong")
         }
         Some((_, Some(token))) => (format!("“I hold the lock, token {token}”"), "belief holds"),
         Some((_, None)) => ("“I hold the lock”".to_owned(), "belief holds"),
         None => ("“I don't hold the lock”".to_owned(), "belief"),
-    };
-    let truth = match (view.belief.is_some(), view.granted.is_some()) {
+    }
+}
+
+/// Whether the lock service agrees with the instance's belief.
+fn truth_line(view: &InstanceView) -> (String, &'static str) {
+    match (view.belief.is_some(), view.granted.is_some()) {
         (true, true) => ("✓ the lock service agrees".to_owned(), "truth ok"),
         (true, false) => ("⚠ the lock service disagrees".to_owned(), "truth wrong"),
         (false, true) => ("lock service: granted, not yet known".to_owned(), "truth"),
         (false, false) => ("lock service: not the holder".to_owned(), "truth"),
+    }
+}
+
+/// The instance's current (or last) run, its period and where it stands.
+fn run_line(run: Option<RunView>) -> String {
+    let Some(run) = run else { return "no run yet".to_owned() };
+    let phase = match run.phase {
+        RunPhase::Trying => "trying the lock".to_owned(),
+        RunPhase::Busy => "lock busy, will retry".to_owned(),
+        RunPhase::Acquired => "got the lock".to_owned(),
+        RunPhase::Skipped => "report exists, skipped".to_owned(),
+        RunPhase::Started => format!("working, {} chunk(s) written", run.chunks_written),
+        RunPhase::Finished => "finished".to_owned(),
+        RunPhase::Aborted(_) => "stopped its job".to_owned(),
+        RunPhase::GaveUp => "gave up".to_owned(),
+        RunPhase::Redelivered(from) => format!("redelivered {from}'s job, no lock"),
     };
-    let run = match view.run {
-        Some(run) => {
-            let phase = match run.phase {
-                RunPhase::Trying => "trying the lock".to_owned(),
-                RunPhase::Busy => "lock busy, will retry".to_owned(),
-                RunPhase::Acquired => "got the lock".to_owned(),
-                RunPhase::Skipped => "report exists, skipped".to_owned(),
-                RunPhase::Started => format!("working, {} chunk(s) written", run.chunks_written),
-                RunPhase::Finished => "finished".to_owned(),
-                RunPhase::Aborted(_) => "stopped its job".to_owned(),
-                RunPhase::GaveUp => "gave up".to_owned(),
-                RunPhase::Redelivered(from) => format!("redelivered {from}'s job, no lock"),
-            };
-            format!("{} p{}: {phase}", run.run, run.period.0)
-        }
-        None => "no run yet".to_owned(),
-    };
-    let pool = format!(
+    format!("{} p{}: {phase}", run.run, run.period.0)
+}
+
+/// The instance's connection pool: busy of its size, and who waits for one.
+fn pool_line(view: &InstanceView, pool_size: u8) -> String {
+    format!(
         "pool {}/{} busy{}",
         view.pool.busy,
         pool_size,
         if view.pool.waiting > 0 { format!(", {} waiting", view.pool.waiting) } else { String::new() }
-    );
-    (title, tone, vec![(clock, "clock"), belief, truth, (run, "run"), (pool, "pool")])
+    )
 }
 
 /// A stored report in a few words: `report p3`, `daily report`.
@@ -548,22 +568,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     let run = &props.run;
     let world = run.timeline.world_at(&run.log, props.cursor_ms);
     let layout = Layout::new(props.narrow);
-    let origin = &run.scenario.clock_origin;
-    let pool_size = run.scenario.world.db_pool_size;
-    let reused = locklab_engine::svg::reused_tokens(&run.timeline);
-
-    let mut left: Vec<Card> = vec![Card {
-        party: None,
-        title: "load balancer".to_owned(),
-        tone: "lb",
-        lines: vec![("web traffic only: cron runs on every instance".to_owned(), "note")],
-        y: 0.0,
-        height: 0.0,
-    }];
-    for view in &world.instances {
-        let (title, tone, lines) = instance_lines(view, props.cursor_ms, origin, pool_size, &reused);
-        left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
-    }
+    let mut left = instance_cards(&world, run, props.cursor_ms);
     let mut right = service_cards(&world, run);
     let left_bottom = stack(&mut left, layout, 0.0);
     stack(&mut right, layout, if layout.single { left_bottom } else { 0.0 });
@@ -572,41 +577,11 @@ pub fn topology(props: &TopologyProps) -> Html {
     let diagram = Html::from_html_unchecked(AttrValue::from(diagram_svg(&left, &right, &world, &cut, layout)));
     let in_flight = world.flights.iter().filter(|flight| flight.arrive_ms.is_some()).count();
     let believers = world.believers();
-    let summary = {
-        let mut parts: Vec<String> = world
-            .instances
-            .iter()
-            .map(|view| {
-                let belief = match view.belief {
-                    Some((_, Some(token))) => format!("believes it holds the lock with token {token}"),
-                    Some((_, None)) => "believes it holds the lock".to_owned(),
-                    None => "does not believe it holds the lock".to_owned(),
-                };
-                let truth = if view.granted.is_some() {
-                    "the lock service counts it as holder"
-                } else {
-                    "the lock service does not count it"
-                };
-                format!("{} is {}, {belief}; {truth}", view.id, view.process.kind().label())
-            })
-            .collect();
-        if believers.len() >= 2 {
-            parts.push(format!("{} instances believe they hold the lock at once", believers.len()));
-        }
-        parts.join(". ")
-    };
     html! {
         <div class={classes!("topology", props.narrow.then_some("narrow"))} data-believers={believers.len().to_string()}>
-            if believers.len() >= 2 {
-                <p class="alarm" role="status">
-                    <span aria-hidden="true">{"⚠ "}</span>
-                    { format!("{} instances believe they hold the lock: {}",
-                        believers.len(),
-                        believers.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")) }
-                </p>
-            }
+            { alarm(&believers) }
             { diagram }
-            <p id="topology-summary" class="visually-hidden">{ summary }</p>
+            <p id="topology-summary" class="visually-hidden">{ summary(&world, &believers) }</p>
             <p class="setup-notes" id="setup-notes">{ setup_notes(&run.scenario).join(" · ") }</p>
             <p class="network-note">
                 { format!("{in_flight} message{} in flight", if in_flight == 1 { "" } else { "s" }) }
@@ -619,4 +594,66 @@ pub fn topology(props: &TopologyProps) -> Html {
             }
         </div>
     }
+}
+
+/// The cards left of the bus: the load balancer, then each instance at the cursor.
+fn instance_cards(world: &WorldAt, run: &RunRef, cursor_ms: u64) -> Vec<Card> {
+    let origin = &run.scenario.clock_origin;
+    let pool_size = run.scenario.world.db_pool_size;
+    let reused = locklab_engine::svg::reused_tokens(&run.timeline);
+    let mut left: Vec<Card> = vec![Card {
+        party: None,
+        title: "load balancer".to_owned(),
+        tone: "lb",
+        lines: vec![("web traffic only: cron runs on every instance".to_owned(), "note")],
+        y: 0.0,
+        height: 0.0,
+    }];
+    for view in &world.instances {
+        let (title, tone, lines) = instance_lines(view, cursor_ms, origin, pool_size, &reused);
+        left.push(Card { party: Some(Party::Instance(view.id)), title, tone, lines, y: 0.0, height: 0.0 });
+    }
+    left
+}
+
+/// The alarm over the diagram when two or more instances believe they hold
+/// the lock at once; nothing otherwise.
+fn alarm(believers: &[InstanceId]) -> Html {
+    if believers.len() < 2 {
+        return Html::default();
+    }
+    html! {
+        <p class="alarm" role="status">
+            <span aria-hidden="true">{"⚠ "}</span>
+            { format!("{} instances believe they hold the lock: {}",
+                believers.len(),
+                believers.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")) }
+        </p>
+    }
+}
+
+/// The diagram in sentences, for a screen reader: each instance's state,
+/// belief and standing with the lock service, and an overlap if there is one.
+fn summary(world: &WorldAt, believers: &[InstanceId]) -> String {
+    let mut parts: Vec<String> = world
+        .instances
+        .iter()
+        .map(|view| {
+            let belief = match view.belief {
+                Some((_, Some(token))) => format!("believes it holds the lock with token {token}"),
+                Some((_, None)) => "believes it holds the lock".to_owned(),
+                None => "does not believe it holds the lock".to_owned(),
+            };
+            let truth = if view.granted.is_some() {
+                "the lock service counts it as holder"
+            } else {
+                "the lock service does not count it"
+            };
+            format!("{} is {}, {belief}; {truth}", view.id, view.process.kind().label())
+        })
+        .collect();
+    if believers.len() >= 2 {
+        parts.push(format!("{} instances believe they hold the lock at once", believers.len()));
+    }
+    parts.join(". ")
 }

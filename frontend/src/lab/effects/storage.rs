@@ -71,64 +71,22 @@ pub async fn boot() -> Rc<Boot> {
     let search = location.as_ref().and_then(|location| location.search().ok()).unwrap_or_default();
     let hash = location.as_ref().and_then(|location| location.hash().ok()).unwrap_or_default();
     let storage = window.as_ref().and_then(|window| window.local_storage().ok().flatten());
-    let narrow = media_matches(NARROW_QUERY);
-    let mut boot = Boot {
-        scenario: crate::lab::run::default_scenario(),
-        // A first visit opens on the post's own lock, the night as the post tells it.
-        strategy: StrategyId::Naive,
-        message: None,
-        crash_test: hash == "#crash-test",
-        narrow,
-        cursor_ms: 0,
-        compare: false,
-        embed: false,
-        stored_kept: false,
-    };
+    let mut boot = first_visit(&hash);
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
     let param = |name: &str| params.as_ref().and_then(|params| params.get(name));
     boot.embed = params.as_ref().is_some_and(|params| params.has("embed"));
     // `?scenario=NAME&strategy=ID`: a built-in by name, the short form of a link.
     let named = param("scenario");
     if let Some(name) = &named {
-        let text = fetch_builtin(name).await;
-        match text.and_then(|text| Scenario::from_json(&text).map_err(|error| error.to_string())) {
-            Ok(scenario) => boot.scenario = scenario,
-            Err(problem) => {
-                boot.message = Some(Message {
-                    tone: Tone::Error,
-                    text: format!("The built-in could not be opened: {problem}. Showing the default lab instead."),
-                });
-            }
-        }
+        open_builtin(&mut boot, name).await;
     }
     if let Some(name) = param("strategy") {
-        match StrategyId::parse(&name) {
-            Some(strategy) => boot.strategy = strategy,
-            None => {
-                boot.message = Some(Message {
-                    tone: Tone::Error,
-                    text: format!("There is no strategy named `{name}`. Showing the post's own lock instead."),
-                });
-            }
-        }
+        choose_strategy(&mut boot, &name);
     }
     // A link wins over the stored lab; a bad link opens the default lab (not
     // the stored one), so what the reader sees never depends on their history.
     if hash.starts_with(LINK_PREFIX) {
-        match unpacked_link() {
-            Ok(state) => {
-                boot.scenario = state.scenario;
-                boot.strategy = state.strategy;
-                boot.cursor_ms = state.cursor_ms;
-                boot.compare = state.view == View::Compare;
-            }
-            Err(problem) => {
-                boot.message = Some(Message {
-                    tone: Tone::Error,
-                    text: format!("This link could not be opened: {problem}. Showing the default lab instead."),
-                });
-            }
-        }
+        open_link(&mut boot);
         return Rc::new(boot);
     }
     // An embed and a named built-in show what the address says, never the stored lab.
@@ -137,41 +95,111 @@ pub async fn boot() -> Rc<Boot> {
     }
     // `?reset` as a parameter of its own: `?utm_campaign=preset` is not a reset.
     if params.as_ref().is_some_and(|params| params.has("reset")) {
-        if let Some(storage) = &storage {
-            let _ = storage.remove_item(SCENARIO_KEY);
-            let _ = storage.remove_item(STRATEGY_KEY);
-        }
-        if let Some(history) = window.as_ref().and_then(|window| window.history().ok()) {
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("./"));
-        }
-        boot.message =
-            Some(Message { tone: Tone::Info, text: "The lab was reset: the stored scenario was cleared.".to_owned() });
+        reset(&mut boot, storage.as_ref(), window.as_ref());
         return Rc::new(boot);
     }
-    let stored = storage.and_then(|storage| {
-        let scenario = storage.get_item(SCENARIO_KEY).ok().flatten()?;
-        let strategy = storage.get_item(STRATEGY_KEY).ok().flatten().unwrap_or_else(|| "fencing".to_owned());
-        Some((strategy, scenario))
-    });
-    if let Some((strategy, scenario)) = stored {
-        match restore(&strategy, &scenario) {
-            Ok((scenario, strategy)) => {
-                boot.scenario = scenario;
-                boot.strategy = strategy;
-            }
-            Err(problem) => {
-                boot.message = Some(Message {
-                    tone: Tone::Error,
-                    text: format!(
-                        "Your saved lab could not be restored ({problem}); starting from the built-in scenario \
-                         instead. The saved lab is kept until you change this one."
-                    ),
-                });
-                boot.stored_kept = true;
-            }
-        }
+    if let Some(storage) = storage {
+        restore_stored(&mut boot, &storage);
     }
     Rc::new(boot)
+}
+
+/// What a first visit with a plain address opens on: the default lab.
+fn first_visit(hash: &str) -> Boot {
+    Boot {
+        scenario: crate::lab::run::default_scenario(),
+        // A first visit opens on the post's own lock, the night as the post tells it.
+        strategy: StrategyId::Naive,
+        message: None,
+        crash_test: hash == "#crash-test",
+        narrow: media_matches(NARROW_QUERY),
+        cursor_ms: 0,
+        compare: false,
+        embed: false,
+        stored_kept: false,
+    }
+}
+
+/// Opens the built-in the address names, or says why it could not.
+async fn open_builtin(boot: &mut Boot, name: &str) {
+    let text = fetch_builtin(name).await;
+    match text.and_then(|text| Scenario::from_json(&text).map_err(|error| error.to_string())) {
+        Ok(scenario) => boot.scenario = scenario,
+        Err(problem) => {
+            boot.message = Some(Message {
+                tone: Tone::Error,
+                text: format!("The built-in could not be opened: {problem}. Showing the default lab instead."),
+            });
+        }
+    }
+}
+
+/// Chooses the strategy the address names, or says there is none by that name.
+fn choose_strategy(boot: &mut Boot, name: &str) {
+    match StrategyId::parse(name) {
+        Some(strategy) => boot.strategy = strategy,
+        None => {
+            boot.message = Some(Message {
+                tone: Tone::Error,
+                text: format!("There is no strategy named `{name}`. Showing the post's own lock instead."),
+            });
+        }
+    }
+}
+
+/// Opens the share link in the address: its scenario, strategy, cursor and view.
+fn open_link(boot: &mut Boot) {
+    match unpacked_link() {
+        Ok(state) => {
+            boot.scenario = state.scenario;
+            boot.strategy = state.strategy;
+            boot.cursor_ms = state.cursor_ms;
+            boot.compare = state.view == View::Compare;
+        }
+        Err(problem) => {
+            boot.message = Some(Message {
+                tone: Tone::Error,
+                text: format!("This link could not be opened: {problem}. Showing the default lab instead."),
+            });
+        }
+    }
+}
+
+/// Clears the stored lab and takes `?reset` out of the address, so that a
+/// reload does not reset again.
+fn reset(boot: &mut Boot, storage: Option<&web_sys::Storage>, window: Option<&web_sys::Window>) {
+    if let Some(storage) = storage {
+        let _ = storage.remove_item(SCENARIO_KEY);
+        let _ = storage.remove_item(STRATEGY_KEY);
+    }
+    if let Some(history) = window.and_then(|window| window.history().ok()) {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("./"));
+    }
+    boot.message =
+        Some(Message { tone: Tone::Info, text: "The lab was reset: the stored scenario was cleared.".to_owned() });
+}
+
+/// Restores the stored lab, if there is one; one that cannot be restored
+/// is reported and kept.
+fn restore_stored(boot: &mut Boot, storage: &web_sys::Storage) {
+    let Some(scenario) = storage.get_item(SCENARIO_KEY).ok().flatten() else { return };
+    let strategy = storage.get_item(STRATEGY_KEY).ok().flatten().unwrap_or_else(|| "fencing".to_owned());
+    match restore(&strategy, &scenario) {
+        Ok((scenario, strategy)) => {
+            boot.scenario = scenario;
+            boot.strategy = strategy;
+        }
+        Err(problem) => {
+            boot.message = Some(Message {
+                tone: Tone::Error,
+                text: format!(
+                    "Your saved lab could not be restored ({problem}); starting from the built-in scenario \
+                     instead. The saved lab is kept until you change this one."
+                ),
+            });
+            boot.stored_kept = true;
+        }
+    }
 }
 
 /// Parses stored state: a strategy name and a scenario document.
