@@ -12,6 +12,34 @@ use std::time::{Duration, Instant};
 /// How long a server may take to answer after it is started.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where servers go when a supervisor watches them (live mode's, see
+/// `live/src/supervisor.rs`): the process group each joins and the folder
+/// their directories are made in. Unset, each goes in the caller's group
+/// and the system's temporary folder.
+static PLACEMENT: std::sync::OnceLock<(u32, PathBuf)> = std::sync::OnceLock::new();
+
+/// Places every server started from now on (and what starts it: `initdb`,
+/// the clock shim's compiler) in process group `group`, its directory under
+/// `root`. The first placement holds for the process.
+pub fn place_servers(group: u32, root: PathBuf) {
+    let _ = PLACEMENT.set((group, root));
+}
+
+/// A command for a server's program, in the placement's process group.
+fn placed(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    if let Some((group, _)) = PLACEMENT.get() {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(i32::try_from(*group).unwrap_or(0));
+    }
+    command
+}
+
+/// The folder a server's directory is made in.
+fn server_folder() -> PathBuf {
+    PLACEMENT.get().map_or_else(std::env::temp_dir, |(_, root)| root.clone())
+}
+
 /// Waits until a server just started as `child` answers (`answers`), and
 /// says why not if its process exits first (with `log`, what it wrote) or
 /// it does not answer within [`START_TIMEOUT`].
@@ -70,7 +98,7 @@ fn free_port() -> Result<u16, String> {
 fn build_clock_shim(dir: &std::path::Path) -> Result<PathBuf, String> {
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
     let library = dir.join("clock-shim.so");
-    let status = Command::new("cc")
+    let status = placed("cc")
         .args(["-shared", "-fPIC", "-O2", "-o"])
         .arg(&library)
         .arg(&source)
@@ -101,7 +129,7 @@ impl RedisServer {
 
     fn start_once() -> Result<RedisServer, String> {
         let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         let mut server = RedisServer { child: None, port, dir, offset_ms: 0, drift_ppm: 0, drift_anchor_unix_ms: 0 };
         server.build_shim()?;
@@ -156,7 +184,7 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        let child = Command::new("redis-server")
+        let child = placed("redis-server")
             .env("LD_PRELOAD", self.dir.join("clock-shim.so"))
             .env("LOCKLAB_CLOCK_OFFSET_FILE", self.dir.join("clock-offset"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
@@ -312,7 +340,7 @@ impl Account {
     }
 
     fn command(&self, program: &std::path::Path) -> Command {
-        let mut command = Command::new(program);
+        let mut command = placed(program);
         if let Some((uid, gid)) = self.ids {
             use std::os::unix::process::CommandExt as _;
             command.uid(uid).gid(gid);
@@ -347,7 +375,7 @@ impl PgServer {
         }
         let account = Account::find()?;
         let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!("locklab-postgres-{}-{port}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-postgres-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         // From here on the guard removes the directory, whatever fails.
         let mut server = PgServer { child: None, port, dir };
@@ -488,7 +516,7 @@ impl EtcdServer {
         let ports: Vec<(u16, u16)> =
             (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<Result<_, String>>()?;
         let first = ports.first().map_or(0, |(port, _)| *port);
-        let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{first}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-etcd-{}-{first}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         let mut server = EtcdServer { members: Vec::new(), dir, clock_offset_ms: None };
         let clock_shim = if with_clock_shim {
@@ -625,7 +653,7 @@ impl EtcdMember {
             .append(true)
             .open(&self.log_path)
             .map_err(|error| format!("cannot make etcd's log: {error}"))?;
-        let mut command = Command::new("etcd");
+        let mut command = placed("etcd");
         if let Some((library, offset_file)) = &self.clock_shim {
             command.env("LD_PRELOAD", library).env("LOCKLAB_CLOCK_OFFSET_FILE", offset_file);
         }
