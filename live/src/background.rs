@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the other services wait before giving up on a query (the simulator's).
-const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
 /// The other services' own connection pool (the simulator's).
 const BACKGROUND_POOL_SIZE: usize = 10;
 const INSERT: &str = "INSERT INTO job_events (job) VALUES ('daily-report')";
