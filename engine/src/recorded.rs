@@ -30,8 +30,9 @@ pub struct LiveRecording {
     /// mode measured it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub longest_lag_us: u64,
-    /// The longest such lag its time scale allows, in wall µs: scaled, a
-    /// lag this long moves the run's events by its tightest margin.
+    /// The longest lag its time scale allows the coordinator (the tightest;
+    /// an instance may be allowed more), in wall µs: scaled, a lag this
+    /// long moves the run's events by its tightest margin.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub allowed_lag_us: u64,
     /// The lags longer than that, in time order: with one, the run is
@@ -60,6 +61,8 @@ pub struct Stall {
     pub at_ms: u64,
     /// How long, on the wall clock, in µs.
     pub lag_us: u64,
+    /// The longest the time scale allowed that process, in wall µs.
+    pub allowed_us: u64,
     /// The instance whose process stalled; none for the coordinator (the
     /// process that strikes the faults and carries the network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,7 +116,7 @@ impl LiveRecording {
             "the machine stalled {process} at t={} for {} of wall time{others}, longer than the {} that ×{} allows (a stall of that length moves the run's events by {} of its time){faithful}",
             crate::format::seconds(longest.at_ms),
             wall(longest.lag_us),
-            wall(self.allowed_lag_us),
+            wall(longest.allowed_us),
             self.time_scale,
             crate::format::seconds(longest.lag_us.saturating_mul(u64::from(self.time_scale)) / 1_000),
         ))
@@ -933,8 +936,8 @@ mod tests {
         live.allowed_lag_us = 16_000;
         live.longest_lag_us = 250_000;
         live.stalls = vec![
-            Stall { at_ms: 61_000, lag_us: 250_000, instance: None },
-            Stall { at_ms: 90_000, lag_us: 20_000, instance: Some(InstanceId(1)) },
+            Stall { at_ms: 61_000, lag_us: 250_000, allowed_us: 16_000, instance: None },
+            Stall { at_ms: 90_000, lag_us: 20_000, allowed_us: 16_000, instance: Some(InstanceId(1)) },
         ];
         live.faithful_time_scale = Some(3);
         assert!(live.inconclusive());

@@ -266,28 +266,38 @@ const AIMED_FAULT_MARGIN_MS: u64 = 400;
 /// The part of a fault's window a lag may move its edges by.
 const WINDOW_SHARE_A_LAG_MAY_MOVE: u64 = 10;
 
-/// The tightest margin of the scenario's time the run's verdict depends on,
-/// and what it is: the longest a process of the run may be kept from
-/// running (a lag, scaled) before what it does can land on the other side
-/// of something that decides the verdict. A client's shortest timeout (a
-/// lag that long times a request out on its own), other services' query
-/// timeout (their queries fail on the wall clock), the margin a pause or a
-/// kill aimed at a job's step leaves, a tenth of a fault's window.
-pub fn lag_margin_ms(scenario: &Scenario, strategy: StrategyId) -> (u64, &'static str) {
-    let mut margins = vec![(
-        locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy)),
-        "the strategy's shortest client timeout",
-    )];
+/// The tightest margins of the scenario's time the run's verdict depends
+/// on: how far (scaled lag) the machine may move what a process does
+/// before it can land on the other side of something that decides the
+/// verdict. `process_ms` holds for every process: the margin a pause or a
+/// kill aimed at a job's step leaves, a tenth of a fault's window, other
+/// services' query timeout (their queries fail on the wall clock), and a
+/// retry period (a lag shorter than that moves an instance's attempts by
+/// less than one attempt). `network_ms` holds for the coordinator, which carries
+/// the network: a lag there holds every reply back, so it is also at most
+/// the strategy's shortest client timeout (a lag that long times a request
+/// out on its own). An instance that lags reads the replies that came
+/// meanwhile before its timers fire, as a client library does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagMargins {
+    pub process_ms: u64,
+    pub network_ms: u64,
+}
+
+/// The [`LagMargins`] of a run.
+pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
+    let mut process_ms = scenario.world.retry_ms.max(1);
     if scenario.world.background_queries_per_s > 0 {
-        margins.push((crate::background::BACKGROUND_TIMEOUT_MS, "other services' query timeout"));
+        process_ms = process_ms.min(crate::background::BACKGROUND_TIMEOUT_MS);
     }
     if aims_at_a_step(scenario) {
-        margins.push((AIMED_FAULT_MARGIN_MS, "the margin a fault aimed at a job's step leaves"));
+        process_ms = process_ms.min(AIMED_FAULT_MARGIN_MS);
     }
     if let Some(window_ms) = shortest_window_ms(scenario, strategy) {
-        margins.push(((window_ms / WINDOW_SHARE_A_LAG_MAY_MOVE).max(1), "a tenth of the shortest fault window"));
+        process_ms = process_ms.min((window_ms / WINDOW_SHARE_A_LAG_MAY_MOVE).max(1));
     }
-    margins.into_iter().min_by_key(|(margin_ms, _)| *margin_ms).unwrap_or((1, "none"))
+    let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
+    LagMargins { process_ms, network_ms: process_ms.min(timeout_ms) }
 }
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
@@ -448,8 +458,10 @@ struct Coordinator {
     lags: Arc<Mutex<stall::Lags>>,
     /// Since when (wall µs) each instance's process has been stopped by a fault.
     stopped_since: BTreeMap<InstanceId, u64>,
-    /// The longest a lag may be, on the wall clock, before it counts.
+    /// The longest a lag may be, on the wall clock, before it counts: the
+    /// coordinator's, and an instance's.
     allowed_lag: Duration,
+    allowed_instance_lag: Duration,
 }
 
 /// How a run ended: when, and whether Ctrl-C ended it early.
@@ -521,8 +533,10 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         time_scale: options.time_scale,
     };
     // From here on the coordinator's lag counts: it carries the network.
-    let (margin_ms, _) = lag_margin_ms(&options.scenario, options.strategy);
-    let allowed_lag = Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
+    let margins = lag_margins(&options.scenario, options.strategy);
+    let scaled =
+        |margin_ms: u64| Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
+    let (allowed_lag, allowed_instance_lag) = (scaled(margins.network_ms), scaled(margins.process_ms));
     let lags = Arc::new(Mutex::new(stall::Lags::default()));
     let coordinator_lags = Arc::clone(&lags);
     let watchdog = stall::Watchdog::start(stall::tick_for(allowed_lag), allowed_lag, move |lag| {
@@ -591,9 +605,11 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         lags,
         stopped_since: BTreeMap::new(),
         allowed_lag,
+        allowed_instance_lag,
         options,
     };
     let played = coordinator.play();
+    let ended_unix_us = unix_us();
     drop(traffic);
     drop(watchdog);
     // On an error the run is thrown away; what stop keeps does not matter then.
@@ -604,7 +620,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
     let lags = coordinator.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
     let (scenario, strategy) = (&coordinator.options.scenario, coordinator.options.strategy);
-    stall::judge(&mut recording, &lags, margin_ms, clock.start_unix_us, |scale| {
+    stall::judge(&mut recording, &lags, margins, (clock.start_unix_us, ended_unix_us), |scale| {
         whole_lease_seconds(scenario, strategy, scale)
     });
     let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);
@@ -835,8 +851,8 @@ impl Coordinator {
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
             restarted,
             key_prefix: self.servers.key_prefix.clone(),
-            lag_tick_us: u64::try_from(stall::tick_for(self.allowed_lag).as_micros()).unwrap_or(u64::MAX),
-            lag_report_over_us: u64::try_from(self.allowed_lag.as_micros()).unwrap_or(u64::MAX),
+            lag_tick_us: u64::try_from(stall::tick_for(self.allowed_instance_lag).as_micros()).unwrap_or(u64::MAX),
+            lag_report_over_us: u64::try_from(self.allowed_instance_lag.as_micros()).unwrap_or(u64::MAX),
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
         // Out of the terminal's process group: a Ctrl-C at the terminal

@@ -8,10 +8,15 @@
 //! scenario's time, which no simulated run has.
 //!
 //! The coordinator gathers every lag and judges the run ([`judge`]): a lag
-//! longer than the time scale allows makes it *inconclusive*. A process the
-//! coordinator stopped itself (a `gc_pause`'s SIGSTOP, a lost host) is away
-//! by the fault's design, so the time it was stopped is not counted.
+//! longer than the time scale allows makes it *inconclusive*. What it
+//! allows is a margin of the scenario's time, scaled
+//! (`coordinator::lag_margins`): the coordinator's is the tighter, since it
+//! carries the network. A process the coordinator stopped itself (a
+//! `gc_pause`'s SIGSTOP, a lost host) is away by the fault's design, so the
+//! time it was stopped is not counted; nor is a lag before the scenario's
+//! time 0 or after the run's end.
 
+use crate::coordinator::LagMargins;
 use crate::unix_us;
 use locklab_engine::ids::InstanceId;
 use locklab_engine::{LiveRecording, Stall};
@@ -81,11 +86,15 @@ impl Watchdog {
 /// A stretch of wall time (µs since the epoch) a process was stopped by a fault.
 pub(crate) type Stopped = (u64, u64);
 
-/// What is left of a lag once the time the process was stopped on purpose is taken out.
-fn unplanned_us(lag: Lag, stopped: &[Stopped]) -> u64 {
-    let (from, until) = (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us));
+/// What is left of a lag inside the run (`run`: when it began and ended,
+/// on the wall clock) once the time the process was stopped on purpose is
+/// taken out: a process late while the servers start, before the
+/// scenario's time 0, or while the run is being stopped, moves nothing.
+fn unplanned_us(lag: Lag, run: Stopped, stopped: &[Stopped]) -> u64 {
+    let from = lag.from_unix_us.max(run.0);
+    let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
     let planned: u64 = stopped.iter().map(|(stop, resume)| until.min(*resume).saturating_sub(from.max(*stop))).sum();
-    lag.lag_us.saturating_sub(planned)
+    until.saturating_sub(from).saturating_sub(planned)
 }
 
 /// Every lag a run's processes reported, with whose it was.
@@ -97,30 +106,38 @@ pub(crate) struct Lags {
 }
 
 /// The run's recording judged by its lags: the longest, the allowance at
-/// its time scale (`margin_ms` of the scenario's time, scaled), the stalls
-/// beyond it (when each began on the scenario's clock, from `start_unix_us`),
-/// and the time scale at which the longest would have been within it.
-/// `scale_fits` says which slower scales the run can be played at.
+/// its time scale (the coordinator's margin of the scenario's time,
+/// scaled; an instance's is `margins.process_ms`), the stalls beyond what
+/// each process is allowed (when each began on the scenario's clock), and
+/// the time scale at which every one of them would have been within it.
+/// `run` is when the scenario's time began and when the run ended, on the
+/// wall clock; `scale_fits` says which slower scales the run can be played at.
 pub(crate) fn judge(
     recording: &mut LiveRecording,
     lags: &Lags,
-    margin_ms: u64,
-    start_unix_us: u64,
+    margins: LagMargins,
+    run: Stopped,
     scale_fits: impl Fn(u32) -> bool,
 ) {
+    let start_unix_us = run.0;
+    recording.longest_lag_us = 0;
     let time_scale = recording.time_scale.max(1);
-    let allowed_us = margin_ms.saturating_mul(1_000) / u64::from(time_scale);
-    recording.allowed_lag_us = allowed_us;
+    let allowed_us = |margin_ms: u64| margin_ms.saturating_mul(1_000) / u64::from(time_scale);
+    recording.allowed_lag_us = allowed_us(margins.network_ms);
+    // The fastest scale at which every stall would have been allowed.
+    let mut within = u64::MAX;
     let mut stalls = Vec::new();
     for (instance, lag) in &lags.seen {
         let stopped: Vec<Stopped> =
             lags.stopped.iter().filter(|(whose, _)| Some(*whose) == *instance).map(|(_, window)| *window).collect();
-        let lag_us = unplanned_us(*lag, &stopped);
+        let lag_us = unplanned_us(*lag, run, &stopped);
         recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
-        if lag_us > allowed_us {
-            let since_us = lag.from_unix_us.saturating_sub(start_unix_us);
+        let margin_ms = if instance.is_some() { margins.process_ms } else { margins.network_ms };
+        if lag_us > allowed_us(margin_ms) {
+            let since_us = lag.from_unix_us.max(start_unix_us) - start_unix_us;
             let at_ms = since_us.saturating_mul(u64::from(time_scale)) / 1_000;
-            stalls.push(Stall { at_ms, lag_us, instance: *instance });
+            stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance: *instance });
+            within = within.min(margin_ms.saturating_mul(1_000) / lag_us.max(1));
         }
     }
     stalls.sort_by_key(|stall| (stall.at_ms, stall.lag_us));
@@ -130,13 +147,11 @@ pub(crate) fn judge(
         stalls.truncate(locklab_engine::recorded::MAX_STALLS_KEPT);
         stalls.sort_by_key(|stall| (stall.at_ms, stall.lag_us));
     }
-    // The fastest scale that allows the longest lag; none when even ×1 does not.
-    let longest_us = recording.longest_lag_us.max(1);
-    let within = u32::try_from(margin_ms.saturating_mul(1_000) / longest_us).unwrap_or(u32::MAX);
+    // None when even ×1 does not allow the longest stall.
     recording.faithful_time_scale = if stalls.is_empty() {
         None
     } else {
-        (1..time_scale).rev().filter(|scale| *scale <= within).find(|scale| scale_fits(*scale))
+        (1..time_scale).rev().filter(|scale| u64::from(*scale) <= within).find(|scale| scale_fits(*scale))
     };
     recording.stalls = stalls;
 }
@@ -154,14 +169,42 @@ mod tests {
         lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 2_000_000, lag_us: 3_000 }));
         let mut recording = LiveRecording::new(Vec::new(), 60);
         // A 1 s margin at ×60 allows 16.6 ms.
-        judge(&mut recording, &lags, 1_000, start, |_| true);
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 1_000, network_ms: 1_000 };
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.allowed_lag_us, 16_666);
         assert_eq!(recording.longest_lag_us, 40_000);
-        assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, instance: None }]);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None }]);
         // 1 s over 40 ms is ×25; a scale that must divide 30 (a consensus lease) takes ×15.
         assert_eq!(recording.faithful_time_scale, Some(25));
-        judge(&mut recording, &lags, 1_000, start, |scale| 30 % scale == 0);
+        judge(&mut recording, &lags, margins, run, |scale| 30 % scale == 0);
         assert_eq!(recording.faithful_time_scale, Some(15));
+        // A lag while the servers start, before the scenario's time 0, or
+        // after the run ended, moves nothing; one across the start counts from it.
+        let mut outside = Lags::default();
+        outside.seen.push((None, Lag { from_unix_us: start - 500_000, lag_us: 400_000 }));
+        outside.seen.push((None, Lag { from_unix_us: start + 60_000_000, lag_us: 400_000 }));
+        outside.seen.push((None, Lag { from_unix_us: start - 30_000, lag_us: 50_000 }));
+        judge(&mut recording, &outside, margins, run, |_| true);
+        assert_eq!(recording.longest_lag_us, 20_000);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 0, lag_us: 20_000, allowed_us: 16_666, instance: None }]);
+    }
+
+    #[test]
+    fn the_coordinator_carries_the_network_so_its_lag_is_held_to_the_client_timeout() {
+        let start = 1_000_000_000;
+        let run = (start, start + 60_000_000);
+        // Redlock at ×10: a 50 ms per-node timeout allows the coordinator 5 ms, an instance 100 ms.
+        let margins = LagMargins { process_ms: 1_000, network_ms: 50 };
+        let mut lags = Lags::default();
+        lags.seen.push((Some(InstanceId(2)), Lag { from_unix_us: start + 1_000_000, lag_us: 30_000 }));
+        let mut recording = LiveRecording::new(Vec::new(), 10);
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!((recording.allowed_lag_us, recording.stalls.len()), (5_000, 0), "an instance 30 ms late is allowed");
+        lags.seen.push((None, Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None }]);
+        assert_eq!(recording.faithful_time_scale, Some(1), "50 ms over 30 ms is ×1");
     }
 
     #[test]
@@ -172,11 +215,13 @@ mod tests {
         lags.seen.push((Some(InstanceId(0)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
         lags.stopped.push((InstanceId(0), (start + 99_000, start + 600_000)));
         let mut recording = LiveRecording::new(Vec::new(), 15);
-        judge(&mut recording, &lags, 400, start, |_| true);
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 400, network_ms: 400 };
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!((recording.longest_lag_us, recording.stalls.len()), (2_000, 0));
         // The same stop counts for instance b, which no fault stopped.
         lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
-        judge(&mut recording, &lags, 400, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.stalls.len(), 1);
         assert_eq!(recording.faithful_time_scale, None, "a lag longer than the margin is too long even at ×1");
     }
