@@ -138,9 +138,16 @@ impl RedisServer {
         Ok(server)
     }
 
-    /// Compiles the clock shim into the server's directory.
+    /// Compiles the clock shim into the server's directory; servers that
+    /// are placed share one compiled copy (a compiler run is most of a
+    /// Redis node's start, and Redlock starts five).
     fn build_shim(&self) -> Result<(), String> {
-        build_clock_shim(&self.dir).map(|_| ())
+        let Some((_, root)) = PLACEMENT.get() else { return build_clock_shim(&self.dir).map(|_| ()) };
+        static SHIM: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+        let built = SHIM.get_or_init(|| build_clock_shim(root)).clone()?;
+        std::fs::copy(&built, self.dir.join("clock-shim.so"))
+            .map(|_| ())
+            .map_err(|error| format!("cannot copy the clock shim: {error}"))
     }
 
     fn set_offset(&mut self, offset_ms: i64) -> Result<(), String> {
@@ -384,20 +391,34 @@ impl PgServer {
                 .map_err(|error| format!("cannot give {} to the postgres user: {error}", server.dir.display()))?;
         }
         let data = server.dir.join("data");
-        let initdb = account
-            .command(&bin.join("initdb"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
-            .current_dir(&server.dir)
-            .output()
-            .map_err(|error| format!("cannot run initdb: {error}"))?;
-        if !initdb.status.success() {
-            return Err(format!(
-                "initdb failed ({}): {}",
-                initdb.status,
-                String::from_utf8_lossy(&initdb.stderr).trim()
-            ));
+        match PLACEMENT.get() {
+            // Placed servers copy one cluster made once: `initdb` is most of a start.
+            Some((_, root)) => {
+                static TEMPLATE: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+                let template = TEMPLATE
+                    .get_or_init(|| {
+                        let template = root.join("postgres-template");
+                        std::fs::create_dir_all(&template)
+                            .map_err(|error| format!("cannot make {}: {error}", template.display()))?;
+                        if let Some((uid, gid)) = account.ids {
+                            std::os::unix::fs::chown(&template, Some(uid), Some(gid))
+                                .map_err(|error| format!("cannot give {} to postgres: {error}", template.display()))?;
+                        }
+                        initdb(&account, bin, &template.join("data"), &template)?;
+                        Ok(template.join("data"))
+                    })
+                    .clone()?;
+                let copied = placed("cp")
+                    .arg("-a")
+                    .arg(&template)
+                    .arg(&data)
+                    .status()
+                    .map_err(|error| format!("cannot run cp: {error}"))?;
+                if !copied.success() {
+                    return Err(format!("cannot copy the PostgreSQL cluster made at start ({copied})"));
+                }
+            }
+            None => initdb(&account, bin, &data, &server.dir)?,
         }
         let log_path = server.dir.join("postgres.log");
         let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make the server's log: {error}"))?;
@@ -430,6 +451,28 @@ impl PgServer {
             .and_then(Result::ok)
             .and_then(|mut connection| connection.query("SHOW server_version").ok());
         reply.and_then(|reply| reply.first_value().map(str::to_owned)).unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+/// Makes a PostgreSQL cluster in `data` as `account` (`initdb`, run in `dir`).
+fn initdb(
+    account: &Account,
+    bin: &std::path::Path,
+    data: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    let initdb = account
+        .command(&bin.join("initdb"))
+        .arg("-D")
+        .arg(data)
+        .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+        .current_dir(dir)
+        .output()
+        .map_err(|error| format!("cannot run initdb: {error}"))?;
+    if initdb.status.success() {
+        Ok(())
+    } else {
+        Err(format!("initdb failed ({}): {}", initdb.status, String::from_utf8_lossy(&initdb.stderr).trim()))
     }
 }
 
