@@ -528,6 +528,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     };
     let ((storage, storage_port), (slack, slack_port)) = (open()?, open()?);
     let (events, inbox) = channel();
+    let clock_set_unix_us = unix_us();
     let clock = ScaledClock {
         start_unix_us: unix_us() + u64::try_from(START_LEAD.as_micros()).unwrap_or(0),
         time_scale: options.time_scale,
@@ -620,7 +621,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
     let lags = coordinator.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
     let (scenario, strategy) = (&coordinator.options.scenario, coordinator.options.strategy);
-    stall::judge(&mut recording, &lags, margins, (clock.start_unix_us, ended_unix_us), |scale| {
+    let run_window = (clock_set_unix_us, ended_unix_us);
+    stall::judge(&mut recording, &lags, margins, run_window, clock.start_unix_us, |scale| {
         whole_lease_seconds(scenario, strategy, scale)
     });
     let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);

@@ -86,10 +86,12 @@ impl Watchdog {
 /// A stretch of wall time (µs since the epoch) a process was stopped by a fault.
 pub(crate) type Stopped = (u64, u64);
 
-/// What is left of a lag inside the run (`run`: when it began and ended,
-/// on the wall clock) once the time the process was stopped on purpose is
-/// taken out: a process late while the servers start, before the
-/// scenario's time 0, or while the run is being stopped, moves nothing.
+/// What is left of a lag inside the run (`run`: when its clock was set,
+/// shortly before the scenario's time 0, and when it ended, on the wall
+/// clock) once the time the process was stopped on purpose is taken out: a
+/// process late while the servers start, or while the run is being
+/// stopped, moves nothing; one late in the lead-in to time 0 (the
+/// instances opening their first connections) can.
 fn unplanned_us(lag: Lag, run: Stopped, stopped: &[Stopped]) -> u64 {
     let from = lag.from_unix_us.max(run.0);
     let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
@@ -110,16 +112,17 @@ pub(crate) struct Lags {
 /// scaled; an instance's is `margins.process_ms`), the stalls beyond what
 /// each process is allowed (when each began on the scenario's clock), and
 /// the time scale at which every one of them would have been within it.
-/// `run` is when the scenario's time began and when the run ended, on the
-/// wall clock; `scale_fits` says which slower scales the run can be played at.
+/// `run` is when the run's clock was set and when the run ended, on the
+/// wall clock; `start_unix_us` is the scenario's time 0; `scale_fits` says
+/// which slower scales the run can be played at.
 pub(crate) fn judge(
     recording: &mut LiveRecording,
     lags: &Lags,
     margins: LagMargins,
     run: Stopped,
+    start_unix_us: u64,
     scale_fits: impl Fn(u32) -> bool,
 ) {
-    let start_unix_us = run.0;
     recording.longest_lag_us = 0;
     let time_scale = recording.time_scale.max(1);
     let allowed_us = |margin_ms: u64| margin_ms.saturating_mul(1_000) / u64::from(time_scale);
@@ -134,7 +137,7 @@ pub(crate) fn judge(
         recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
         let margin_ms = if instance.is_some() { margins.process_ms } else { margins.network_ms };
         if lag_us > allowed_us(margin_ms) {
-            let since_us = lag.from_unix_us.max(start_unix_us) - start_unix_us;
+            let since_us = lag.from_unix_us.saturating_sub(start_unix_us);
             let at_ms = since_us.saturating_mul(u64::from(time_scale)) / 1_000;
             stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance: *instance });
             within = within.min(margin_ms.saturating_mul(1_000) / lag_us.max(1));
@@ -171,23 +174,25 @@ mod tests {
         // A 1 s margin at ×60 allows 16.6 ms.
         let run = (start, start + 60_000_000);
         let margins = LagMargins { process_ms: 1_000, network_ms: 1_000 };
-        judge(&mut recording, &lags, margins, run, |_| true);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
         assert_eq!(recording.allowed_lag_us, 16_666);
         assert_eq!(recording.longest_lag_us, 40_000);
         assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None }]);
         // 1 s over 40 ms is ×25; a scale that must divide 30 (a consensus lease) takes ×15.
         assert_eq!(recording.faithful_time_scale, Some(25));
-        judge(&mut recording, &lags, margins, run, |scale| 30 % scale == 0);
+        judge(&mut recording, &lags, margins, run, start, |scale| 30 % scale == 0);
         assert_eq!(recording.faithful_time_scale, Some(15));
-        // A lag while the servers start, before the scenario's time 0, or
-        // after the run ended, moves nothing; one across the start counts from it.
+        // A lag while the servers start, before the run's clock was set, or
+        // after the run ended, moves nothing; one in the lead-in to time 0
+        // counts from the clock's setting, at time 0.
         let mut outside = Lags::default();
-        outside.seen.push((None, Lag { from_unix_us: start - 500_000, lag_us: 400_000 }));
+        let run = (start - 700_000, start + 60_000_000);
+        outside.seen.push((None, Lag { from_unix_us: start - 1_500_000, lag_us: 400_000 }));
         outside.seen.push((None, Lag { from_unix_us: start + 60_000_000, lag_us: 400_000 }));
-        outside.seen.push((None, Lag { from_unix_us: start - 30_000, lag_us: 50_000 }));
-        judge(&mut recording, &outside, margins, run, |_| true);
-        assert_eq!(recording.longest_lag_us, 20_000);
-        assert_eq!(recording.stalls, vec![Stall { at_ms: 0, lag_us: 20_000, allowed_us: 16_666, instance: None }]);
+        outside.seen.push((None, Lag { from_unix_us: start - 720_000, lag_us: 50_000 }));
+        judge(&mut recording, &outside, margins, run, start, |_| true);
+        assert_eq!(recording.longest_lag_us, 30_000);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None }]);
     }
 
     #[test]
@@ -199,10 +204,10 @@ mod tests {
         let mut lags = Lags::default();
         lags.seen.push((Some(InstanceId(2)), Lag { from_unix_us: start + 1_000_000, lag_us: 30_000 }));
         let mut recording = LiveRecording::new(Vec::new(), 10);
-        judge(&mut recording, &lags, margins, run, |_| true);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
         assert_eq!((recording.allowed_lag_us, recording.stalls.len()), (5_000, 0), "an instance 30 ms late is allowed");
         lags.seen.push((None, Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
-        judge(&mut recording, &lags, margins, run, |_| true);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
         assert_eq!(recording.stalls, vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None }]);
         assert_eq!(recording.faithful_time_scale, Some(1), "50 ms over 30 ms is ×1");
     }
@@ -217,11 +222,11 @@ mod tests {
         let mut recording = LiveRecording::new(Vec::new(), 15);
         let run = (start, start + 60_000_000);
         let margins = LagMargins { process_ms: 400, network_ms: 400 };
-        judge(&mut recording, &lags, margins, run, |_| true);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
         assert_eq!((recording.longest_lag_us, recording.stalls.len()), (2_000, 0));
         // The same stop counts for instance b, which no fault stopped.
         lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
-        judge(&mut recording, &lags, margins, run, |_| true);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
         assert_eq!(recording.stalls.len(), 1);
         assert_eq!(recording.faithful_time_scale, None, "a lag longer than the margin is too long even at ×1");
     }
