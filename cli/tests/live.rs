@@ -91,7 +91,8 @@ fn play(name: &str, scenario: &Scenario, strategy: StrategyId, time_scale: u32) 
 
 /// Plays a case at the fastest scale live mode computes as faithful, and
 /// again at the slower scale an inconclusive play names (at most half the
-/// last: the next stall may be longer), at most [`MOST_TRIES`] times: what
+/// last, since the next stall may be longer, and one live mode can play:
+/// etcd's leases count whole seconds), at most [`MOST_TRIES`] times: what
 /// each play gave, or why the case fails.
 fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Vec<String>, String> {
     let mut time_scale = fastest(scenario, strategy);
@@ -109,7 +110,11 @@ fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Vec<St
             // Slower still than the scale that would have held that stall: the next may be longer.
             Played::Inconclusive { stall, slower } if time_scale > 1 => {
                 said.push(format!("×{time_scale} in {took:.1} s inconclusive ({stall}); "));
-                time_scale = slower.min(time_scale / 2).max(1);
+                let most = slower.min(time_scale / 2).max(1);
+                time_scale = (1..=most)
+                    .rev()
+                    .find(|scale| locklab_live::coordinator::time_scale_fits(scenario, strategy, *scale).is_ok())
+                    .unwrap_or(1);
             }
             Played::Inconclusive { stall, .. } => {
                 return Err(format!(
