@@ -315,16 +315,23 @@ fn run(command: Command) -> Result<String, String> {
 }
 
 /// Reads a scenario file, or a built-in by name when no such file exists.
+/// A name that is neither is told as a name (a mistyped built-in, with the
+/// nearest one), unless it reads as a path (a folder or an extension in it).
 fn load(name: &str) -> Result<Scenario, String> {
     let path = std::path::Path::new(name);
     if !path.exists() {
-        return match builtin::find(name) {
-            Some(builtin) => Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}")),
-            None => Err(format!(
-                "no scenario file and no built-in named `{name}`; `locklab scenarios` lists the built-ins{}",
-                closest_builtin(name).map_or_else(String::new, |close| format!(" (did you mean `{close}`?)"))
-            )),
-        };
+        match builtin::find(name) {
+            Some(builtin) => {
+                return Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}"));
+            }
+            None if !name.contains(['/', '.']) => {
+                return Err(format!(
+                    "no scenario file and no built-in named `{name}`; `locklab scenarios` lists the built-ins{}",
+                    closest_builtin(name).map_or_else(String::new, |close| format!(" (did you mean `{close}`?)"))
+                ));
+            }
+            None => {}
+        }
     }
     let text = read_capped(path, MAX_DOCUMENT_BYTES, "a scenario file")
         .map_err(|error| format!("cannot read {name}: {error}"))?;
