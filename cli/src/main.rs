@@ -418,12 +418,15 @@ fn run_command(
 
 /// The text timeline leaves out the network's and the pool's chatter unless asked.
 fn shown_by_default(kind: &EventKind) -> bool {
+    // Other services' queries are shown when they fail; the verdict counts the waits.
+    if let EventKind::Background { outcome, .. } = kind {
+        return outcome.failed();
+    }
     !matches!(
         kind,
         EventKind::Sent { .. }
             | EventKind::Lost { .. }
             | EventKind::Pool { .. }
-            | EventKind::Background { outcome: locklab_engine::event::BackgroundOutcome::Ok, .. }
             | EventKind::Connection { change: locklab_engine::event::ConnectionChange::Opened, .. }
     )
 }
@@ -438,6 +441,9 @@ fn verdict_text(report: &StrategyReport, scenario: &Scenario) -> String {
         scenario.storage_text(),
         Metric::line(&report.metrics, seconds, false),
     );
+    if let Some(weighing) = report.weighing() {
+        text.push_str(&format!("   {weighing}\n"));
+    }
     for finding in &report.findings {
         text.push_str(&format!("   {:>10}  {}\n", at_seconds(finding.at_ms), finding.text));
         if let Some(cause) = &finding.cause {

@@ -16,7 +16,7 @@ use crate::server::PgServer;
 use crate::{Outcome, Row};
 use locklab_engine::event::{RowWrite, Sql, SqlOutcome};
 use locklab_engine::ids::{Period, ReportOf, Token};
-use locklab_engine::scenario::{DbLockSettings, DbWait};
+use locklab_engine::scenario::{DbLockSettings, DbWait, LockStrength};
 use locklab_engine::{DbAnswer, DbProbe};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -75,6 +75,8 @@ enum Step {
         held: bool,
     },
     OtherEnds(u8),
+    /// One of other services' queries is a plain read, with no row lock.
+    Read(u8),
     /// The client's process is killed (SIGKILL), stopped (SIGSTOP), resumed (SIGCONT).
     Kill(u8),
     Stop(u8),
@@ -104,6 +106,19 @@ fn server_sql(sql: Sql) -> String {
     sql.to_string().replace('…', "name")
 }
 
+/// Other services' plain read: no row lock.
+const READ_SQL: &str = "SELECT count(*) FROM job_events";
+
+/// What another service's query is answered with once it runs: a read has
+/// run; an insert's foreign-key check has its key share.
+fn other_answer(exchange: &Exchange, query: u8) -> &'static str {
+    if exchange.steps.iter().any(|step| matches!(step, Step::Read(read) if *read == query)) {
+        "ran"
+    } else {
+        "has its key share"
+    }
+}
+
 fn other_sql(held: bool) -> &'static str {
     if held {
         "BEGIN; INSERT INTO job_events (job) VALUES ('daily-report')"
@@ -129,7 +144,7 @@ fn engine_text(sql: Option<Sql>, outcome: SqlOutcome) -> String {
 
 fn exchanges() -> Vec<Exchange> {
     use Step::{Connect, Continue, Kill, Other, OtherEnds, Send, ServerOnly, Stop, Wait};
-    let lock = |client| Send(client, Sql::LockJobRow { wait: DbWait::Block });
+    let lock = |client| Send(client, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Block });
     let commit = |client| Send(client, Sql::Commit);
     let write = |client: u8, token: Option<u64>, how| {
         Send(
@@ -173,13 +188,23 @@ fn exchanges() -> Vec<Exchange> {
             "FOR UPDATE NOWAIT fails at once (55P03)",
             "db-lock with \"wait\": \"nowait\": a second instance gets the error, with the lab's text",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { wait: DbWait::Nowait }), Send(2, Sql::Rollback), commit(1)],
+            vec![
+                lock(1),
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Nowait }),
+                Send(2, Sql::Rollback),
+                commit(1),
+            ],
         ),
         exchange(
             "FOR UPDATE SKIP LOCKED returns no row",
             "db-lock with \"wait\": \"skip_locked\": a second instance gets zero rows and knows it lost",
             2,
-            vec![lock(1), Send(2, Sql::LockJobRow { wait: DbWait::SkipLocked }), Send(2, Sql::Rollback), commit(1)],
+            vec![
+                lock(1),
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::SkipLocked }),
+                Send(2, Sql::Rollback),
+                commit(1),
+            ],
         ),
         Exchange {
             settings: DbLockSettings { lock_timeout_ms: 300, ..DbLockSettings::default() },
@@ -204,6 +229,24 @@ fn exchanges() -> Vec<Exchange> {
             "C's other services: an insert whose foreign key points at the locked jobs row waits for FOR KEY SHARE until the holder commits",
             1,
             vec![lock(1), Other { query: 1, held: false }, commit(1)],
+        ),
+        exchange(
+            "A foreign-key check does not wait for a held FOR NO KEY UPDATE",
+            "db-lock's \"lock_strength\": \"for_no_key_update\" (quiz 8's fix): the job's lock keeps other jobs out, but the foreign-key check's FOR KEY SHARE does not conflict with it, so other services' inserts go through while a job holds the row",
+            2,
+            vec![
+                Send(1, Sql::LockJobRow { strength: LockStrength::ForNoKeyUpdate, wait: DbWait::Block }),
+                Other { query: 1, held: false },
+                Send(2, Sql::LockJobRow { strength: LockStrength::ForNoKeyUpdate, wait: DbWait::Block }),
+                commit(1),
+                commit(2),
+            ],
+        ),
+        exchange(
+            "A plain read does not wait for a held FOR UPDATE",
+            "C's other services' reads: a SELECT takes no row lock, so it runs while a job holds the row; what makes reads wait behind C is their pool, filled by inserts that wait",
+            1,
+            vec![lock(1), Step::Read(1), commit(1)],
         ),
         exchange(
             "A foreign-key check passes a FOR UPDATE that only waits",
@@ -371,7 +414,7 @@ fn actor(step: Step) -> Option<Who> {
         | Step::Stop(client)
         | Step::Continue(client)
         | Step::Wait(client) => Some(Who::Client(client)),
-        Step::Other { query, .. } | Step::OtherEnds(query) => Some(Who::Other(query)),
+        Step::Other { query, .. } | Step::OtherEnds(query) | Step::Read(query) => Some(Who::Other(query)),
     }
 }
 
@@ -383,6 +426,7 @@ fn step_text(step: Step) -> Option<String> {
         Step::ServerOnly(_, sql) => Some(sql.to_owned()),
         Step::Other { held, .. } => Some(other_sql(held).to_owned()),
         Step::OtherEnds(_) => Some("COMMIT".to_owned()),
+        Step::Read(_) => Some(READ_SQL.to_owned()),
         Step::Kill(_) => Some("its process is killed (SIGKILL)".to_owned()),
         Step::Stop(_) => Some("its process is stopped (SIGSTOP)".to_owned()),
         Step::Continue(_) => Some("its process runs again (SIGCONT)".to_owned()),
@@ -434,6 +478,10 @@ fn on_engine(exchange: &Exchange) -> Transcript {
                     probe.other_service_ends(number);
                 }
             }
+            Step::Read(query) => {
+                writer.sent(Who::Other(query), None, &text.unwrap_or_default());
+                queries.insert(query, probe.other_service_reads());
+            }
             Step::Kill(client) => {
                 writer.said(Who::Client(client), &text.unwrap_or_default());
                 writer.forget(Who::Client(client));
@@ -458,7 +506,7 @@ fn on_engine(exchange: &Exchange) -> Transcript {
                     let Some((&name, _)) = queries.iter().find(|(_, number)| **number == query) else {
                         continue;
                     };
-                    (Who::Other(name), "has its key share".to_owned())
+                    (Who::Other(name), other_answer(exchange, name).to_owned())
                 }
             };
             answered_ms.insert(who, at_ms);
@@ -637,7 +685,7 @@ fn on_server(exchange: &Exchange, port: u16, monitor: &mut PgConnection) -> Resu
                 writer.sent(Who::Client(client), None, &text);
                 client_of(&mut real, Who::Client(client))?.send(sql);
             }
-            Step::Other { query, .. } => {
+            Step::Other { query, .. } | Step::Read(query) => {
                 let connection = PgConnection::open(port, "postgres")?.map_err(|refused| refused.text())?;
                 let mut other = RealClient::Session(connection);
                 other.send(&text);
@@ -683,7 +731,7 @@ fn on_server(exchange: &Exchange, port: u16, monitor: &mut PgConnection) -> Resu
         for (who, reply, at) in real.settle(owed)? {
             answered.insert(who, at);
             let text = match (who, reply) {
-                (Who::Other(_), PgReply::Done { .. }) => "has its key share".to_owned(),
+                (Who::Other(query), PgReply::Done { .. }) => other_answer(exchange, query).to_owned(),
                 (_, reply) => reply.text(),
             };
             answers.push((who, text));

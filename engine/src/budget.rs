@@ -11,8 +11,8 @@
 //! happened.
 
 use crate::format::seconds;
-use crate::scenario::{Fault, Scenario, ScenarioError, StrategySettings};
-use crate::sim::db::{BACKGROUND_POOL_SIZE, BACKGROUND_QUERY_MS};
+use crate::scenario::{Fault, LockStrength, Scenario, ScenarioError, StrategySettings};
+use crate::sim::db::BACKGROUND_QUERY_MS;
 
 /// Most events one strategy's run may be expected to log. A run of this size
 /// takes a few seconds and a few hundred megabytes in a browser tab
@@ -122,12 +122,16 @@ fn parts(scenario: &Scenario, settings: &StrategySettings) -> Vec<Part> {
     }
     let rate = u64::from(world.background_queries_per_s);
     // Other services' own connections: past them, their queries queue and are logged.
-    let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > u64::from(BACKGROUND_POOL_SIZE) * 1_000;
+    let overflowing = rate.saturating_mul(BACKGROUND_QUERY_MS) > u64::from(world.background_pool_size) * 1_000;
     // Under FOR UPDATE their foreign-key checks queue behind the row lock
-    // while a job runs, and each is logged: waiting, granted, done.
+    // while a job runs, and each is logged: waiting, granted, done; the
+    // reads behind them queue for a connection and are logged once.
     let logged_per_query_tenths = match settings {
-        StrategySettings::DbLock(_) => 35,
-        StrategySettings::Naive(_)
+        StrategySettings::DbLock(db_lock) if db_lock.lock_strength == LockStrength::ForUpdate => {
+            10 + 25 * u64::from(world.background_foreign_key_percent) / 100
+        }
+        StrategySettings::DbLock(_)
+        | StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::UniqueInsert

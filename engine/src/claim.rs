@@ -7,7 +7,7 @@
 //! order of events or a count the run does not have fails the build.
 //!
 //! A claim is one of
-//! - a verdict: `safe`, `at_risk`, `unsafe`; `on_time`, `late`, `missed`;
+//! - a verdict: `safe`, `at_risk`, `unsafe`; `on_time`, `late`, `missed`, `behind`;
 //!   `efficient`, `wasteful`;
 //! - `finding:KIND` / `no_finding:KIND`: the report has (has no) such finding;
 //! - `count:finding:KIND=N` or `count:METRIC=N` (a metric's key, as the pages
@@ -19,7 +19,15 @@
 //! - `order:M1<M2`: the first M1 comes before the first M2, each a moment with
 //!   an optional actor (`order:post@c<post@a`);
 //! - `cause:KIND@X=HELD`: a finding of that kind was caused by a write of X
-//!   holding HELD (`lock`, `belief`, `nothing`, `former`, `no_lock`).
+//!   holding HELD (`lock`, `belief`, `nothing`, `former`, `no_lock`);
+//! - `time:MOMENT[@X]=HH:MM[:SS[.s]]`: the moment falls at that wall-clock
+//!   time, to the precision written (`time:grant#2@a=02:05`);
+//! - `seconds:METRIC=N`: a duration metric is N whole seconds (`seconds:delay=460`).
+//!
+//! Every number a text states is one a claim states or one the scenario
+//! sets ([`check_text`]): a count, a token, a time or a duration the run
+//! produced needs its claim; a fault's time or length, a TTL or the job's
+//! length is the scenario's own.
 //!
 //! A moment names a point of a run by what happens there, never by a time:
 //! `kind[:detail][#n]`, the n-th (from 1) of `grant`, `belief`,
@@ -28,7 +36,7 @@
 
 use crate::ids::{InstanceId, Token};
 use crate::report::{Held, Metric, StrategyReport};
-use crate::scenario::{Efficiency, Liveness, Safety};
+use crate::scenario::{Efficiency, Liveness, Safety, Scenario, StrategySettings};
 use crate::view::{Timeline, WriteVerdict};
 
 /// What a write became, as a moment names it.
@@ -269,7 +277,13 @@ fn instance(text: &str) -> Result<InstanceId, String> {
 pub enum Counted {
     Findings(String),
     Metric(&'static str),
+    /// The uploads and posts of runs no fault forced: the number in brackets
+    /// beside the wasted runs (`8 (40)`), under [`WASTED_SIDE_EFFECTS`].
+    WastedSideEffects,
 }
+
+/// The key a count claim names the wasted runs' uploads and posts by.
+const WASTED_SIDE_EFFECTS: &str = "wasted-side-effects";
 
 /// A claim a text makes about its run (see the module's documentation).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,17 +296,26 @@ pub enum Claim {
     Count(Counted, u64),
     Happens(ActorMoment),
     Order(ActorMoment, ActorMoment),
-    Cause { kind: String, actor: InstanceId, held: Held },
+    Cause {
+        kind: String,
+        actor: InstanceId,
+        held: Held,
+    },
+    /// The moment falls at this wall-clock time, to the precision written.
+    Time(ActorMoment, String),
+    /// A duration metric, in whole seconds.
+    Seconds(&'static str, u64),
 }
 
 /// The claims a bare word makes, with its words in a text.
-const VERDICTS: [(&str, Claim); 8] = [
+const VERDICTS: [(&str, Claim); 9] = [
     ("safe", Claim::Safety(Safety::Safe)),
     ("at_risk", Claim::Safety(Safety::AtRisk)),
     ("unsafe", Claim::Safety(Safety::Unsafe)),
     ("on_time", Claim::Liveness(Liveness::Ok)),
     ("late", Claim::Liveness(Liveness::Late)),
     ("missed", Claim::Liveness(Liveness::Missed)),
+    ("behind", Claim::Liveness(Liveness::Behind)),
     ("efficient", Claim::Efficiency(Efficiency::Ok)),
     ("wasteful", Claim::Efficiency(Efficiency::Wasteful)),
 ];
@@ -312,6 +335,7 @@ impl Claim {
                 let count = number.parse::<u64>().map_err(|_| format!("`{text}`: `{number}` is not a number"))?;
                 let counted = match what.strip_prefix("finding:") {
                     Some(kind) if !kind.is_empty() => Counted::Findings(kind.to_owned()),
+                    Some(_) | None if what == WASTED_SIDE_EFFECTS => Counted::WastedSideEffects,
                     Some(_) | None => Counted::Metric(
                         Metric::ALL.iter().map(|metric| metric.key()).find(|key| *key == what).ok_or_else(|| {
                             format!("`{what}` is neither `finding:KIND` nor a metric's key (stale-accepted, side-effects, wasted, …)")
@@ -325,6 +349,26 @@ impl Claim {
                     rest.split_once('<').ok_or_else(|| format!("`{text}`: an order is `order:M1<M2`"))?;
                 Ok(Claim::Order(ActorMoment::parse(first)?, ActorMoment::parse(then)?))
             }
+            "time" => {
+                let (moment, time) =
+                    rest.rsplit_once('=').ok_or_else(|| format!("`{text}`: a time is `time:MOMENT@X=HH:MM:SS`"))?;
+                if parse_clock(time).is_none() {
+                    return Err(format!("`{time}` is not a time of day: HH:MM, HH:MM:SS or HH:MM:SS.s"));
+                }
+                Ok(Claim::Time(ActorMoment::parse(moment)?, time.to_owned()))
+            }
+            "seconds" => {
+                let (what, number) =
+                    rest.rsplit_once('=').ok_or_else(|| format!("`{text}`: seconds are `seconds:METRIC=N`"))?;
+                let seconds = number.parse::<u64>().map_err(|_| format!("`{text}`: `{number}` is not a number"))?;
+                let key = Metric::ALL
+                    .iter()
+                    .filter(|metric| metric.is_duration())
+                    .map(|metric| metric.key())
+                    .find(|key| *key == what)
+                    .ok_or_else(|| format!("`{what}` is not a duration metric's key (delay, overlap, …)"))?;
+                Ok(Claim::Seconds(key, seconds))
+            }
             "cause" => {
                 let (kind, who) = rest.split_once('@').ok_or_else(|| format!("`{text}`: `cause:KIND@X=HELD`"))?;
                 let (actor, held) = who.split_once('=').ok_or_else(|| format!("`{text}`: `cause:KIND@X=HELD`"))?;
@@ -336,13 +380,14 @@ impl Claim {
             }
             _ if text.contains('@') => Ok(Claim::Happens(ActorMoment::parse(text)?)),
             _ => Err(format!(
-                "`{text}` is not a claim: a verdict (safe, at_risk, unsafe, on_time, late, missed, efficient, wasteful), finding:KIND, no_finding:KIND, count:WHAT=N, MOMENT@X, order:M1<M2 or cause:KIND@X=HELD"
+                "`{text}` is not a claim: a verdict (safe, at_risk, unsafe, on_time, late, missed, behind, efficient, wasteful), finding:KIND, no_finding:KIND, count:WHAT=N, seconds:METRIC=N, MOMENT@X, time:MOMENT@X=HH:MM:SS, order:M1<M2 or cause:KIND@X=HELD"
             )),
         }
     }
 
-    /// Whether the run bears the claim out; the error says what the run has instead.
-    pub fn check(&self, timeline: &Timeline, report: &StrategyReport) -> Result<(), String> {
+    /// Whether the run bears the claim out; the error says what the run has
+    /// instead. `origin` is the scenario's `clock_origin`, for times.
+    pub fn check(&self, origin: &str, timeline: &Timeline, report: &StrategyReport) -> Result<(), String> {
         let has = |kind: &str| report.findings.iter().any(|finding| finding.kind == kind);
         let fail = |what: String| Err(format!("{self:?} does not hold: {what}"));
         match self {
@@ -365,6 +410,7 @@ impl Claim {
                         .iter()
                         .find(|metric| metric.key() == *key)
                         .map_or(0, |metric| metric.count(&report.metrics)),
+                    Counted::WastedSideEffects => u64::from(report.metrics.wasted_side_effects),
                 };
                 if actual == *count { Ok(()) } else { fail(format!("the run has {actual}")) }
             }
@@ -385,6 +431,35 @@ impl Claim {
                 });
                 if caused { Ok(()) } else { fail("no finding of that kind has that cause".to_owned()) }
             }
+            Claim::Time(moment, time) => match moment.find(timeline, report) {
+                Some(found) => {
+                    // Written to the minute, second or tenth: cut or rounded there.
+                    let half_unit_ms = match time.len() {
+                        5 => 30_000,
+                        8 => 500,
+                        10 => 50,
+                        _ => 0,
+                    };
+                    let reads = |at_ms: u64| {
+                        let at = crate::format::wall_clock(origin, i64::try_from(at_ms).unwrap_or(i64::MAX));
+                        at.get(..time.len()).is_some_and(|read| read == time)
+                    };
+                    if reads(found.at_ms) || reads(found.at_ms + half_unit_ms) {
+                        Ok(())
+                    } else {
+                        let at = crate::format::wall_clock(origin, i64::try_from(found.at_ms).unwrap_or(i64::MAX));
+                        fail(format!("it falls at {at}"))
+                    }
+                }
+                None => fail("the run has no such moment".to_owned()),
+            },
+            Claim::Seconds(key, seconds) => {
+                let ms = Metric::ALL
+                    .iter()
+                    .find(|metric| metric.key() == *key)
+                    .map_or(0, |metric| metric.count(&report.metrics));
+                if ms / 1000 == *seconds { Ok(()) } else { fail(format!("the run has {ms} ms")) }
+            }
             Claim::Safety(_)
             | Claim::Liveness(_)
             | Claim::Efficiency(_)
@@ -400,6 +475,8 @@ impl Claim {
             Claim::Happens(moment) => moment.actor.into_iter().collect(),
             Claim::Order(first, then) => first.actor.into_iter().chain(then.actor).collect(),
             Claim::Cause { actor, .. } => vec![*actor],
+            Claim::Time(moment, _) => moment.actor.into_iter().collect(),
+            Claim::Seconds(..) => Vec::new(),
             Claim::Safety(_)
             | Claim::Liveness(_)
             | Claim::Efficiency(_)
@@ -422,8 +499,8 @@ impl Claim {
             | Moment::End => None,
         };
         match self {
-            Claim::Count(_, count) => vec![*count],
-            Claim::Happens(moment) => token(moment).into_iter().collect(),
+            Claim::Count(_, count) | Claim::Seconds(_, count) => vec![*count],
+            Claim::Happens(moment) | Claim::Time(moment, _) => token(moment).into_iter().collect(),
             Claim::Order(first, then) => token(first).into_iter().chain(token(then)).collect(),
             Claim::Safety(_)
             | Claim::Liveness(_)
@@ -437,41 +514,27 @@ impl Claim {
 
 /// Words that state a verdict or a finding, each with the claims that back
 /// it (any one of them): a text that uses the words must list one.
-const WORDS: [(&str, &[&str]); 8] = [
+const WORDS: [(&str, &[&str]); 9] = [
+    ("falls behind", &["behind", "finding:falls_behind"]),
     ("safe", &["safe"]),
     ("at risk", &["at_risk"]),
     ("unsafe", &["unsafe"]),
-    ("refuses", &["finding:stale_write_rejected"]),
-    ("refused", &["finding:stale_write_rejected"]),
+    ("refuses", &["finding:stale_write_rejected", "finding:tokenless_write_rejected"]),
+    ("refused", &["finding:stale_write_rejected", "finding:tokenless_write_rejected"]),
     ("late", &["late", "finding:late_period"]),
     ("missed", &["missed", "finding:missed_period"]),
     ("wasteful", &["wasteful"]),
 ];
 
-/// Nouns a number before them counts: `36 uploads` must be a listed count.
-const COUNTED_NOUNS: [&str; 12] = [
-    "stale",
-    "write",
-    "writes",
-    "upload",
-    "uploads",
-    "post",
-    "posts",
-    "run",
-    "runs",
-    "duplicate",
-    "duplicates",
-    "pings",
-];
-
-/// Checks a text against the claims listed for it: every verdict or finding
-/// its words state is listed; every instance it names takes part in a listed
-/// claim; every number it gives as a count (`5 stale writes`) or a token
-/// (`token 2`) is a listed claim's. (`a` is an instance only where it cannot
-/// be the article: `a's`, `instance a`.) The claims themselves are checked
-/// against the run by [`Claim::check`]. Instances are lower-case letters; an
-/// upper-case `B` is a quiz choice, not instance b.
-pub fn check_text(text: &str, claims: &[Claim]) -> Result<(), String> {
+/// Checks a text against the claims listed for it and the scenario it is
+/// about: every verdict or finding its words state is listed; every instance
+/// it names takes part in a listed claim; and every number it states is one
+/// a listed claim states or one the scenario sets ([`Stated`]). (`a` is an
+/// instance only where it cannot be the article: `a's`, `instance a`.) The
+/// claims themselves are checked against the run by [`Claim::check`].
+/// Instances are lower-case letters; an upper-case `B` is a quiz choice, not
+/// instance b.
+pub fn check_text(text: &str, claims: &[Claim], scenario: &Scenario) -> Result<(), String> {
     let split = |text: &str| -> Vec<String> {
         text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
             .filter(|word| !word.is_empty())
@@ -511,28 +574,309 @@ pub fn check_text(text: &str, claims: &[Claim]) -> Result<(), String> {
             return Err(format!("it names instance {named}, which no listed claim has taking part"));
         }
     }
-    let numbers: Vec<u64> = claims.iter().flat_map(Claim::numbers).collect();
-    for pair in words.windows(2) {
-        let stated = match (pair[0].parse::<u64>(), pair[1]) {
-            (Ok(count), noun) if COUNTED_NOUNS.contains(&noun) => Some(count),
-            (_, number) if pair[0] == "token" => number.parse::<u64>().ok(),
-            _ => None,
-        };
-        if let Some(stated) = stated
-            && !numbers.contains(&stated)
-        {
-            return Err(format!("it says “{} {}”, but no listed claim states {stated}", pair[0], pair[1]));
-        }
+    let stated = Stated::of(scenario, claims);
+    for number in numbers_in(text) {
+        stated.backs(&number)?;
     }
     Ok(())
 }
 
+/// A number as a text states it, with what it counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextNumber {
+    /// As written: `02:05`, `460`, `0.4`, `5,796`.
+    pub written: String,
+    pub kind: NumberKind,
+}
+
+/// What a stated number is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumberKind {
+    /// A time of day, `HH:MM[:SS[.s]]`.
+    Time,
+    /// A duration, in milliseconds (`60 s`, `4 minutes`, `0.4 s`, `7-minute`).
+    Duration(u64),
+    /// A percentage.
+    Percent(u64),
+    /// A token: the number after `token`.
+    Token(u64),
+    /// An index after `period` or `chunk`: which one, not how many.
+    Index(u64, Index),
+    /// Any other number (a count, a setting).
+    Bare(u64),
+}
+
+/// What an index numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Index {
+    Period,
+    Chunk,
+}
+
+/// The numbers of a text, in order, each with its kind read from the words
+/// around it. Digits inside a word (`redis-1`, `b:8af7`, `chunk-0`) are names,
+/// not numbers.
+pub fn numbers_in(text: &str) -> Vec<TextNumber> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < chars.len() {
+        let starts_word = index == 0 || !(chars[index - 1].is_alphanumeric() || "-_#:.".contains(chars[index - 1]));
+        if !chars[index].is_ascii_digit() || !starts_word {
+            index += 1;
+            continue;
+        }
+        let start = index;
+        while index < chars.len()
+            && (chars[index].is_ascii_digit()
+                || (":.,".contains(chars[index]) && chars.get(index + 1).is_some_and(char::is_ascii_digit)))
+        {
+            index += 1;
+        }
+        // A number glued to letters (`8af7`, `2am`) is part of a name.
+        if chars.get(index).is_some_and(|c| c.is_alphabetic() && *c != 'x') && !text_unit_follows(&chars, index) {
+            while index < chars.len() && chars[index].is_alphanumeric() {
+                index += 1;
+            }
+            continue;
+        }
+        let written: String = chars[start..index].iter().collect();
+        let before: String = chars[..start].iter().collect::<String>().to_lowercase();
+        // A command line's option values (`--runs 200000`) are its, not the run's.
+        if before.trim_end().rsplit(' ').next().is_some_and(|word| word.starts_with("--")) {
+            continue;
+        }
+        let previous = before.split(|c: char| !c.is_alphanumeric()).rfind(|word| !word.is_empty()).unwrap_or("");
+        let after: String = chars[index..].iter().collect::<String>().to_lowercase();
+        let next = after
+            .trim_start_matches([' ', '-', '\u{a0}'])
+            .split(|c: char| !c.is_alphanumeric() && c != '%')
+            .next()
+            .unwrap_or("");
+        found.extend(read_number(&written, previous, next));
+    }
+    found
+}
+
+/// Whether a unit written straight after a number follows (`60s`, `300ms`).
+fn text_unit_follows(chars: &[char], at: usize) -> bool {
+    let rest: String = chars[at..].iter().take_while(|c| c.is_alphabetic()).collect();
+    matches!(rest.as_str(), "s" | "ms" | "min" | "h")
+}
+
+/// One written number, read with the word before and after it; a list
+/// written with commas (`1,2`) is several.
+fn read_number(written: &str, previous: &str, next: &str) -> Vec<TextNumber> {
+    let number = |kind| TextNumber { written: written.to_owned(), kind };
+    if written.contains(':') {
+        return if parse_clock(written).is_some() { vec![number(NumberKind::Time)] } else { Vec::new() };
+    }
+    let groups: Vec<&str> = written.split(',').collect();
+    let thousands = groups.len() > 1 && groups[1..].iter().all(|group| group.len() == 3);
+    let value_text = if thousands { written.replace(',', "") } else { groups[0].to_owned() };
+    let value: f64 = value_text.parse().unwrap_or(0.0);
+    if groups.len() > 1 && !thousands {
+        return groups.iter().flat_map(|group| read_number(group, previous, next)).collect();
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let scaled = |factor: f64| (value * factor).round() as u64;
+    let kind = match next {
+        "ms" => NumberKind::Duration(scaled(1.0)),
+        "s" | "sec" | "second" | "seconds" => NumberKind::Duration(scaled(1_000.0)),
+        "min" | "minute" | "minutes" => NumberKind::Duration(scaled(60_000.0)),
+        "h" | "hour" | "hours" => NumberKind::Duration(scaled(3_600_000.0)),
+        "%" | "percent" => NumberKind::Percent(scaled(1.0)),
+        _ => match previous {
+            "token" | "tokens" => NumberKind::Token(scaled(1.0)),
+            "period" | "periods" => NumberKind::Index(scaled(1.0), Index::Period),
+            "chunk" | "chunks" => NumberKind::Index(scaled(1.0), Index::Chunk),
+            _ => NumberKind::Bare(scaled(1.0)),
+        },
+    };
+    vec![number(kind)]
+}
+
+/// A time of day as written, `HH:MM[:SS[.s…]]`, in milliseconds since midnight.
+fn parse_clock(text: &str) -> Option<u64> {
+    let mut parts = text.split(':');
+    let hours: u64 = parts.next()?.parse().ok()?;
+    let minutes: u64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = parts.next().map_or(Ok(0.0), str::parse).ok()?;
+    if parts.next().is_some() || hours > 23 || minutes > 59 || !(0.0..60.0).contains(&seconds) {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let seconds_ms = (seconds * 1000.0).round() as u64;
+    Some((hours * 60 + minutes) * 60_000 + seconds_ms)
+}
+
+/// The numbers a text may state: what its claims state and what its
+/// scenario sets. A time must be a claimed moment's, a fault's (when it
+/// strikes or ends) or a cron tick's; a duration a claimed one or a
+/// setting's (a fault's length, a TTL, the job); a bare number a claim's, a
+/// setting's or a year (a reference's).
+#[derive(Debug)]
+pub struct Stated {
+    origin: String,
+    /// Times stated by claims, as written.
+    claimed_times: Vec<String>,
+    /// Scenario times, in ms from the run's start.
+    scenario_times_ms: Vec<u64>,
+    /// Durations in ms: the settings' and the claimed seconds'.
+    durations_ms: Vec<u64>,
+    /// Claims' counts and tokens.
+    claimed: Vec<u64>,
+    /// Settings' values (and their millisecond values in seconds and minutes where whole).
+    values: Vec<u64>,
+    periods: u64,
+    chunks: u64,
+}
+
+impl Stated {
+    pub fn of(scenario: &Scenario, claims: &[Claim]) -> Stated {
+        let claimed: Vec<u64> = claims.iter().flat_map(Claim::numbers).collect();
+        let mut values: Vec<u64> = Vec::new();
+        let mut durations_ms: Vec<u64> = claims
+            .iter()
+            .filter_map(|claim| match claim {
+                Claim::Seconds(_, seconds) => Some(seconds * 1000),
+                Claim::Safety(_)
+                | Claim::Liveness(_)
+                | Claim::Efficiency(_)
+                | Claim::Finding(_)
+                | Claim::NoFinding(_)
+                | Claim::Count(..)
+                | Claim::Happens(_)
+                | Claim::Order(..)
+                | Claim::Cause { .. }
+                | Claim::Time(..) => None,
+            })
+            .collect();
+        let claimed_times = claims
+            .iter()
+            .filter_map(|claim| match claim {
+                Claim::Time(_, time) => Some(time.clone()),
+                Claim::Safety(_)
+                | Claim::Liveness(_)
+                | Claim::Efficiency(_)
+                | Claim::Finding(_)
+                | Claim::NoFinding(_)
+                | Claim::Count(..)
+                | Claim::Happens(_)
+                | Claim::Order(..)
+                | Claim::Cause { .. }
+                | Claim::Seconds(..) => None,
+            })
+            .collect();
+        let document = serde_json::to_value(scenario).unwrap_or_default();
+        let mut settings = Vec::new();
+        for part in ["world", "strategies", "faults"] {
+            if let Some(value) = document.get(part) {
+                leaves(value, "", &mut settings);
+            }
+        }
+        // Every strategy's settings as it runs, its defaults included.
+        for resolved in scenario.strategy_settings() {
+            let value = match resolved {
+                StrategySettings::Naive(naive) => serde_json::to_value(naive),
+                StrategySettings::Fencing(lease) | StrategySettings::Consensus(lease) => serde_json::to_value(lease),
+                StrategySettings::Redlock(redlock) => serde_json::to_value(redlock),
+                StrategySettings::DbLock(db_lock) => serde_json::to_value(db_lock),
+                StrategySettings::UniqueInsert => Ok(serde_json::Value::Null),
+            };
+            leaves(&value.unwrap_or_default(), "", &mut settings);
+        }
+        for (key, value) in settings {
+            if key.ends_with("_ms") {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let ms = value.abs().round() as u64;
+                durations_ms.push(ms);
+                values.extend([ms, ms / 1000, ms / 60_000].into_iter().filter(|whole| *whole > 0));
+            } else {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                values.push(value.abs().round() as u64);
+            }
+        }
+        let period_ms = scenario.world.cron_period_ms.max(1);
+        let periods = scenario.duration_ms().div_ceil(period_ms);
+        let mut scenario_times_ms: Vec<u64> = (0..=periods + 2).map(|period| period * period_ms).collect();
+        for fault in &scenario.faults {
+            let at = fault.at_ms();
+            scenario_times_ms.push(at);
+            if let Some(lasts) = fault.lasts_ms(&scenario.world) {
+                scenario_times_ms.push(at + lasts);
+            }
+        }
+        Stated {
+            origin: scenario.clock_origin.clone(),
+            claimed_times,
+            claimed,
+            scenario_times_ms,
+            durations_ms,
+            values,
+            periods,
+            chunks: u64::from(scenario.world.report_chunks),
+        }
+    }
+
+    /// Whether a stated number is backed; the error names it and what would back it.
+    pub fn backs(&self, number: &TextNumber) -> Result<(), String> {
+        let written = &number.written;
+        let backed = match number.kind {
+            NumberKind::Time => {
+                self.claimed_times.contains(written)
+                    || self.scenario_times_ms.iter().any(|at| {
+                        let at = crate::format::wall_clock(&self.origin, i64::try_from(*at).unwrap_or(i64::MAX));
+                        at.get(..written.len()) == Some(written.as_str())
+                    })
+            }
+            NumberKind::Duration(ms) => self.durations_ms.contains(&ms),
+            NumberKind::Token(token) => self.claimed.contains(&token),
+            NumberKind::Percent(value) => self.values.contains(&value),
+            NumberKind::Bare(value) => {
+                self.claimed.contains(&value) || self.values.contains(&value) || (1990..=2099).contains(&value)
+            }
+            NumberKind::Index(index, Index::Period) => index <= self.periods + 1,
+            NumberKind::Index(index, Index::Chunk) => index <= self.chunks,
+        };
+        if backed {
+            return Ok(());
+        }
+        let what = match number.kind {
+            NumberKind::Time => "a time no `time:` claim states and no fault or tick has",
+            NumberKind::Duration(_) => "a duration no `seconds:` claim states and no setting has",
+            NumberKind::Token(_) => {
+                return Err(format!("it says “token {written}”, but no listed claim states {written}"));
+            }
+            NumberKind::Index(..) => "an index past the run's",
+            NumberKind::Percent(_) | NumberKind::Bare(_) => "a number no claim states and no setting has",
+        };
+        Err(format!("it says “{written}”, {what}"))
+    }
+}
+
+/// The numeric leaves of a JSON value, each with its key.
+fn leaves(value: &serde_json::Value, key: &str, into: &mut Vec<(String, f64)>) {
+    match value {
+        serde_json::Value::Number(number) => into.push((key.to_owned(), number.as_f64().unwrap_or(0.0))),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| leaves(item, key, into)),
+        serde_json::Value::Object(fields) => fields.iter().for_each(|(name, item)| leaves(item, name, into)),
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::String(_) => {}
+    }
+}
+
 /// Checks a text and its claims against a run: [`check_text`], then each claim.
-pub fn check(text: &str, claims: &[String], timeline: &Timeline, report: &StrategyReport) -> Result<(), String> {
+pub fn check(
+    text: &str,
+    claims: &[String],
+    scenario: &Scenario,
+    timeline: &Timeline,
+    report: &StrategyReport,
+) -> Result<(), String> {
     let parsed: Vec<Claim> = claims.iter().map(|claim| Claim::parse(claim)).collect::<Result<_, _>>()?;
-    check_text(text, &parsed)?;
+    check_text(text, &parsed, scenario)?;
     for claim in &parsed {
-        claim.check(timeline, report)?;
+        claim.check(&scenario.clock_origin, timeline, report)?;
     }
     Ok(())
 }
@@ -568,21 +912,49 @@ mod tests {
 
     #[test]
     fn a_text_must_list_what_it_names() {
+        let world = Scenario::default();
         let claims =
             |texts: &[&str]| -> Vec<Claim> { texts.iter().map(|text| Claim::parse(text).expect("parses")).collect() };
-        assert!(check_text("The night is unsafe.", &claims(&[])).unwrap_err().contains("unsafe"));
-        assert!(check_text("The night is unsafe.", &claims(&["unsafe"])).is_ok());
+        assert!(check_text("The night is unsafe.", &claims(&[]), &world).unwrap_err().contains("unsafe"));
+        assert!(check_text("The night is unsafe.", &claims(&["unsafe"]), &world).is_ok());
         // An instance named must take part in a claim; `a` the article is no instance.
-        assert!(check_text("b wins the lock.", &claims(&[])).unwrap_err().contains("instance b"));
-        assert!(check_text("b wins a lock.", &claims(&["grant#1@b"])).is_ok());
-        assert!(check_text("Then a's pod restarts.", &claims(&["grant#1@b"])).unwrap_err().contains("instance a"));
+        assert!(check_text("b wins the lock.", &claims(&[]), &world).unwrap_err().contains("instance b"));
+        assert!(check_text("b wins a lock.", &claims(&["grant#1@b"]), &world).is_ok());
+        assert!(
+            check_text("Then a's pod restarts.", &claims(&["grant#1@b"]), &world).unwrap_err().contains("instance a")
+        );
         // A quiz choice is an upper-case letter, never an instance.
-        assert!(check_text("B and D are wrong here.", &claims(&[])).is_ok());
+        assert!(check_text("B and D are wrong here.", &claims(&[]), &world).is_ok());
         // Counts and tokens are stated by a claim.
-        assert!(check_text("It made 36 uploads.", &claims(&[])).unwrap_err().contains("36"));
-        assert!(check_text("It made 36 uploads.", &claims(&["count:side-effects=36"])).is_ok());
-        assert!(check_text("b writes with token 1.", &claims(&["post@b"])).unwrap_err().contains("token 1"));
-        assert!(check_text("b writes with token 1.", &claims(&["token:1@b"])).is_ok());
-        assert!(check_text("It is late.", &claims(&["finding:late_period"])).is_ok());
+        assert!(check_text("It made 36 uploads.", &claims(&[]), &world).unwrap_err().contains("36"));
+        assert!(check_text("It made 36 uploads.", &claims(&["count:side-effects=36"]), &world).is_ok());
+        assert!(check_text("b writes with token 1.", &claims(&["post@b"]), &world).unwrap_err().contains("token 1"));
+        assert!(check_text("b writes with token 1.", &claims(&["token:1@b"]), &world).is_ok());
+        assert!(check_text("It is late.", &claims(&["finding:late_period"]), &world).is_ok());
+        // Every number is a claim's or the scenario's: a fault's time and
+        // length, a TTL; a time the run produced needs its `time:` claim.
+        let night = Scenario::from_json(crate::builtin::STORY.text).expect("the night");
+        assert!(check_text("A 150 s pause at 02:08:12.", &claims(&[]), &night).is_ok());
+        assert!(check_text("A 151 s pause.", &claims(&[]), &night).unwrap_err().contains("151"));
+        assert!(check_text("At 02:05 a cron tick.", &claims(&[]), &night).is_ok());
+        assert!(
+            check_text("a grabs it at 02:05:01.", &claims(&["grant#2@a"]), &night).unwrap_err().contains("02:05:01")
+        );
+        assert!(check_text("a grabs it at 02:05:01.", &claims(&["time:grant#2@a=02:05:01"]), &night).is_ok());
+        assert!(check_text("It lands 460 s after its tick.", &claims(&["seconds:delay=460"]), &night).is_ok());
+        assert!(check_text("It lands 460 s after its tick.", &claims(&[]), &night).is_err());
+        // Names with digits are no numbers: redis-1, b:8af7, chunk-0.
+        assert!(check_text("redis-1 holds b:8af7 in chunk-0.", &claims(&["grant#1@b"]), &night).is_ok());
+        assert_eq!(
+            numbers_in("EX 300, 5,796 queries, 0.4 s, a 7-minute job, token 2, period 3"),
+            vec![
+                TextNumber { written: "300".into(), kind: NumberKind::Bare(300) },
+                TextNumber { written: "5,796".into(), kind: NumberKind::Bare(5796) },
+                TextNumber { written: "0.4".into(), kind: NumberKind::Duration(400) },
+                TextNumber { written: "7".into(), kind: NumberKind::Duration(420_000) },
+                TextNumber { written: "2".into(), kind: NumberKind::Token(2) },
+                TextNumber { written: "3".into(), kind: NumberKind::Index(3, Index::Period) },
+            ]
+        );
     }
 }

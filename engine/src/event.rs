@@ -6,7 +6,7 @@
 //! statement with its reply, e.g. `SET job:daily-report a:7f3a NX PX 30000 → OK`.
 
 use crate::ids::{InstanceId, LeaseId, MessageId, Party, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{DbWait, Fault};
+use crate::scenario::{DbWait, Fault, LockStrength};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -292,8 +292,9 @@ pub enum Sql {
         /// The row's key: the period's own row, or the day's.
         report: ReportOf,
     },
-    /// `BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE [NOWAIT|SKIP LOCKED]`.
+    /// `BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR [NO KEY] UPDATE [NOWAIT|SKIP LOCKED]`.
     LockJobRow {
+        strength: LockStrength,
         wait: DbWait,
     },
     /// The report row.
@@ -319,13 +320,13 @@ impl fmt::Display for Sql {
             Sql::ReportExists { period, report: ReportOf::Day(day) } => {
                 write!(f, "SELECT 1 FROM reports WHERE job = 'daily-report' AND day = {day} AND period >= {}", period.0)
             }
-            Sql::LockJobRow { wait } => {
+            Sql::LockJobRow { strength, wait } => {
                 let suffix = match wait {
                     DbWait::Block => "",
                     DbWait::Nowait => " NOWAIT",
                     DbWait::SkipLocked => " SKIP LOCKED",
                 };
-                write!(f, "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' FOR UPDATE{suffix}")
+                write!(f, "BEGIN; SELECT … FROM jobs WHERE name = 'daily-report' {}{suffix}", strength.sql())
             }
             Sql::WriteReport { period, report, run, token, how } => {
                 let token_text = token.map_or_else(|| "NULL".to_owned(), |token| token.to_string());
@@ -463,8 +464,43 @@ pub enum RowLockChange {
 pub enum RowLockMode {
     /// `FOR UPDATE`.
     Update,
+    /// `FOR NO KEY UPDATE`.
+    NoKeyUpdate,
     /// `FOR KEY SHARE`, taken by a foreign-key check from `job_events`.
     KeyShare,
+}
+
+impl RowLockMode {
+    /// The mode a job's `strength` takes.
+    pub fn of(strength: LockStrength) -> RowLockMode {
+        match strength {
+            LockStrength::ForUpdate => RowLockMode::Update,
+            LockStrength::ForNoKeyUpdate => RowLockMode::NoKeyUpdate,
+        }
+    }
+
+    /// Whether one session holding `self` keeps another from taking `other`
+    /// (PostgreSQL's "Conflicting Row-Level Locks", for the three modes the
+    /// lab plays): a key share conflicts with `FOR UPDATE` only, and the two
+    /// update modes conflict with each other and themselves.
+    pub fn conflicts(self, other: RowLockMode) -> bool {
+        match (self, other) {
+            (RowLockMode::KeyShare, RowLockMode::KeyShare)
+            | (RowLockMode::KeyShare, RowLockMode::NoKeyUpdate)
+            | (RowLockMode::NoKeyUpdate, RowLockMode::KeyShare) => false,
+            (RowLockMode::Update, _)
+            | (_, RowLockMode::Update)
+            | (RowLockMode::NoKeyUpdate, RowLockMode::NoKeyUpdate) => true,
+        }
+    }
+
+    /// It is a job's lock (either update mode), not a foreign-key check's.
+    pub fn is_job_lock(self) -> bool {
+        match self {
+            RowLockMode::Update | RowLockMode::NoKeyUpdate => true,
+            RowLockMode::KeyShare => false,
+        }
+    }
 }
 
 /// A change to a database session.
@@ -488,6 +524,16 @@ pub enum TerminateReason {
     IdleInTransactionTimeout,
 }
 
+/// What one of the other services' queries does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundQuery {
+    /// `INSERT INTO job_events …`: its foreign-key check takes `FOR KEY SHARE` on the jobs row.
+    ForeignKeyInsert,
+    /// A plain read: it takes no row lock.
+    Read,
+}
+
 /// How a background query ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -497,6 +543,18 @@ pub enum BackgroundOutcome {
     Timeout,
     /// No connection could be had.
     Refused,
+    /// Still waiting when the run ended (logged at the end).
+    StillWaiting,
+}
+
+impl BackgroundOutcome {
+    /// The query failed: its service got an error, not an answer.
+    pub fn failed(self) -> bool {
+        match self {
+            BackgroundOutcome::Ok | BackgroundOutcome::StillWaiting => false,
+            BackgroundOutcome::Timeout | BackgroundOutcome::Refused => true,
+        }
+    }
 }
 
 /// What a storage PUT met.
@@ -504,8 +562,32 @@ pub enum BackgroundOutcome {
 #[serde(tag = "outcome", content = "highest", rename_all = "snake_case")]
 pub enum PutOutcome {
     Accepted,
-    /// Refused: the storage has seen a higher token for this report.
+    /// Refused: the storage has seen a higher token for this report, or the
+    /// write carries no token to a report that storage fences.
     Rejected(Token),
+}
+
+impl PutOutcome {
+    /// The storage fence, the one rule the simulator and live mode both
+    /// apply: a store that checks tokens remembers the highest it has seen
+    /// for a report (`highest`) and refuses a lower one; an equal token
+    /// passes (it could be the same holder). Once a report is fenced (a token
+    /// was written to it), a write that carries no token is refused too: it
+    /// cannot show it holds the lock, and a store that let it through would
+    /// let any process that lost its token (a restarted one) past the fence.
+    /// A store that does not check tokens takes every write, the last one
+    /// winning. Returns the outcome and the highest token after the write.
+    pub fn fence(checks_tokens: bool, token: Option<Token>, highest: Option<Token>) -> (PutOutcome, Option<Token>) {
+        if !checks_tokens {
+            return (PutOutcome::Accepted, highest);
+        }
+        match (token, highest) {
+            (Some(token), Some(seen)) if token < seen => (PutOutcome::Rejected(seen), highest),
+            (None, Some(seen)) => (PutOutcome::Rejected(seen), highest),
+            (Some(token), _) => (PutOutcome::Accepted, Some(token)),
+            (None, None) => (PutOutcome::Accepted, None),
+        }
+    }
 }
 
 /// Consensus-store operations (etcd's API, simplified).
@@ -794,9 +876,18 @@ pub enum EventKind {
         open: u8,
         waiting: u16,
     },
+    /// One of the other services' queries that had to wait (the ones that
+    /// waited for nothing leave no event): how long it took in all, how long
+    /// of that it waited for a connection of the services' own pool, and
+    /// whether the jobs row lock held it up, by making it (a foreign-key
+    /// check) wait for the row, or by holding the pool's connections in
+    /// such waits while it queued for one.
     Background {
         query: u32,
+        what: BackgroundQuery,
         latency_ms: u64,
+        connection_wait_ms: u64,
+        behind_lock: bool,
         outcome: BackgroundOutcome,
     },
     Put {
@@ -1014,11 +1105,23 @@ impl fmt::Display for Event {
             K::Pool { instance, busy, open, waiting } => {
                 write!(f, "{instance}: pool {busy}/{open} busy, {waiting} waiting")
             }
-            K::Background { latency_ms, outcome, .. } => write!(
-                f,
-                "other service: INSERT INTO job_events … (foreign key check takes FOR KEY SHARE on jobs) → {outcome:?} after {}",
-                crate::format::seconds(*latency_ms)
-            ),
+            K::Background { what, latency_ms, connection_wait_ms, behind_lock, outcome, .. } => {
+                let statement = match what {
+                    BackgroundQuery::ForeignKeyInsert => {
+                        "INSERT INTO job_events … (its foreign-key check takes FOR KEY SHARE on jobs)"
+                    }
+                    BackgroundQuery::Read => "SELECT … (a plain read, no row lock)",
+                };
+                let seconds = crate::format::seconds;
+                write!(f, "other service: {statement} → {outcome:?} after {}", seconds(*latency_ms))?;
+                if *connection_wait_ms > 0 {
+                    write!(f, ", {} of it waiting for a connection", seconds(*connection_wait_ms))?;
+                }
+                if *behind_lock {
+                    f.write_str(", held up by the jobs row lock")?;
+                }
+                Ok(())
+            }
             K::Put { .. } => put_sentence(f, &self.kind),
             K::Post { instance, period, .. } => {
                 write!(f, "{instance} → slack: POST chat.postMessage \"Daily report for period {} is ready\"", period.0)
@@ -1074,10 +1177,10 @@ fn put_sentence(f: &mut fmt::Formatter<'_>, put: &EventKind) -> fmt::Result {
     }
     match outcome {
         PutOutcome::Accepted => f.write_str(" → 200 OK ✓"),
-        PutOutcome::Rejected(highest) => {
-            let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
-            write!(f, " → 409 rejected ✗ (stale token {token} < {highest})")
-        }
+        PutOutcome::Rejected(highest) => match token {
+            Some(token) => write!(f, " → 409 rejected ✗ (stale token {token} < {highest})"),
+            None => write!(f, " → 409 rejected ✗ (no token; the report is fenced at {highest})"),
+        },
     }
 }
 
@@ -1120,7 +1223,7 @@ pub fn abort_text(reason: AbortReason) -> &'static str {
     match reason {
         AbortReason::RenewalFailed => "its lease renewal was refused: the lock is somebody else's now",
         AbortReason::LeaseExpired => "its lease ran out by its own clock before it could renew",
-        AbortReason::WriteRejected => "a write was rejected with a stale token",
+        AbortReason::WriteRejected => "a fence refused its write",
         AbortReason::WriteFailed => "a storage write got no answer",
         AbortReason::SessionLost => "its database session was gone",
         AbortReason::ProcessDied => "the process died",

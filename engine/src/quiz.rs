@@ -26,6 +26,10 @@ pub struct Quiz {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closest_wrong: Option<String>,
     pub explanation: String,
+    /// The fix the explanation names, to play in the lab (optional): the same
+    /// world with one strategy's settings changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<Reference>,
     /// What the story and the explanation say about the runs, per strategy,
@@ -45,6 +49,21 @@ pub struct Choice {
     pub text: String,
 }
 
+/// A fix a card's explanation names, played on the card's own world: its
+/// `strategies` hold exactly one strategy, with the settings the fix
+/// changes (`{"db-lock": {"lock_strength": "for_no_key_update"}}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fix {
+    /// What the fix changes, as the link names it.
+    pub text: String,
+    pub strategies: crate::scenario::Strategies,
+    /// What `text` says about the fix's run, in the claims of `crate::claim`
+    /// (read by the texts test from the document, as the card's own are).
+    #[serde(default, skip_serializing)]
+    pub claims: serde::de::IgnoredAny,
+}
+
 /// A source to read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,7 +79,7 @@ pub enum Asks {
     /// What the post asks of its four answers: the stored report stays
     /// correct (safe), no work is done twice that no fault forced
     /// (efficient), and every period's report gets done, late if the night's
-    /// faults cost time (no period missed).
+    /// faults cost time (no period missed, and the system keeps up).
     Survives,
     /// Safe: no stale write, no damaged report, and no two holders writing
     /// where nothing checks (neither unsafe nor at risk), whatever the timing.
@@ -75,6 +94,8 @@ pub enum Asks {
     DuplicatePost,
     /// Other services' queries failed.
     BackgroundTimeouts,
+    /// Other services' queries waited behind the jobs row lock.
+    BackgroundHeld,
     /// The job ran more than once for a period.
     DuplicateRuns,
 }
@@ -87,7 +108,7 @@ impl Asks {
             Asks::Survives => {
                 report.safety == Safety::Safe
                     && report.efficiency == Efficiency::Ok
-                    && report.liveness != Liveness::Missed
+                    && !matches!(report.liveness, Liveness::Missed | Liveness::Behind)
             }
             Asks::Safe => report.safety == Safety::Safe,
             Asks::Unsafe => report.safety == Safety::Unsafe,
@@ -95,6 +116,7 @@ impl Asks {
             Asks::TwoHolders => metrics.overlap_ms > 0,
             Asks::DuplicatePost => report.findings.iter().any(|finding| finding.kind == "duplicate_post"),
             Asks::BackgroundTimeouts => metrics.background_query_timeouts > 0,
+            Asks::BackgroundHeld => metrics.queries_held_behind_lock > 0,
             Asks::DuplicateRuns => metrics.duplicate_runs > 0,
         }
     }
@@ -103,7 +125,7 @@ impl Asks {
     pub fn describe(self) -> &'static str {
         match self {
             Asks::Survives => {
-                "keeps the stored report correct, does no work twice that a fault did not force, and misses no period"
+                "keeps the stored report correct, does no work twice that a fault did not force, misses no period and keeps up"
             }
             Asks::Safe => "keeps the stored report correct, not by luck of timing",
             Asks::Unsafe => "lets a stale write through or corrupts a report",
@@ -111,6 +133,7 @@ impl Asks {
             Asks::TwoHolders => "lets two instances believe they hold the lock at once",
             Asks::DuplicatePost => "posts the same report to Slack twice",
             Asks::BackgroundTimeouts => "makes other services' queries fail",
+            Asks::BackgroundHeld => "holds up other services' queries behind its row lock",
             Asks::DuplicateRuns => "runs the job more than once for a period",
         }
     }
@@ -144,12 +167,29 @@ impl Quiz {
                 return refuse("closest_wrong", format!("`{id}` is a right answer, not a wrong one"));
             }
         }
+        if let Some(fix) = &self.fix {
+            let probe = Scenario { strategies: Some(fix.strategies.clone()), ..Scenario::default() };
+            if probe.strategy_settings().len() != 1 {
+                return refuse(
+                    "fix.strategies",
+                    "name exactly one strategy, with the settings the fix changes".to_owned(),
+                );
+            }
+        }
         for (index, reference) in self.references.iter().enumerate() {
             if !reference.url.starts_with("https://") && !reference.url.starts_with("http://") {
                 return refuse(&format!("references[{index}].url"), "must be an http(s) address".to_owned());
             }
         }
         Ok(())
+    }
+
+    /// The card's world with its fix in place, and the strategy the fix plays.
+    pub fn fix_scenario(&self, scenario: &Scenario) -> Option<(Scenario, StrategyId)> {
+        let fix = self.fix.as_ref()?;
+        let fixed = Scenario { strategies: Some(fix.strategies.clone()), quiz: None, ..scenario.clone() };
+        let strategy = fixed.strategy_settings().first()?.id();
+        Some((fixed, strategy))
     }
 
     /// Runs every choice's strategy through the scenario and returns the ids

@@ -10,8 +10,12 @@
 //! holds a write from a later epoch.
 //!
 //! Safety has three values. `unsafe`: a stale write landed, or a stored
-//! report was damaged (mixed runs when a run marked it complete, went back in
-//! time after a newer run completed it, or was left half rewritten). Else
+//! report was damaged (mixed runs when a run marked it complete, or went back
+//! in time after a newer run completed it). A rewrite a run abandoned is not
+//! damage: the row still declares the version an earlier run completed, and
+//! readers meet two runs' chunks until a later run completes the report, as
+//! during any refresh; it costs the period its report (liveness), the same
+//! whoever runs next and whenever. Else
 //! `at_risk`: two runs held the lock at once (by the service's truth or their
 //! own belief), one wrote where no fence checked while the other held it, and
 //! the other wrote unfenced too while it held it; only timing kept the data
@@ -22,13 +26,15 @@
 //! Liveness is judged per period once the runs in flight at the window's end
 //! have finished (the simulation drains them, see `Scenario::drain_ms`): a
 //! period is missed only when every run of it ended without its report, and
-//! one still in flight at the drain's limit is unfinished, never missed.
+//! one still in flight at the drain's limit is unfinished, never missed. A
+//! system that cannot keep up (each job needs more than a period, and the
+//! lock queues the runs) falls behind, whatever the window's length.
 //!
 //! Efficiency is the third axis: a run that did work another run of the same
 //! period was already doing, when no fault forced it (no lock at all, or a
 //! lock that let it in on its own: a TTL shorter than the job, another's
 //! plain DEL, a timeout that ended the holder's transaction), is wasted; so
-//! is other services' work failing behind the job's row lock.
+//! is other services' work held up behind the job's row lock.
 //!
 //! Every unsafe or at-risk finding names its cause: which run wrote, what it
 //! held then (the lock, only its belief, nothing, or no longer anything),
@@ -36,7 +42,7 @@
 
 use crate::event::{
     AbortReason, BackgroundOutcome, ConnectionChange, DbClient, Event, EventKind, PutOutcome, RevokeReason,
-    RowLockChange, RunPhase, SqlOutcome, TerminateReason, abort_text,
+    RowLockChange, RunPhase, Sql, SqlOutcome, TerminateReason, abort_text,
 };
 use crate::format::seconds;
 use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
@@ -103,8 +109,18 @@ pub struct Metrics {
     /// Storage PUTs and Slack posts those runs made.
     pub wasted_side_effects: u32,
     /// Other services' queries that failed while waiting behind the jobs
-    /// row lock a job held (an extension; efficiency rests on it).
+    /// row lock a job held (an extension).
     pub queries_failed_behind_lock: u32,
+    /// Other services' queries the jobs row lock held up: foreign-key checks
+    /// that waited for the row, and queries that waited for a connection
+    /// while such checks held the services' pool (an extension; efficiency
+    /// rests on it).
+    pub queries_held_behind_lock: u32,
+    /// The longest any of other services' queries took, waits included (an extension).
+    pub longest_background_wait_ms: u64,
+    /// Time during which other services' queries waited for a connection of
+    /// their own pool: every connection was taken (an extension).
+    pub background_pool_starved_ms: u64,
 }
 
 /// Declares the metrics once: the enum, and [`Metric::ALL`] in the order
@@ -146,9 +162,35 @@ metrics! {
     PoolExhausted,
     BackgroundFailures,
     QueriesFailedBehindLock,
+    QueriesHeldBehindLock,
+    LongestBackgroundWait,
+    BackgroundPoolStarved,
 }
 
 impl Metric {
+    /// Whether it counts time (shown as a duration, claimed in `seconds:`).
+    pub fn is_duration(self) -> bool {
+        match self {
+            Metric::Overlap
+            | Metric::MaxReportDelay
+            | Metric::RowLockWaits
+            | Metric::PoolExhausted
+            | Metric::LongestBackgroundWait
+            | Metric::BackgroundPoolStarved => true,
+            Metric::StaleWritesAccepted
+            | Metric::StaleWritesRejected
+            | Metric::CorruptedReports
+            | Metric::Runs
+            | Metric::DuplicateSideEffects
+            | Metric::WastedRuns
+            | Metric::MissedPeriods
+            | Metric::UnfinishedPeriods
+            | Metric::BackgroundFailures
+            | Metric::QueriesFailedBehindLock
+            | Metric::QueriesHeldBehindLock => false,
+        }
+    }
+
     /// Its key in the pages' markup (`data-metric`) and tests.
     pub fn key(self) -> &'static str {
         match self {
@@ -165,7 +207,10 @@ impl Metric {
             Metric::RowLockWaits => "lock-wait",
             Metric::PoolExhausted => "pool",
             Metric::BackgroundFailures => "background",
-            Metric::QueriesFailedBehindLock => "behind-lock",
+            Metric::QueriesFailedBehindLock => "failed-behind-lock",
+            Metric::QueriesHeldBehindLock => "behind-lock",
+            Metric::LongestBackgroundWait => "background-wait",
+            Metric::BackgroundPoolStarved => "services-pool",
         }
     }
 
@@ -187,6 +232,9 @@ impl Metric {
             Metric::PoolExhausted => "Pool exhausted",
             Metric::BackgroundFailures => "Background queries failed",
             Metric::QueriesFailedBehindLock => "Queries failed behind the row lock",
+            Metric::QueriesHeldBehindLock => "Other services' queries held up by the row lock",
+            Metric::LongestBackgroundWait => "Longest wait of other services' queries",
+            Metric::BackgroundPoolStarved => "Other services' pool starved",
         }
     }
 
@@ -207,6 +255,9 @@ impl Metric {
             Metric::PoolExhausted => "pool exhausted",
             Metric::BackgroundFailures => "background queries failed",
             Metric::QueriesFailedBehindLock => "queries failed behind the row lock",
+            Metric::QueriesHeldBehindLock => "queries held up by the row lock",
+            Metric::LongestBackgroundWait => "longest wait of other services' queries",
+            Metric::BackgroundPoolStarved => "other services' pool starved",
         }
     }
 
@@ -227,7 +278,10 @@ impl Metric {
             Metric::RowLockWaits => "Lock waits",
             Metric::PoolExhausted => "Pool out",
             Metric::BackgroundFailures => "Bg. failed",
-            Metric::QueriesFailedBehindLock => "Behind lock",
+            Metric::QueriesFailedBehindLock => "Failed behind lock",
+            Metric::QueriesHeldBehindLock => "Behind lock",
+            Metric::LongestBackgroundWait => "Bg. wait",
+            Metric::BackgroundPoolStarved => "Bg. pool out",
         }
     }
 
@@ -242,7 +296,10 @@ impl Metric {
             | Metric::PoolExhausted
             | Metric::UnfinishedPeriods
             | Metric::DuplicateSideEffects
-            | Metric::BackgroundFailures => false,
+            | Metric::BackgroundFailures
+            | Metric::QueriesFailedBehindLock
+            | Metric::LongestBackgroundWait
+            | Metric::BackgroundPoolStarved => false,
             Metric::Overlap
             | Metric::StaleWritesAccepted
             | Metric::StaleWritesRejected
@@ -250,7 +307,7 @@ impl Metric {
             | Metric::Runs
             | Metric::WastedRuns
             | Metric::MissedPeriods
-            | Metric::QueriesFailedBehindLock => true,
+            | Metric::QueriesHeldBehindLock => true,
         }
     }
 
@@ -272,6 +329,9 @@ impl Metric {
             Metric::PoolExhausted => metrics.pool_exhausted_ms,
             Metric::BackgroundFailures => metrics.background_query_timeouts.into(),
             Metric::QueriesFailedBehindLock => metrics.queries_failed_behind_lock.into(),
+            Metric::QueriesHeldBehindLock => metrics.queries_held_behind_lock.into(),
+            Metric::LongestBackgroundWait => metrics.longest_background_wait_ms,
+            Metric::BackgroundPoolStarved => metrics.background_pool_starved_ms,
         }
     }
 
@@ -279,9 +339,12 @@ impl Metric {
     /// the command line keeps milliseconds), runs with their duplicates.
     pub fn value(self, metrics: &Metrics, duration: fn(u64) -> String) -> String {
         match self {
-            Metric::Overlap | Metric::MaxReportDelay | Metric::RowLockWaits | Metric::PoolExhausted => {
-                duration(self.count(metrics))
-            }
+            Metric::Overlap
+            | Metric::MaxReportDelay
+            | Metric::RowLockWaits
+            | Metric::PoolExhausted
+            | Metric::LongestBackgroundWait
+            | Metric::BackgroundPoolStarved => duration(self.count(metrics)),
             Metric::Runs => format!("{} ({})", metrics.runs_started, metrics.duplicate_runs),
             Metric::WastedRuns => format!("{} ({})", metrics.wasted_runs, metrics.wasted_side_effects),
             Metric::StaleWritesAccepted
@@ -291,7 +354,8 @@ impl Metric {
             | Metric::MissedPeriods
             | Metric::UnfinishedPeriods
             | Metric::BackgroundFailures
-            | Metric::QueriesFailedBehindLock => self.count(metrics).to_string(),
+            | Metric::QueriesFailedBehindLock
+            | Metric::QueriesHeldBehindLock => self.count(metrics).to_string(),
         }
     }
 
@@ -330,21 +394,28 @@ pub struct Cause {
     pub held: Held,
     /// What checked the write, in words: `nothing: it carries no token`.
     pub checked: String,
-    /// What would have stopped it, in words.
+    /// What would have stopped it, in words; for a write a fence refused,
+    /// what the write lacked.
     pub fix: String,
+    /// The write was refused: the cause says who tried it, not who did damage.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 impl Cause {
     /// The cause in two sentences: who wrote holding what and checked by
-    /// what; then what would have stopped it.
+    /// what; then what would have stopped it (for a refused write, what it lacked).
     pub fn sentence(&self) -> String {
+        let (instance, run, held) = (self.instance, self.run, self.held.words());
+        if self.refused {
+            return format!(
+                "Cause: {instance} ({run}) tried to write {held}; refused by {}. It lacked {}.",
+                self.checked, self.fix
+            );
+        }
         format!(
-            "Cause: {} ({}) wrote {}; checked by {}. What would have stopped it: {}.",
-            self.instance,
-            self.run,
-            self.held.words(),
-            self.checked,
-            self.fix
+            "Cause: {instance} ({run}) wrote {held}; checked by {}. What would have stopped it: {}.",
+            self.checked, self.fix
         )
     }
 }
@@ -421,7 +492,7 @@ impl StrategyReport {
                 }
                 if metrics.corrupted_reports > 0 {
                     parts.push(format!(
-                        "{} stored {} damaged: mixed from two runs, gone back in time, or left half rewritten.",
+                        "{} stored {} damaged: mixed from two runs when marked complete, or gone back in time.",
                         metrics.corrupted_reports,
                         if metrics.corrupted_reports == 1 { "report was" } else { "reports were" }
                     ));
@@ -435,7 +506,11 @@ impl StrategyReport {
                 if metrics.stale_writes_rejected == 1 { "write" } else { "writes" }
             ));
         }
-        if let Some(cause) = self.findings.iter().find_map(|finding| finding.cause.as_ref()) {
+        // The first write that did (or risked) damage; a refused write's cause
+        // is said under its own finding.
+        if let Some(cause) =
+            self.findings.iter().filter_map(|finding| finding.cause.as_ref()).find(|cause| !cause.refused)
+        {
             parts.push(cause.sentence());
         }
         parts.join(" ")
@@ -461,6 +536,7 @@ impl StrategyReport {
                 if metrics.missed_periods == 1 { "period got" } else { "periods got" },
                 said("missed_period").unwrap_or_default()
             ),
+            Liveness::Behind => format!("Falls behind: {}.", said("falls_behind").unwrap_or_default()),
         }
     }
 
@@ -478,10 +554,15 @@ impl StrategyReport {
                 if metrics.wasted_side_effects == 1 { "upload or post" } else { "uploads and posts" }
             ));
         }
-        if metrics.queries_failed_behind_lock > 0 {
+        if metrics.queries_held_behind_lock > 0 {
+            let failed = match metrics.queries_failed_behind_lock {
+                0 => String::new(),
+                failed => format!(", {failed} of them failed"),
+            };
             parts.push(format!(
-                "{} of other services' queries failed waiting behind the jobs row lock",
-                metrics.queries_failed_behind_lock
+                "{} of other services' queries waited behind the jobs row lock, the longest {}{failed}",
+                metrics.queries_held_behind_lock,
+                seconds(metrics.longest_background_wait_ms)
             ));
         }
         if parts.is_empty() {
@@ -493,6 +574,38 @@ impl StrategyReport {
             };
         }
         parts.join("; ")
+    }
+
+    /// How the post weighs this verdict against the other answer it could
+    /// be mistaken for, in one line: why it picks A (late here) over D (on
+    /// time here). Lateness a fault forced is paid on the night of the fault;
+    /// D's waste is paid on every night, faults or not. Said only where the
+    /// run bears it out: A safe, efficient, and late after a fault struck; D
+    /// wasteful with runs no fault forced.
+    pub fn weighing(&self) -> Option<String> {
+        let said_at =
+            |kind: &str| self.findings.iter().find(|finding| finding.kind == kind).map(|finding| finding.at_ms);
+        match self.strategy {
+            StrategyId::Fencing
+                if self.safety == Safety::Safe
+                    && self.efficiency == Efficiency::Ok
+                    && self.liveness == Liveness::Late
+                    && said_at("fault").zip(said_at("late_period")).is_some_and(|(fault, late)| fault < late) =>
+            {
+                Some("Why the post still picks A: it is late only because a fault struck, a cost paid on the night of the fault; D's waste is paid on every night, faults or not.".to_owned())
+            }
+            StrategyId::UniqueInsert if self.metrics.wasted_runs > 0 => Some(format!(
+                "Why the post rejects D{}: its waste ({} runs doing work another run was doing) is paid on every night, faults or not, where A pays only on a night a fault strikes.",
+                if self.liveness == Liveness::Ok { " although it is on time" } else { "" },
+                self.metrics.wasted_runs
+            )),
+            StrategyId::Naive
+            | StrategyId::Fencing
+            | StrategyId::Redlock
+            | StrategyId::DbLock
+            | StrategyId::UniqueInsert
+            | StrategyId::Consensus => None,
+        }
     }
 
     /// Checks an expectation; the error says what differs.
@@ -545,8 +658,9 @@ struct RunFacts {
     gave_up_on_row: bool,
     /// A job handed again after its process died (it took no lock itself).
     redelivered: bool,
-    /// Why the lock service last stopped counting it as the holder.
+    /// Why the lock service last stopped counting it as the holder, and when.
     revoked: Option<RevokeReason>,
+    revoked_ms: Option<u64>,
     /// It did work another run of its period was already doing, with no
     /// fault to force it.
     wasted: bool,
@@ -602,6 +716,26 @@ struct PeriodFacts {
 /// resources: the fix the findings name.
 const MULTI_RESOURCE_FIX: &str = "publish each run's objects under names of their own, then switch the report to them with one fenced write of its row, so a reader never sees two runs' objects as one report (as option D's own objects are)";
 
+/// What makes a rewrite of a report of several objects safe to abandon: the fix
+/// a `rewrite_abandoned` finding and a period it left late name.
+const ATOMIC_REWRITE_FIX: &str =
+    "write each run's chunks as a new version under names of their own, then switch the row to it in one write";
+
+/// The length of the union of `spans` (sorted in place).
+fn union_ms(spans: &mut [(u64, u64)]) -> u64 {
+    spans.sort_unstable();
+    let mut total = 0;
+    let mut covered_until = 0;
+    for &(from, to) in spans.iter() {
+        let from = from.max(covered_until);
+        if to > from {
+            total += to - from;
+            covered_until = to;
+        }
+    }
+    total
+}
+
 /// The entry for `index` in a table indexed by a dense id, grown as needed.
 fn entry<T: Default + Clone>(table: &mut Vec<T>, index: u32) -> &mut T {
     let index = usize::try_from(index).unwrap_or(usize::MAX);
@@ -649,9 +783,9 @@ struct Analysis {
     /// Whether some write landed unfenced from a run that no longer held the
     /// lock while another run held it.
     former_wrote: bool,
-    /// The faults that struck, when, whom, and in words: what may have
+    /// The faults that struck, when and whom: what may have
     /// forced a duplicate run.
-    struck: Vec<(u64, Vec<Party>, String)>,
+    struck: Vec<(u64, Vec<Party>, Fault)>,
     /// The parties the strategy's lock lives on (a fault that strikes one
     /// strikes the lock).
     lock_parties: Vec<Party>,
@@ -670,7 +804,14 @@ struct Analysis {
     exhausted: Table<InstanceId, ()>,
     last_ms: u64,
     said_background: bool,
+    said_held: bool,
     said_pool: bool,
+    /// The first run that waited for the lock past its next period's tick,
+    /// with when it got it (or `None`, still waiting when the run ended).
+    queued_past_tick: Option<(RunId, Option<u64>)>,
+    /// When other services' queries waited for a connection, as spans: their
+    /// union is the time their pool was starved.
+    starved: Vec<(u64, u64)>,
 }
 
 /// Computes the report of one strategy from its log.
@@ -733,7 +874,10 @@ impl ReportBuilder {
             exhausted: Table::new(),
             last_ms: 0,
             said_background: false,
+            said_held: false,
             said_pool: false,
+            queued_past_tick: None,
+            starved: Vec::new(),
         })
     }
 
@@ -977,9 +1121,8 @@ impl Analysis {
                 "nothing: this storage does not check tokens".to_owned(),
                 "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)".to_owned(),
             ),
-            WriteKind::Chunk { token: None, .. } | WriteKind::Row { .. } => {
-                ("nothing: it carries no token".to_owned(), self.fix_for_tokenless(write.run))
-            }
+            WriteKind::Chunk { token: None, .. } => self.tokenless(write.run, true),
+            WriteKind::Row { .. } => self.tokenless(write.run, false),
         };
         Cause {
             run: write.run,
@@ -987,16 +1130,48 @@ impl Analysis {
             held: write.held,
             checked,
             fix,
+            refused: false,
         }
     }
 
-    /// What would have stopped a write that carried no token.
-    fn fix_for_tokenless(&self, run: RunId) -> String {
-        if self.run(run).redelivered {
-            "a runner that takes the lock again before it runs a job handed back after a crash; and a fencing token that storage checks (answer A), which refuses the job's old token even then".to_owned()
-        } else {
-            "a fencing token that the resource checks on every write (answer A): the lock alone cannot stop a holder it has already given up on".to_owned()
+    /// What checked a write that carried no token (to storage or to the
+    /// report row) and what would have stopped it, in the words of the lock
+    /// that let it through: what that lock lacked.
+    fn tokenless(&self, run: RunId, to_storage: bool) -> (String, String) {
+        let redelivered = self.run(run).redelivered;
+        let (lacked, fix) = match self.strategy {
+            StrategyId::Naive => {
+                ("SET NX EX hands out none", "a fencing token the store checks on every write (answer A)")
+            }
+            StrategyId::Redlock => (
+                "Redlock hands out none",
+                "a fencing token the store checks on every write (answer A), which Redlock cannot give (Kleppmann 2016)",
+            ),
+            StrategyId::DbLock if to_storage => {
+                ("the row lock guards the jobs row, not storage", "a token the store checks on every write (answer A)")
+            }
+            StrategyId::DbLock => (
+                "it was written outside the transaction that holds the row lock",
+                "writing the report row only inside the transaction that holds the row lock",
+            ),
+            StrategyId::UniqueInsert => (
+                "option D takes no lock",
+                "objects of the run's own, published by the row's unique key (as D's uploads are)",
+            ),
+            StrategyId::Fencing | StrategyId::Consensus if to_storage && !self.world.storage_checks_tokens => (
+                "this storage does not check tokens",
+                "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)",
+            ),
+            StrategyId::Fencing | StrategyId::Consensus => {
+                ("the resource had not fenced the report yet", "a store that fences the report from its first write")
+            }
+        };
+        let (checked, fix) = (format!("nothing: it carries no token; {lacked}"), fix.to_owned());
+        if redelivered {
+            let runner = "a job runner that takes the lock again before it runs a job handed back after a crash";
+            return (checked, format!("{runner}; and {fix}"));
         }
+        (checked, fix)
     }
 
     /// The distinct runs whose chunks `report` holds now, in run order.
@@ -1038,7 +1213,7 @@ impl Analysis {
     /// and what would have refused it.
     fn stale_cause(&self, run: RunId, token: Option<Token>, newer: Option<RunId>, to_storage: bool) -> Cause {
         let (checked, fix) = match token {
-            None => ("nothing: it carries no token".to_owned(), self.fix_for_tokenless(run)),
+            None => self.tokenless(run, to_storage),
             Some(token) if newer.is_some_and(|newer| self.token_of(newer) == Some(token)) => (
                 format!("a fence that cannot tell two holders of token {token} apart: the token counter went back"),
                 "a token counter that never goes back: a consensus store's revision; on Redis, WAIT for the replica before using the token makes the loss less likely, not impossible".to_owned(),
@@ -1052,7 +1227,14 @@ impl Analysis {
                 MULTI_RESOURCE_FIX.to_owned(),
             ),
         };
-        Cause { run, instance: self.run(run).instance.unwrap_or(InstanceId(0)), held: self.held(run), checked, fix }
+        Cause {
+            run,
+            instance: self.run(run).instance.unwrap_or(InstanceId(0)),
+            held: self.held(run),
+            checked,
+            fix,
+            refused: false,
+        }
     }
 
     /// Why a report that mixes runs' chunks was not refused: each chunk was
@@ -1069,6 +1251,7 @@ impl Analysis {
                 held,
                 checked: "a fence per resource: storage refused lower tokens for the chunks and the database for the row, but the report spans several objects and both resources, and no fence checks them together".to_owned(),
                 fix: MULTI_RESOURCE_FIX.to_owned(),
+                refused: false,
             };
         }
         self.stale_cause(run, token, None, true)
@@ -1114,37 +1297,36 @@ impl Analysis {
         }
     }
 
-    /// `run` stopped before finishing. If it had rewritten part of a report
-    /// another run had completed, and its chunks are still there, the stored
-    /// report is left mixed.
-    fn left_half_rewritten(&mut self, run: RunId, at: u64, index: u32) {
+    /// `run` stopped before finishing, having rewritten part of a report and
+    /// not its row. Nothing is damaged by that alone: the row still declares
+    /// the version an earlier run completed (or none), and a reader meets a
+    /// report of two runs' chunks until a later run completes it, as it does
+    /// while any refresh is under way. What it costs is the period, late or
+    /// missed until a later run completes the report; the finding names why
+    /// (the rewrite is not atomic) and the fix. The rule is the same whoever
+    /// runs next and whenever they start, and never counts against a holder
+    /// that stops when it should.
+    fn abandoned_rewrite(&mut self, run: RunId, at: u64, index: u32) {
         let Some(report) = self.run(run).wrote_to else {
             return;
         };
-        let Some(version) = self.version(report) else {
+        // A report no run has completed yet is not rewritten: readers wait for
+        // its first version, and the period's lateness says what that costs.
+        let Some(version) = self.version(report).filter(|version| version.run != run) else {
             return;
         };
-        let writers = self.chunk_runs(report);
-        if version.damaged || version.run == run || !writers.contains(&run) || writers.len() < 2 {
+        let chunks = self.chunk_writer.iter().filter(|(of, _, writer)| *of == report && *writer == run).count();
+        if chunks == 0 {
+            // Every chunk it wrote has been rewritten since: nothing of it is left to read.
             return;
         }
-        // Another run still rewriting the report will overwrite what this one left.
-        let rules = self.reports;
-        let rewriting = (0u32..).zip(&self.runs).any(|(other, facts)| {
-            other != run.0 && facts.working.is_some_and(|period| rules.report_of(period) == report)
-        });
-        if rewriting {
-            return;
-        }
-        let names: Vec<String> = writers.iter().map(|writer| self.who(*writer)).collect();
         let text = format!(
-            "{} stopped halfway through rewriting {report} after {} had completed it, so the stored report mixes chunks from {}: a report made of several objects is not written atomically",
+            "{} stopped with {chunks} of {} chunks of {report} rewritten: until a later run completes it, readers find two runs' chunks under a row that says {}'s report is complete. The rewrite is not atomic: {ATOMIC_REWRITE_FIX}",
             self.who(run),
-            self.who(version.run),
-            names.join(" and ")
+            self.world.report_chunks,
+            self.name(version.run, run)
         );
-        let cause = self.mixed_cause(run);
-        self.damage(report, at, index, "partial_rewrite", text, cause);
+        self.say(at, index, "rewrite_abandoned", text);
     }
 
     /// The token a run was seen to hold, if any.
@@ -1166,10 +1348,22 @@ impl Analysis {
             EventKind::RowApplied { period, report, run, token } => {
                 self.on_row_applied(at, index, period, report, run, token)
             }
-            EventKind::Sql { client, outcome: SqlOutcome::StaleToken { highest }, .. } => {
+            EventKind::Sql { client, run, statement, outcome: SqlOutcome::StaleToken { highest }, .. } => {
                 self.metrics.stale_writes_rejected += 1;
-                let text = format!("the database refused {client}'s report row: the row already has token {highest}");
-                self.say(at, index, "stale_write_rejected", text);
+                match (statement, run) {
+                    (Sql::WriteReport { token: None, .. }, Some(run)) => {
+                        let text = format!(
+                            "the database refused {client}'s report row: it carries no token, and the row is fenced at token {highest}"
+                        );
+                        let cause = self.refused_cause(*run, "the report row's fence in the database");
+                        self.say_caused(at, index, "tokenless_write_rejected", text, cause);
+                    }
+                    _ => {
+                        let text =
+                            format!("the database refused {client}'s report row: the row already has token {highest}");
+                        self.say(at, index, "stale_write_rejected", text);
+                    }
+                }
             }
             EventKind::RowLock { session, change, client, .. } => {
                 self.on_row_lock(at, index, *session, *change, *client)
@@ -1178,9 +1372,10 @@ impl Analysis {
                 self.on_terminated(at, index, *client, *reason);
             }
             EventKind::Pool { instance, busy, .. } => self.on_pool(at, index, *instance, *busy),
-            EventKind::Background { outcome, .. } if *outcome != BackgroundOutcome::Ok => {
-                self.on_background_failed(at, index);
+            EventKind::Background { latency_ms, connection_wait_ms, behind_lock, outcome, .. } => {
+                self.on_background(at, index, *latency_ms, *connection_wait_ms, *behind_lock, *outcome);
             }
+            EventKind::RedisUp { node, .. } => self.on_redis_up(at, *node),
             EventKind::KeysLost { node, keys } => {
                 let text = format!("{node} lost {keys} key(s): what it had not persisted or replicated is gone");
                 self.say(at, index, "keys_lost", text);
@@ -1193,10 +1388,8 @@ impl Analysis {
             | EventKind::Redis { .. }
             | EventKind::KeyExpired { .. }
             | EventKind::RedisDown { .. }
-            | EventKind::RedisUp { .. }
             | EventKind::Sql { .. }
             | EventKind::Connection { .. }
-            | EventKind::Background { .. }
             | EventKind::Consensus { .. }
             | EventKind::LeaseExpired { .. }
             | EventKind::Leader { .. }
@@ -1256,7 +1449,7 @@ impl Analysis {
     }
 
     fn on_fault(&mut self, at: u64, index: u32, fault: &Fault, targets: &[Party]) {
-        self.struck.push((at, targets.to_vec(), fault.to_string()));
+        self.struck.push((at, targets.to_vec(), fault.clone()));
         if let Fault::DbSlow { duration_ms, .. } = fault {
             self.db_slow_until_ms = self.db_slow_until_ms.max(at + duration_ms);
         }
@@ -1269,6 +1462,26 @@ impl Analysis {
             format!("{fault}")
         };
         self.say(at, index, "fault", text);
+    }
+
+    /// A Redis node is back: if a restart kept it out longer than the fault
+    /// said (Redlock's delayed restart), the fault's finding says how long.
+    fn on_redis_up(&mut self, at: u64, node: Party) {
+        let restarted = self
+            .struck
+            .iter()
+            .rev()
+            .find(|(_, targets, fault)| matches!(fault, Fault::RedisRestart { .. }) && targets.contains(&node));
+        let Some((struck_at, _, fault)) = restarted else {
+            return;
+        };
+        let (struck_at, words) = (*struck_at, fault.words_with_effect(Some(at - struck_at)));
+        let said = self.findings.iter_mut().find(|finding| finding.kind == "fault" && finding.at_ms == struck_at);
+        if let Some(finding) = said
+            && !finding.text.starts_with(&words)
+        {
+            finding.text = finding.text.replacen(&fault.to_string(), &words, 1);
+        }
     }
 
     /// A Slack post: Slack cannot check a token, so a second post of a period is a duplicate side effect.
@@ -1318,12 +1531,45 @@ impl Analysis {
         }
     }
 
-    /// One of the other services' queries failed: behind the job's row lock
-    /// (the lock's own cost, which the efficiency verdict counts), or because
-    /// the database is slowed or its connections are full (not the lock's).
-    fn on_background_failed(&mut self, at: u64, index: u32) {
+    /// One of the other services' queries had to wait: behind the job's row
+    /// lock (the lock's own cost, which the efficiency verdict counts), or
+    /// because the database is slowed or its connections are full (not the
+    /// lock's). A failure, the first wait behind the lock and the first
+    /// starved pool are findings.
+    fn on_background(
+        &mut self,
+        at: u64,
+        index: u32,
+        latency_ms: u64,
+        connection_wait_ms: u64,
+        behind_lock: bool,
+        outcome: BackgroundOutcome,
+    ) {
+        self.metrics.longest_background_wait_ms = self.metrics.longest_background_wait_ms.max(latency_ms);
+        if connection_wait_ms > 0 {
+            let arrived = at.saturating_sub(latency_ms);
+            self.starved.push((arrived, arrived + connection_wait_ms));
+        }
+        if behind_lock {
+            self.metrics.queries_held_behind_lock += 1;
+            if !self.said_held {
+                self.said_held = true;
+                let text = format!(
+                    "other services' queries wait behind the jobs row lock: {}",
+                    if connection_wait_ms > 0 {
+                        "their pool's connections are all held by inserts whose foreign-key checks wait for the row, so every query queues for a connection"
+                    } else {
+                        "their inserts' foreign-key checks (FOR KEY SHARE) wait for the job's FOR UPDATE, holding their connections"
+                    }
+                );
+                // Said where the wait began: the event that logs it comes at its end.
+                self.say(at.saturating_sub(latency_ms), index, "background_held", text);
+            }
+        }
+        if !outcome.failed() {
+            return;
+        }
         self.metrics.background_query_timeouts += 1;
-        let behind_lock = self.row_lock_job.is_some();
         if behind_lock {
             self.metrics.queries_failed_behind_lock += 1;
         }
@@ -1332,11 +1578,11 @@ impl Analysis {
         }
         self.said_background = true;
         let why = if behind_lock {
-            "their foreign-key checks wait behind the jobs row lock, which a job's transaction holds for the whole job"
+            "they give up waiting behind the jobs row lock, which a job's transaction holds for the whole job"
         } else if at < self.db_slow_until_ms {
-            "the database is slowed, and they time out"
+            "the database is slowed, and they give up"
         } else {
-            "they time out waiting for the database (no job holds the row lock now)"
+            "they give up waiting for the database (the jobs row lock is not what holds them)"
         };
         self.say(at, index, "background_timeouts", format!("other services' queries start failing: {why}"));
     }
@@ -1416,7 +1662,7 @@ impl Analysis {
                 // A run that ended writes no more: it no longer counts as a holder.
                 self.stop_holding(*run);
                 if matches!(phase, RunPhase::Aborted(_)) {
-                    self.left_half_rewritten(*run, at, index);
+                    self.abandoned_rewrite(*run, at, index);
                 }
                 let facts = entry(&mut self.runs, run.0);
                 facts.working = None;
@@ -1430,7 +1676,15 @@ impl Analysis {
                     self.say(at, index, "run_aborted", text);
                 }
             }
-            RunPhase::Busy | RunPhase::Acquired => {}
+            RunPhase::Acquired => {
+                // A lock that queues its waiters (a blocking `FOR UPDATE`)
+                // rather than letting them give up at the next tick.
+                let next_tick_ms = (u64::from(period.0) + 1) * self.world.cron_period_ms;
+                if at > next_tick_ms && self.queued_past_tick.is_none() {
+                    self.queued_past_tick = Some((*run, Some(at)));
+                }
+            }
+            RunPhase::Busy => {}
         }
     }
 
@@ -1456,14 +1710,7 @@ impl Analysis {
         if self.strategy == StrategyId::UniqueInsert {
             return wasted("option D takes no lock, so every instance does the whole job".to_owned());
         }
-        let since = others.iter().filter_map(|other| self.run(*other).started_ms).min().unwrap_or(0);
-        let struck: Vec<Party> =
-            others.iter().filter_map(|other| self.run(*other).instance.map(Party::Instance)).collect();
-        let fault = self.struck.iter().find(|(at_ms, targets, _)| {
-            *at_ms >= since
-                && targets.iter().any(|target| struck.contains(target) || self.lock_parties.contains(target))
-        });
-        if let Some((at_ms, targets, fault)) = fault {
+        if let Some((at_ms, targets, fault)) = self.takeover_fault(others) {
             let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
             return forced(format!(
                 "a fault forced it: {fault} struck {} at t={}, while it held the job",
@@ -1486,6 +1733,41 @@ impl Analysis {
         wasted(format!("{how}, with no fault to force it"))
     }
 
+    /// The fault that let another run take over from `others` while they
+    /// still worked: of the faults that struck them or the lock since they
+    /// started, the one in force when the lock service let one of them go
+    /// (a pause that outlasted its lease, a failover that forgot its key),
+    /// one with an end before one without (a drift never ends); else the
+    /// latest that struck one of them; else the first.
+    fn takeover_fault(&self, others: &[RunId]) -> Option<&(u64, Vec<Party>, Fault)> {
+        let since = others.iter().filter_map(|other| self.run(*other).started_ms).min().unwrap_or(0);
+        let holders: Vec<Party> =
+            others.iter().filter_map(|other| self.run(*other).instance.map(Party::Instance)).collect();
+        let strikes_holder = |targets: &[Party]| targets.iter().any(|target| holders.contains(target));
+        let candidates: Vec<&(u64, Vec<Party>, Fault)> = self
+            .struck
+            .iter()
+            .filter(|(at_ms, targets, _)| {
+                *at_ms >= since
+                    && (strikes_holder(targets) || targets.iter().any(|target| self.lock_parties.contains(target)))
+            })
+            .collect();
+        let let_go: Vec<u64> = others.iter().filter_map(|other| self.run(*other).revoked_ms).collect();
+        let in_force = |(at_ms, _, fault): &&(u64, Vec<Party>, Fault), bounded: bool| {
+            let until = fault.lasts_ms(&self.world).map(|lasts| at_ms + lasts);
+            bounded == until.is_some()
+                && let_go.iter().any(|moment| *at_ms <= *moment && until.is_none_or(|until| *moment <= until))
+        };
+        candidates
+            .iter()
+            .rev()
+            .find(|candidate| in_force(candidate, true))
+            .or_else(|| candidates.iter().rev().find(|candidate| in_force(candidate, false)))
+            .or_else(|| candidates.iter().rev().find(|(_, targets, _)| strikes_holder(targets)))
+            .or_else(|| candidates.first())
+            .copied()
+    }
+
     /// The lock service granted the lock: to another while one still believed?
     fn on_granted(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, token: &Option<Token>) {
         self.set_holding(*run, Some(true), None);
@@ -1506,7 +1788,9 @@ impl Analysis {
     /// The lock service took the lock back: under a holder that still believes?
     fn on_revoked(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, reason: &RevokeReason) {
         self.set_holding(*run, Some(false), None);
-        entry(&mut self.runs, run.0).revoked = Some(*reason);
+        let facts = entry(&mut self.runs, run.0);
+        facts.revoked = Some(*reason);
+        facts.revoked_ms = Some(at);
         let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
         match reason {
             RevokeReason::DeletedByOther => {
@@ -1612,12 +1896,40 @@ impl Analysis {
                 self.metrics.stale_writes_rejected += 1;
                 let from =
                     self.token_holder.get(highest).map(|(holder, _)| format!(" from {holder}")).unwrap_or_default();
-                let token = token.map_or_else(|| "none".to_owned(), |token| token.to_string());
-                let text = format!(
-                    "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
-                );
-                self.say(at, index, "stale_write_rejected", text);
+                match token {
+                    Some(token) => {
+                        let text = format!(
+                            "storage refused {instance}'s chunk {chunk} with token {token}: it has seen {highest}{from}"
+                        );
+                        self.say(at, index, "stale_write_rejected", text);
+                    }
+                    None => {
+                        let text = format!(
+                            "storage refused {instance}'s chunk {chunk}: it carries no token, and storage fences {report} (it has seen token {highest}{from})"
+                        );
+                        let cause = self.refused_cause(*run, "storage's fence");
+                        self.say_caused(at, index, "tokenless_write_rejected", text, cause);
+                    }
+                }
             }
+        }
+    }
+
+    /// Who sent a write that a fence refused for carrying no token, and
+    /// what that write lacked: the finding's cause, although nothing was damaged.
+    fn refused_cause(&self, run: RunId, fence: &str) -> Cause {
+        let lacked = if self.run(run).redelivered {
+            "a token: the job was handed back after a crash, and a restarted process remembers none"
+        } else {
+            "a token: the lock it holds hands out none"
+        };
+        Cause {
+            run,
+            instance: self.run(run).instance.unwrap_or(InstanceId(0)),
+            held: self.held(run),
+            checked: format!("{fence}, which refuses a write that carries no token once it fences the report"),
+            fix: lacked.to_owned(),
+            refused: true,
         }
     }
 
@@ -1709,6 +2021,7 @@ impl Analysis {
         for (_, since) in self.waits.take() {
             self.metrics.db_lock_wait_ms += duration - since;
         }
+        self.metrics.background_pool_starved_ms = union_ms(&mut self.starved);
         // A period's own report (`per_period`) is never rewritten in the normal
         // course, so one still mixed at the end is damaged even if a rewrite is
         // under way; the day's report is mixed during every refresh, so only
@@ -1739,14 +2052,16 @@ impl Analysis {
         } else {
             Safety::Safe
         };
-        let liveness = if self.metrics.missed_periods > 0 {
+        let liveness = if self.falls_behind(duration) {
+            Liveness::Behind
+        } else if self.metrics.missed_periods > 0 {
             Liveness::Missed
         } else if late {
             Liveness::Late
         } else {
             Liveness::Ok
         };
-        let efficiency = if self.metrics.wasted_runs > 0 || self.metrics.queries_failed_behind_lock > 0 {
+        let efficiency = if self.metrics.wasted_runs > 0 || self.metrics.queries_held_behind_lock > 0 {
             Efficiency::Wasteful
         } else {
             Efficiency::Ok
@@ -1823,6 +2138,45 @@ impl Analysis {
         true
     }
 
+    /// Whether the system falls behind: each job needs more than a cron
+    /// period of work (the world's `job_ms`), and the lock queues the runs
+    /// one behind another (a run waited for it past its next period's
+    /// tick), so every period's report comes later than the last. Both are
+    /// plain from the first period on, so a longer window never changes it.
+    /// Says why when it does.
+    fn falls_behind(&mut self, end_ms: u64) -> bool {
+        let period_ms = self.world.cron_period_ms;
+        if self.world.job_ms <= period_ms {
+            return false;
+        }
+        if self.queued_past_tick.is_none() {
+            // A run still waiting for the lock at the end waited past its tick too.
+            let waiting = (0u32..).zip(&self.runs).find(|(_, facts)| {
+                facts.live
+                    && facts.started_ms.is_none()
+                    && facts.period.is_some_and(|period| (u64::from(period.0) + 1) * period_ms < end_ms)
+            });
+            self.queued_past_tick = waiting.map(|(run, _)| (RunId(run), None));
+        }
+        let Some((run, got_ms)) = self.queued_past_tick else {
+            return false;
+        };
+        let facts = self.run(run);
+        let period = facts.period.map_or(0, |period| period.0);
+        let waited = match got_ms {
+            Some(at) => format!("got it only at t={}", seconds(at)),
+            None => "was still waiting when the run ended".to_owned(),
+        };
+        let text = format!(
+            "the job needs {} of work and a period starts every {}, and the lock queues the runs one behind another ({}'s run for period {period} waited for it past the next tick and {waited}): every period's report comes later than the last, without bound",
+            seconds(self.world.job_ms),
+            seconds(period_ms),
+            self.who(run)
+        );
+        self.say(end_ms, u32::MAX, "falls_behind", text);
+        true
+    }
+
     /// How a period's runs went, for the sentence that says why it was late
     /// or missed: each run that started the job, how and when it ended.
     fn period_runs(&self, period: Period) -> String {
@@ -1886,7 +2240,7 @@ mod tests {
         assert!(line.contains("runs (duplicates) 4 (1)"), "{line}");
         let compared = Metric::line(&metrics, seconds, true);
         assert!(
-            !compared.contains("pool exhausted") && compared.contains("queries failed behind the row lock"),
+            !compared.contains("pool exhausted") && compared.contains("queries held up by the row lock"),
             "{compared}"
         );
     }

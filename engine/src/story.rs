@@ -13,7 +13,7 @@
 use crate::claim::{ActorMoment, Claim};
 pub use crate::claim::{Found, Moment};
 use crate::report::StrategyReport;
-use crate::scenario::StrategyId;
+use crate::scenario::{Scenario, StrategyId};
 use crate::view::{Resource, Timeline};
 use serde::Deserialize;
 use std::fmt;
@@ -249,9 +249,9 @@ impl Step {
     /// moment's own mark for `mark`, a write or belief with the token for
     /// `token:N`, an instance that exists, a resource the run uses); and it
     /// is one or two sentences. The error says which of these failed.
-    pub fn check(&self, timeline: &Timeline, report: &StrategyReport) -> Result<Found, String> {
+    pub fn check(&self, scenario: &Scenario, timeline: &Timeline, report: &StrategyReport) -> Result<Found, String> {
         let found = self.locate(timeline, report)?;
-        crate::claim::check(&self.text, &self.claims, timeline, report)?;
+        crate::claim::check(&self.text, &self.claims, scenario, timeline, report)?;
         for look_at in self.look_at() {
             let drawn = match look_at {
                 LookAt::Lane(instance) => instance.0 < timeline.instances,

@@ -507,7 +507,8 @@ fn faults_row(svg: &mut Svg, lane: &Lane<'_>, y: f64, height: f64) {
             format!("{}: {} — nothing to strike, so it did nothing", format::t_label(mark.at_ms), mark.fault)
         } else {
             let targets: Vec<String> = mark.targets.iter().map(ToString::to_string).collect();
-            format!("{}: {} (struck {})", format::t_label(mark.at_ms), mark.fault, targets.join(", "))
+            let fault = mark.fault.words_with_effect(mark.back_after_ms);
+            format!("{}: {fault} (struck {})", format::t_label(mark.at_ms), targets.join(", "))
         };
         svg.raw(format_args!("<g class=\"fault-mark\" data-event=\"{}\"><title>{}</title>", mark.event, Esc(&title)));
         svg.line("", x, y, x, geometry.height);

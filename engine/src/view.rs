@@ -156,13 +156,14 @@ pub struct WriteMark {
 }
 
 impl WriteMark {
-    /// A short label: `✓ 43`, `✗ 42 < 43`, `✓ no token`.
+    /// A short label: `✓ 43`, `✗ 42 < 43`, `✓ no token`, `✗ no token`.
     pub fn label(&self) -> String {
         let token = self.token.map_or_else(|| "no token".to_owned(), |token| token.to_string());
-        match self.verdict {
-            WriteVerdict::Accepted => format!("✓ {token}"),
-            WriteVerdict::Rejected { highest } => format!("✗ {token} < {highest}"),
-            WriteVerdict::NoEffect => format!("– {token}"),
+        match (self.verdict, self.token) {
+            (WriteVerdict::Accepted, _) => format!("✓ {token}"),
+            (WriteVerdict::Rejected { highest }, Some(_)) => format!("✗ {token} < {highest}"),
+            (WriteVerdict::Rejected { .. }, None) => "✗ no token".to_owned(),
+            (WriteVerdict::NoEffect, _) => format!("– {token}"),
         }
     }
 
@@ -175,10 +176,15 @@ impl WriteMark {
         let token = self.token.map_or_else(|| "no token".to_owned(), |token| format!("token {token}"));
         match self.verdict {
             WriteVerdict::Accepted => format!("{}'s {what} with {token} accepted", self.instance),
-            WriteVerdict::Rejected { highest } => {
-                let mine = self.token.map_or_else(|| "none".to_owned(), |token| token.to_string());
-                format!("{}'s {what} with {token} rejected: stale token {mine} < {highest}", self.instance)
-            }
+            WriteVerdict::Rejected { highest } => match self.token {
+                Some(mine) => {
+                    format!("{}'s {what} with {token} rejected: stale token {mine} < {highest}", self.instance)
+                }
+                None => format!(
+                    "{}'s {what} with no token rejected: the report is fenced at token {highest}",
+                    self.instance
+                ),
+            },
             WriteVerdict::NoEffect => format!("{}'s {what} with {token} had no effect", self.instance),
         }
     }
@@ -200,6 +206,9 @@ pub struct FaultMark {
     pub fault: Fault,
     pub targets: Vec<Party>,
     pub event: u32,
+    /// How long after it struck the node it downed came back, where the log
+    /// says (a Redis restart).
+    pub back_after_ms: Option<u64>,
 }
 
 /// Cost figures over time, in [`SERIES_BUCKETS`] equal buckets of the run.
@@ -212,6 +221,10 @@ pub struct CostSeries {
     pub background_latency_ms: Vec<u64>,
     /// Background queries that failed in each bucket.
     pub background_failures: Vec<u32>,
+    /// Time other services' queries spent waiting in each bucket, summed
+    /// over the queries (divided by the bucket's length: how many waited on
+    /// average), from when each arrived to when it ran.
+    pub background_waiting_ms: Vec<u64>,
     /// Storage PUTs accepted so far, at each bucket's end.
     pub puts_total: Vec<u32>,
     /// Slack posts so far, at each bucket's end.
@@ -1050,8 +1063,22 @@ impl Timeline {
             EventKind::Post { instance, period, .. } => {
                 self.posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
             }
-            EventKind::Fault { fault, targets } => {
-                self.faults.push(FaultMark { at_ms: at, fault: fault.clone(), targets: targets.clone(), event: index })
+            EventKind::Fault { fault, targets } => self.faults.push(FaultMark {
+                at_ms: at,
+                fault: fault.clone(),
+                targets: targets.clone(),
+                event: index,
+                back_after_ms: None,
+            }),
+            EventKind::RedisUp { node, .. } => {
+                let restarted = |mark: &&mut FaultMark| {
+                    matches!(mark.fault, Fault::RedisRestart { .. }) && mark.targets.contains(node)
+                };
+                if let Some(mark) = self.faults.iter_mut().rev().find(restarted)
+                    && mark.back_after_ms.is_none()
+                {
+                    mark.back_after_ms = Some(at - mark.at_ms);
+                }
             }
             EventKind::Cron { .. }
             | EventKind::Clock { .. }
@@ -1062,7 +1089,6 @@ impl Timeline {
             | EventKind::KeyExpired { .. }
             | EventKind::KeysLost { .. }
             | EventKind::RedisDown { .. }
-            | EventKind::RedisUp { .. }
             | EventKind::Sql { .. }
             | EventKind::Connection { .. }
             | EventKind::RowLock { .. }
@@ -1151,9 +1177,9 @@ impl Timeline {
                 now.push((Resource::Redis(node.party), key.setter));
             }
         }
-        if let Some(holder) = world.db.row_lock_holders.iter().find_map(|held| match (held.mode, held.client) {
-            (RowLockMode::Update, DbClient::Instance(id)) => Some(id),
-            _ => None,
+        if let Some(holder) = world.db.row_lock_holders.iter().find_map(|held| match held.client {
+            DbClient::Instance(id) if held.mode.is_job_lock() => Some(id),
+            DbClient::Instance(_) | DbClient::Background => None,
         }) {
             now.push((Resource::RowLock, holder));
         }
@@ -1269,6 +1295,7 @@ impl SeriesBuilder {
                 db_connections: vec![0; buckets],
                 background_latency_ms: vec![0; buckets],
                 background_failures: vec![0; buckets],
+                background_waiting_ms: vec![0; buckets],
                 puts_total: vec![0; buckets],
                 posts_total: vec![0; buckets],
             },
@@ -1295,8 +1322,16 @@ impl SeriesBuilder {
             }
             EventKind::Background { latency_ms, outcome, .. } => {
                 series.background_latency_ms[bucket] = series.background_latency_ms[bucket].max(*latency_ms);
-                if *outcome != BackgroundOutcome::Ok {
+                if outcome.failed() {
                     series.background_failures[bucket] += 1;
+                }
+                // Its wait, spread over the buckets it spans (the event comes at its end).
+                let (from_ms, to_ms) = (event.at_ms.saturating_sub(*latency_ms), event.at_ms);
+                let bucket_ms = self.bucket_ms;
+                for waited in self.bucket(from_ms)..=bucket {
+                    let start = u64::try_from(waited).unwrap_or(0) * bucket_ms;
+                    let overlap = to_ms.min(start + bucket_ms).saturating_sub(from_ms.max(start));
+                    self.series.background_waiting_ms[waited] += overlap;
                 }
             }
             EventKind::Put { outcome: PutOutcome::Accepted, .. } => series.puts_total[bucket] += 1,
@@ -1499,7 +1534,7 @@ mod tests {
             .db
             .row_lock_holders
             .iter()
-            .find(|held| held.mode == RowLockMode::Update)
+            .find(|held| held.mode.is_job_lock())
             .expect("the paused holder still holds the row lock");
         assert!(matches!(holder.client, DbClient::Instance(_)));
         assert!(!world.db.row_lock_queue.is_empty(), "others queue behind it");
@@ -1519,7 +1554,12 @@ mod tests {
         let log = simulate(&scenario, StrategyId::DbLock);
         let timeline = Timeline::build(&scenario, StrategyId::DbLock, &log);
         let mut waited = 0;
-        for world in &timeline.checkpoints {
+        // The checkpoints, and the world every ten seconds: most of a job's
+        // waiting logs nothing until the row lock goes, so checkpoints (every
+        // so many events) can all fall where the queue has just emptied.
+        let sampled: Vec<WorldAt> =
+            (0..scenario.duration_ms()).step_by(10_000).map(|at| timeline.world_at(&log, at)).collect();
+        for world in timeline.checkpoints.iter().chain(&sampled) {
             for held in world.db.row_lock_holders.iter().chain(&world.db.row_lock_queue) {
                 assert!(
                     world.db.sessions.get(&held.session).is_some(),

@@ -17,12 +17,12 @@
 
 mod common;
 
-use common::missed_periods;
+use common::{missed_periods, perturbed};
 use locklab_engine::ids::{InstanceId, Party, RedisNodeId};
 use locklab_engine::report;
 use locklab_engine::scenario::{
-    DbLockSettings, DbWait, LeaseSettings, NaiveRelease, NaiveSettings, Output, RedlockSettings, Strategies, Target,
-    UniqueInsertSettings,
+    DbLockSettings, DbWait, LeaseSettings, Liveness, LockStrength, NaiveRelease, NaiveSettings, Output,
+    RedlockSettings, Strategies, Target, UniqueInsertSettings,
 };
 use locklab_engine::{Event, Fault, Scenario, StrategyId, simulate};
 use proptest::prelude::*;
@@ -247,16 +247,16 @@ fn strategies() -> impl Strategy<Value = Option<Strategies>> {
             delayed_restart,
         },
     );
-    let db_lock = (
-        proptest::sample::select(&[DbWait::Block, DbWait::Nowait, DbWait::SkipLocked][..]),
-        prop_oneof![Just(0u64), 100..=60_000u64],
-        prop_oneof![Just(0u64), 1_000..=120_000u64],
-    )
-        .prop_map(|(wait, lock_timeout_ms, idle_in_transaction_timeout_ms)| DbLockSettings {
-            wait,
-            lock_timeout_ms,
-            idle_in_transaction_timeout_ms,
-        });
+    let db_lock =
+        (
+            proptest::sample::select(&[LockStrength::ForUpdate, LockStrength::ForNoKeyUpdate][..]),
+            proptest::sample::select(&[DbWait::Block, DbWait::Nowait, DbWait::SkipLocked][..]),
+            prop_oneof![Just(0u64), 100..=60_000u64],
+            prop_oneof![Just(0u64), 1_000..=120_000u64],
+        )
+            .prop_map(|(lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms)| {
+                DbLockSettings { lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms }
+            });
     proptest::option::of((naive, lease(), redlock, db_lock, lease()).prop_map(
         |(naive, fencing, redlock, db_lock, consensus)| Strategies {
             naive: Some(naive),
@@ -817,6 +817,32 @@ fn a_run_granted_twice_is_ranked_by_the_grant_it_writes_under() {
     }
 }
 
+#[test]
+fn no_verdict_turns_on_the_order_of_events_in_one_millisecond() {
+    // Events of one millisecond that concern no party in common happened in
+    // no order the run decided; shuffled, the log must be judged the same.
+    let input = (scenario(ALL_KINDS), any::<u64>());
+    check_property("order", "proptest-regressions/properties/order.txt", 48, input, |(scenario, seed)| {
+        assert_valid(scenario)?;
+        for strategy in StrategyId::ALL {
+            let log = simulate_caught(scenario, strategy)?;
+            let judged = |log: &[Event]| {
+                let report = report::analyze(scenario, strategy, log);
+                (report.safety, report.liveness, report.efficiency)
+            };
+            let (before, after) = (judged(&log), judged(&perturbed(&log, *seed)));
+            if before != after {
+                return Err(Failure {
+                    strategy: Some(strategy),
+                    what: format!("{before:?} becomes {after:?} with same-millisecond events shuffled (seed {seed})"),
+                    scenarios: vec![("scenario", scenario.clone())],
+                });
+            }
+        }
+        Ok(())
+    });
+}
+
 /// serde_json without `float_roundtrip` read this factor back one ULP low (fixed).
 #[test]
 fn a_float_survives_json() {
@@ -831,7 +857,8 @@ fn a_float_survives_json() {
 fn no_verdict_on_a_period_depends_on_where_the_window_ends() {
     // The rule of the engine, not of the built-ins: in any world, a period
     // missed over a window stays missed when the window is a period longer
-    // (its runs drained after the first window's end, as they would go on).
+    // (its runs drained after the first window's end, as they would go on),
+    // and the liveness verdict never gets better.
     check_property("window", "proptest-regressions/properties/window.txt", 48, scenario(ALL_KINDS), |scenario| {
         assert_valid(scenario)?;
         let mut longer = scenario.clone();
@@ -840,6 +867,28 @@ fn no_verdict_on_a_period_depends_on_where_the_window_ends() {
         for strategy in StrategyId::ALL {
             let short = report::analyze(scenario, strategy, &simulate_caught(scenario, strategy)?);
             let long = report::analyze(&longer, strategy, &simulate_caught(&longer, strategy)?);
+            // A longer window can show more (a fault's after-effects in a
+            // period the shorter one did not have), never less: a late report
+            // stays late, a missed period missed, a backlog behind.
+            let rank = |liveness: Liveness| match liveness {
+                Liveness::Ok => 0,
+                Liveness::Late => 1,
+                Liveness::Missed => 2,
+                Liveness::Behind => 3,
+            };
+            if rank(long.liveness) < rank(short.liveness) {
+                return Err(Failure {
+                    strategy: Some(strategy),
+                    what: format!(
+                        "{:?} over {} ms but {:?} over {} ms",
+                        short.liveness,
+                        scenario.duration_ms(),
+                        long.liveness,
+                        longer.duration_ms()
+                    ),
+                    scenarios: vec![("shorter", scenario.clone()), ("longer", longer.clone())],
+                });
+            }
             let (short_missed, long_missed) = (missed_periods(&short), missed_periods(&long));
             if let Some(period) = short_missed.iter().find(|period| !long_missed.contains(period)) {
                 return Err(Failure {

@@ -22,7 +22,7 @@ fn every_story_step_happens_in_its_run_and_says_what_the_report_says() {
             let report = analyze(&scenario, chapter.strategy, &log);
             let timeline = Timeline::build(&scenario, chapter.strategy, &log);
             for step in &chapter.steps {
-                let found = step.check(&timeline, &report).unwrap_or_else(|problem| {
+                let found = step.check(&scenario, &timeline, &report).unwrap_or_else(|problem| {
                     panic!(
                         "story {}, step {} ({} under {}): {problem}",
                         story.id,
@@ -53,10 +53,10 @@ fn a_step_whose_moment_or_claim_is_wrong_fails_the_check() {
     let timeline = Timeline::build(&scenario, chapter.strategy, &log);
     let mut step = chapter.steps[0].clone();
     step.moment = "write:refused".to_owned();
-    assert!(step.check(&timeline, &report).unwrap_err().contains("does not occur"));
+    assert!(step.check(&scenario, &timeline, &report).unwrap_err().contains("does not occur"));
     let mut step = chapter.steps[0].clone();
     step.text = "This night is safe.".to_owned();
-    assert!(step.check(&timeline, &report).unwrap_err().contains("lists none of"));
+    assert!(step.check(&scenario, &timeline, &report).unwrap_err().contains("lists none of"));
     step.claims = vec!["safe".to_owned()];
-    assert!(step.check(&timeline, &report).unwrap_err().contains("does not hold"));
+    assert!(step.check(&scenario, &timeline, &report).unwrap_err().contains("does not hold"));
 }

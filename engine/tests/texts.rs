@@ -67,11 +67,13 @@ fn check_per_strategy(
     claims: &BTreeMap<StrategyId, Vec<String>>,
 ) -> Result<(), String> {
     let all: Vec<Claim> = claims.values().flatten().map(|claim| Claim::parse(claim)).collect::<Result<_, _>>()?;
-    check_text(text, &all)?;
+    check_text(text, &all, scenario)?;
     for (strategy, claims) in claims {
         let (timeline, report) = run(scenario, *strategy);
         for claim in claims {
-            Claim::parse(claim)?.check(&timeline, &report).map_err(|problem| format!("under {strategy}: {problem}"))?;
+            Claim::parse(claim)?
+                .check(&scenario.clock_origin, &timeline, &report)
+                .map_err(|problem| format!("under {strategy}: {problem}"))?;
         }
     }
     Ok(())
@@ -93,7 +95,7 @@ fn every_scenario_text_says_what_its_runs_do() {
             let Some(why) = &expectation.why else { continue };
             let (timeline, report) = run(&scenario, *strategy);
             let claims = claims_at(&document, &["expect", strategy.name(), "claims"]);
-            if let Err(problem) = check(why, &claims, &timeline, &report) {
+            if let Err(problem) = check(why, &claims, &scenario, &timeline, &report) {
                 failures.push(format!(
                     "{}: expect.{strategy}.why: {problem}\n    look: cargo run --bin locklab -- run {} --strategy {strategy}",
                     builtin.name, builtin.name
@@ -120,6 +122,16 @@ fn every_quiz_text_says_what_its_runs_do() {
                 ));
             }
         }
+        // The fix a card offers to play says what its own run does.
+        if let (Some(fix), Some((fixed, _))) = (&quiz.fix, quiz.fix_scenario(&scenario)) {
+            let claims = claims_by_strategy(&document, &["quiz", "fix", "claims"]);
+            if claims.is_empty() {
+                failures.push(format!("quiz {}: fix: lists no claims", builtin.name));
+            }
+            if let Err(problem) = check_per_strategy(&fixed, &fix.text, &claims) {
+                failures.push(format!("quiz {}: fix.text: {problem}", builtin.name));
+            }
+        }
     }
     assert!(failures.is_empty(), "quiz texts that do not say what their runs do:\n{}", failures.join("\n"));
 }
@@ -130,17 +142,26 @@ fn a_text_that_misnames_its_run_fails() {
     let scenario = Scenario::from_json(builtin::find("two-am-saturday").expect("built-in").text).expect("valid");
     let (timeline, report) = run(&scenario, StrategyId::Naive);
     let claims = |texts: &[&str]| texts.iter().map(|text| (*text).to_owned()).collect::<Vec<_>>();
-    assert!(check("b wins the lock.", &claims(&["grant#1@b"]), &timeline, &report).is_ok());
-    assert!(check("c wins the lock.", &claims(&["grant#1@c"]), &timeline, &report).is_err(), "the wrong holder");
-    assert!(check("c wins the lock.", &claims(&["grant#1@b"]), &timeline, &report).is_err(), "c is no claim's");
+    assert!(check("b wins the lock.", &claims(&["grant#1@b"]), &scenario, &timeline, &report).is_ok());
     assert!(
-        check("A pause freezes b.", &claims(&["fault:gc_pause@b"]), &timeline, &report).is_err(),
+        check("c wins the lock.", &claims(&["grant#1@c"]), &scenario, &timeline, &report).is_err(),
+        "the wrong holder"
+    );
+    assert!(
+        check("c wins the lock.", &claims(&["grant#1@b"]), &scenario, &timeline, &report).is_err(),
+        "c is no claim's"
+    );
+    assert!(
+        check("A pause freezes b.", &claims(&["fault:gc_pause@b"]), &scenario, &timeline, &report).is_err(),
         "the wrong target"
     );
-    assert!(check("It is safe.", &claims(&["safe"]), &timeline, &report).is_err(), "the wrong verdict");
+    assert!(check("It is safe.", &claims(&["safe"]), &scenario, &timeline, &report).is_err(), "the wrong verdict");
     assert!(
-        check("a wakes before c.", &claims(&["order:grant@c<grant@a"]), &timeline, &report).is_err(),
+        check("a wakes before c.", &claims(&["order:grant@c<grant@a"]), &scenario, &timeline, &report).is_err(),
         "the wrong order"
     );
-    assert!(check("It posts 9 posts.", &claims(&["count:finding:duplicate_post=9"]), &timeline, &report).is_err());
+    assert!(
+        check("It posts 9 posts.", &claims(&["count:finding:duplicate_post=9"]), &scenario, &timeline, &report)
+            .is_err()
+    );
 }

@@ -2,8 +2,10 @@
 //! finish (the simulation drains them after the last tick), so a period cut
 //! by the end is judged on what its runs did. Held here by lengthening
 //! every built-in, under every strategy it runs, by one and by two whole
-//! cron periods: a period the shorter run missed stays missed, and a period
-//! it completed before its window's end is completed at the same moment.
+//! cron periods: a period the shorter run missed stays missed, a period it
+//! completed before its window's end is completed at the same moment, and
+//! the liveness verdict does not move (a backlog that grows is behind
+//! however long the window, never late in a short one).
 
 mod common;
 
@@ -45,6 +47,16 @@ fn lengthening_a_builtin_by_whole_periods_never_undoes_a_verdict_on_a_period() {
                     builtin.name,
                     longer.duration_ms()
                 );
+                if long_report.liveness != report.liveness {
+                    failures.push(format!(
+                        "{} / {strategy}: liveness is {:?} over {} ms but {:?} over {} ms{rerun}",
+                        builtin.name,
+                        report.liveness,
+                        scenario.duration_ms(),
+                        long_report.liveness,
+                        longer.duration_ms()
+                    ));
+                }
                 let long_missed = missed_periods(&long_report);
                 for period in &short_missed {
                     if !long_missed.contains(period) {

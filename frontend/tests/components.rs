@@ -112,7 +112,13 @@ fn a_long_run_is_pending_while_the_lab_shows_the_run_it_had() {
     let done = finish_pending(moved);
     assert_eq!(done.scenario.name, "A busy day");
     assert_eq!(done.run.strategy, StrategyId::DbLock);
-    assert!(done.run.log.len() > 700_000, "the whole day: {} events", done.run.log.len());
+    // A day of other services' queries waiting behind the row lock: many
+    // times the events the lab runs before answering, so many slices.
+    let events = done.run.log.len();
+    assert!(
+        events > 5 * usize::try_from(locklab_frontend::lab::state::SYNC_EVENTS).unwrap_or(0),
+        "the whole day: {events} events"
+    );
     assert_eq!(
         done.run.digest,
         LabRun::compute(Rc::clone(&done.scenario.0), StrategyId::DbLock).digest,

@@ -271,7 +271,7 @@ const WINDOW_SHARE_A_LAG_MAY_MOVE: u64 = 10;
 /// before it can land on the other side of something that decides the
 /// verdict. `process_ms` holds for every process: the margin a pause or a
 /// kill aimed at a job's step leaves, a tenth of a fault's window, other
-/// services' query timeout (their queries fail on the wall clock), and a
+/// services' lock-wait threshold and query timeout (both read on the wall clock), and a
 /// retry period (a lag shorter than that moves an instance's attempts by
 /// less than one attempt). `network_ms` holds for the coordinator, which carries
 /// the network: a lag there holds every reply back, so it is also at most
@@ -288,7 +288,12 @@ pub struct LagMargins {
 pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
     let mut process_ms = scenario.world.retry_ms.max(1);
     if scenario.world.background_queries_per_s > 0 {
-        process_ms = process_ms.min(crate::background::BACKGROUND_TIMEOUT_MS);
+        // A stall longer than this makes a query look held behind the jobs
+        // row, and one longer than their timeout fails it on the wall clock.
+        process_ms = process_ms.min(crate::background::LOCK_WAIT_MS);
+        if scenario.world.background_timeout_ms > 0 {
+            process_ms = process_ms.min(scenario.world.background_timeout_ms);
+        }
     }
     if aims_at_a_step(scenario) {
         process_ms = process_ms.min(AIMED_FAULT_MARGIN_MS);
@@ -574,7 +579,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let traffic = crate::background::start(
         services_link.port,
         servers.login.clone(),
-        world.background_queries_per_s,
+        world,
         options.scenario.seed,
         clock,
         options.scenario.horizon_ms(),
@@ -1369,7 +1374,7 @@ impl Coordinator {
             .collect();
         for (run, seen) in live {
             if redeliver && seen.started {
-                let job = Redelivery { run, period: seen.period, token: seen.token.map(|token| token.0) };
+                let job = Redelivery { run, period: seen.period };
                 self.redeliver.entry(instance).or_default().push(job);
             }
             let (id, period) = (RunId(run), Period(seen.period));
@@ -1579,15 +1584,11 @@ fn resource_request(
                 token => Some(Token(token.parse().ok()?)),
             };
             let mut highest = highest.lock().ok()?;
-            let outcome = match (checks, token, highest.get(&report)) {
-                // Lower is refused; an equal token passes (it could be the same holder).
-                (true, Some(token), Some(seen)) if token < *seen => PutOutcome::Rejected(*seen),
-                (true, Some(token), _) => {
-                    highest.insert(report, token);
-                    PutOutcome::Accepted
-                }
-                (true, None, _) | (false, _, _) => PutOutcome::Accepted,
-            };
+            // The engine's fence, the one the simulator applies.
+            let (outcome, after) = PutOutcome::fence(checks, token, highest.get(&report).copied());
+            if let Some(after) = after {
+                highest.insert(report, after);
+            }
             let answer = match outcome {
                 PutOutcome::Accepted => "accepted".to_owned(),
                 PutOutcome::Rejected(seen) => format!("rejected {}", seen.0),

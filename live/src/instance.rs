@@ -54,12 +54,11 @@ const LOOP_TICK: Duration = Duration::from_millis(10);
 const PAUSE_GAP: Duration = Duration::from_millis(60);
 
 /// A job the job runner hands a restarted process: the run it died in, with
-/// the period and the token it was first handed out with.
+/// its period. No token: the one the dead run held died with its process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Redelivery {
     pub run: u32,
     pub period: u32,
-    pub token: Option<u64>,
 }
 
 /// Everything an instance process is told when it starts.
@@ -324,7 +323,7 @@ pub struct Host {
     /// Sessions the server ended between statements, and what their next statement gets.
     ended_sessions: BTreeMap<SessionId, SqlError>,
     /// The sessions holding the jobs row's `FOR UPDATE`.
-    row_lock_sessions: Vec<SessionId>,
+    row_lock_sessions: Vec<(SessionId, RowLockMode)>,
     /// The pool as last logged: busy, open, waiting.
     pool_logged: (u8, u8, u16),
     out: std::io::Stdout,
@@ -422,10 +421,9 @@ impl Host {
         }
         for job in &plan.redeliver {
             let period = Period(job.period);
-            let token = job.token.map(Token);
-            let run = self.new_run(period, Stage::Checking, token, true);
+            let run = self.new_run(period, Stage::Checking, None, true);
             self.log_run(run, RunPhase::Redelivered(RunId(job.run)));
-            self.record(EventKind::Belief { instance: self.me, run, holds: true, token });
+            self.record(EventKind::Belief { instance: self.me, run, holds: true, token: None });
             self.check_report(run, true, strategy);
         }
         self.handle_notices(strategy);
@@ -643,7 +641,8 @@ impl Host {
 
     fn write_token(&self, run: RunId, strategy: &dyn Strategy<Host>) -> Option<Token> {
         let state = self.state(run)?;
-        if state.redelivered { state.token } else { strategy.token(run) }
+        // A redelivered job never asked the strategy for the lock: it has no token.
+        if state.redelivered { None } else { strategy.token(run) }
     }
 
     fn row_report(&self, run: RunId, period: Period, strategy: &dyn Strategy<Host>) -> ReportOf {
@@ -1010,8 +1009,9 @@ impl Host {
                 let took_ms = u64::try_from(now - pending.sent_ms).unwrap_or(0);
                 // A statement that took longer than a round trip waited for a lock.
                 let waited_ms = if took_ms >= LOCK_WAIT_SEEN_MS { took_ms } else { 0 };
-                let row_lock = |change| EventKind::RowLock { session, client, mode: RowLockMode::Update, change };
-                if let Sql::LockJobRow { .. } = sql {
+                if let Sql::LockJobRow { strength, .. } = sql {
+                    let mode = RowLockMode::of(strength);
+                    let row_lock = |change| EventKind::RowLock { session, client, mode, change };
                     let change = match outcome {
                         SqlOutcome::Rows(1..) => Some(RowLockChange::Granted),
                         SqlOutcome::Error(SqlError::LockTimeout | SqlError::Timeout) => Some(RowLockChange::GaveUp),
@@ -1028,7 +1028,7 @@ impl Host {
                         self.record(row_lock(change));
                     }
                     if change == Some(RowLockChange::Granted) {
-                        self.row_lock_sessions.push(session);
+                        self.row_lock_sessions.push((session, mode));
                     }
                 }
                 self.record(EventKind::Sql { session, client, run: Some(run), statement: sql, outcome, waited_ms });
@@ -1040,9 +1040,8 @@ impl Host {
                         outcome,
                         SqlOutcome::Error(SqlError::ConnectionClosed | SqlError::IdleInTransactionTimeout)
                     );
-                if ended && self.row_lock_sessions.contains(&session) {
-                    self.row_lock_sessions.retain(|held| *held != session);
-                    self.record(row_lock(RowLockChange::Released));
+                if ended {
+                    self.release_row_lock(session);
                 }
             }
             (Request::Consensus(op), Reply::Consensus(reply)) => {
@@ -1132,11 +1131,15 @@ impl Host {
             let change = ConnectionChange::Terminated(TerminateReason::IdleInTransactionTimeout);
             self.record(EventKind::Connection { session, client, change });
         }
-        if self.row_lock_sessions.contains(&session) {
-            self.row_lock_sessions.retain(|held| *held != session);
-            let change = RowLockChange::Released;
-            self.record(EventKind::RowLock { session, client, mode: RowLockMode::Update, change });
-        }
+        self.release_row_lock(session);
+    }
+
+    /// The session's transaction ended: the row lock it held (in its mode) goes.
+    fn release_row_lock(&mut self, session: SessionId) {
+        let Some(position) = self.row_lock_sessions.iter().position(|(held, _)| *held == session) else { return };
+        let (_, mode) = self.row_lock_sessions.remove(position);
+        let client = DbClient::Instance(self.me);
+        self.record(EventKind::RowLock { session, client, mode, change: RowLockChange::Released });
     }
 
     fn opened(&mut self, request: u32, session: Result<Session, SqlError>, strategy: &mut dyn Strategy<Host>) {

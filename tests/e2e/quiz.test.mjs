@@ -69,7 +69,7 @@ test('a card is answered before anything runs, then both runs play side by side;
 
   // B (Redlock) is wrong on the 2 am night: beside it, the post's answer, A.
   assert.equal(await answer(page, 'B'), 'wrong');
-  assert.match(await page.textContent('#result'), /Not this one\. The answer is A: it keeps the stored report correct, does no work twice that a fault did not force, and misses no period/);
+  assert.match(await page.textContent('#result'), /Not this one\. The answer is A: it keeps the stored report correct, does no work twice that a fault did not force, misses no period and keeps up/);
   const pick = await column(page, 'pick');
   const other = await column(page, 'other');
   assert.deepEqual([pick.strategy, pick.safety], ['redlock', 'unsafe']);
@@ -255,6 +255,26 @@ test('"Open in the lab" opens the same scenario and strategy in the lab', async 
   assert.match(await second.page.textContent('.scenario-line'), new RegExp(name));
   assert.deepEqual([...problems, ...second.problems], []);
   await second.context.close();
+  await context.close();
+});
+
+test('a card that names a fix plays it in the lab: FOR NO KEY UPDATE on the long report', async () => {
+  const { page, context, problems } = await openQuiz({ path: '#card=long-report' });
+  await quizReady(page);
+  assert.equal(await answer(page, 'C'), 'right');
+  await page.waitForSelector('#play-fix[href^="index.html#v=1."]');
+  assert.match(await page.textContent('.explanation .fix'), /FOR NO KEY UPDATE/);
+  await shot(page, 'quiz-fix');
+  await page.click('#play-fix');
+  await page.waitForURL(/\/index\.html#v=1\./);
+  await ready(page);
+  assert.equal(await page.getAttribute('.lab', 'data-strategy'), 'db-lock');
+  // The fix keeps the other teams' queries moving: efficient, though still behind.
+  const verdict = page.locator('#verdicts');
+  await page.waitForSelector('#verdicts[data-efficiency]');
+  assert.equal(await verdict.getAttribute('data-efficiency'), 'ok');
+  assert.equal(await verdict.getAttribute('data-liveness'), 'behind');
+  assert.deepEqual(problems, []);
   await context.close();
 });
 

@@ -38,7 +38,7 @@ test('the shipped live run says where it was recorded, and its verdict stands be
   const verdicts = await page.$$eval('.recorded-verdict', (all) => all.map((one) => one.dataset.safety));
   assert.deepEqual(verdicts, ['safe', 'safe']);
   const kinds = await page.$$eval('.recorded-run .findings li', (all) => all.map((one) => one.dataset.kind));
-  assert.ok(kinds.includes('stale_write_rejected'), `storage refused the stale token: ${kinds}`);
+  assert.ok(kinds.includes('tokenless_write_rejected'), `storage refused the redelivered job, which has no token: ${kinds}`);
   // The page says how the two verdicts compare (locklab_engine::races): here, the same.
   const twin = await page.textContent('.recorded-twin p');
   assert.ok(twin.includes("Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings."), twin);
@@ -58,12 +58,12 @@ test('the shipped live run says where it was recorded, and its verdict stands be
   // The arrow keys step to the next recorded event, as the timeline's legend says.
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction((before) => Number(document.querySelector('.timeline').getAttribute('aria-valuenow')) > before, cursor);
-  // The event list hides other services' chatter at first, as the lab's does, and shows it when asked.
+  // The event list hides the connection pools' chatter at first, as the lab's does, and shows it when asked.
   const rows = () => page.$$eval('#event-list li', (all) => all.map((row) => row.textContent));
-  assert.ok(!(await rows()).some((row) => row.includes('other service')), 'quiet kinds hidden at first');
+  assert.ok(!(await rows()).some((row) => row.includes(': pool ')), 'quiet kinds hidden at first');
   await shot(page, 'recorded-live-run');
   await page.click('text=Show every event');
-  await page.waitForFunction(() => [...document.querySelectorAll('#event-list li')].some((row) => row.textContent.includes('other service')));
+  await page.waitForFunction(() => [...document.querySelectorAll('#event-list li')].some((row) => row.textContent.includes(': pool ')));
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
 });

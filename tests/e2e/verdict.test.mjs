@@ -107,11 +107,19 @@ test('the post\'s night under the post\'s own lock is unsafe; option A against a
   assert.match(notes, /at-least-once job runner/);
   await shot(page, 'verdict-two-am-naive');
 
-  // The same night under A: the old token is refused, and the verdict says which store refused it.
+  // The same night under A: the redelivered job carries no token (it died
+  // with b's process), the fenced store refuses it, and the panel says why
+  // the post picks A over D although A is late.
   await page.goto(`${env.url}?scenario=two-am-saturday&strategy=fencing`);
   await ready(page);
   assert.equal(await page.getAttribute('#verdicts', 'data-safety'), 'safe');
-  await page.locator('.finding[data-kind="stale_write_rejected"]').first().waitFor();
+  const refused = page.locator('.finding[data-kind="tokenless_write_rejected"]').first();
+  await refused.waitFor();
+  assert.match(await refused.textContent(), /carries no token/);
+  assert.match(await page.textContent('#verdicts .weighing'), /Why the post still picks A: it is late only because a fault struck/);
+  await page.goto(`${env.url}?scenario=two-am-saturday&strategy=unique-insert`);
+  await ready(page);
+  assert.match(await page.textContent('#verdicts .weighing'), /Why the post rejects D although it is on time/);
 
   // A against a store that checks nothing: the token does not help.
   await page.goto(`${env.url}?scenario=fencing-needs-a-checking-store&strategy=fencing`);

@@ -1,9 +1,19 @@
 //! PostgreSQL, as far as the lab needs it: sessions up to `max_connections`,
-//! transactions, the jobs row's lock with a FIFO queue (`FOR UPDATE`, its
-//! `NOWAIT` and `SKIP LOCKED` variants, and the `FOR KEY SHARE` that a foreign
-//! key check takes), `lock_timeout`, `idle_in_transaction_session_timeout`, the
-//! reports table with its unique key (job, period), and the traffic of other
-//! services that share the database.
+//! transactions, the jobs row's lock with a FIFO queue (`FOR UPDATE` or `FOR
+//! NO KEY UPDATE`, their `NOWAIT` and `SKIP LOCKED` variants, and the `FOR KEY
+//! SHARE` that a foreign key check takes), `lock_timeout`,
+//! `idle_in_transaction_session_timeout`, the reports table with its unique key
+//! (job, period), and the traffic of other services that share the database.
+//!
+//! Other services' queries are foreign-key inserts into `job_events`
+//! (`world.background_foreign_key_percent` of them) and plain reads, on the
+//! services' own pool (`world.background_pool_size`). An insert's check waits
+//! while a job holds `FOR UPDATE` on the row; a read never waits for a row
+//! lock. Both wait for a connection when the pool is full, so inserts stuck
+//! behind the row lock starve the pool and the reads queue behind them. They
+//! wait as long as it takes (PostgreSQL's `lock_timeout` and
+//! `statement_timeout` are 0 by default), unless the scenario gives them a
+//! timeout (`world.background_timeout_ms`).
 //!
 //! A session ends when its client's socket closes (the FIN arrives), when TCP
 //! keepalive gives up on a vanished host (`tcp_keepalive_ms`, the Linux
@@ -16,19 +26,19 @@
 //! index makes it wait, and is then decided against what the end left.
 //!
 //! Other services' queries take a fast path while nobody holds or waits for
-//! `FOR UPDATE`: their `FOR KEY SHARE` is then only "held until t + 20 ms" (one
-//! number that a `FOR UPDATE` must wait out) and they leave no event. Queries
+//! `FOR UPDATE`: an insert's `FOR KEY SHARE` is then only "held until t + 20
+//! ms" (one number that a `FOR UPDATE` must wait out) and they leave no event. Queries
 //! that meet the row lock are simulated one by one and logged. The outcome is
 //! the same; the cost of a calm night's thousands of queries is not.
 
 use super::table::HotTable;
 use super::{Action, Reply, Sim, TimerId, TimerPurpose, run_index};
 use crate::event::{
-    BackgroundOutcome, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange, RowLockMode, RowWrite, Sql,
-    SqlError, SqlOutcome, TerminateReason,
+    BackgroundOutcome, BackgroundQuery, ConnectionChange, DbClient, EventKind, RevokeReason, RowLockChange,
+    RowLockMode, RowWrite, Sql, SqlError, SqlOutcome, TerminateReason,
 };
 use crate::ids::{Party, Period, ReportOf, RunId, SessionId, Token};
-use crate::scenario::{DbWait, StrategySettings};
+use crate::scenario::{DbWait, LockStrength, StrategySettings, World};
 use crate::table::Table;
 use std::collections::VecDeque;
 
@@ -36,10 +46,6 @@ use std::collections::VecDeque;
 pub const STATEMENT_MS: u64 = 2;
 /// How long one background query takes once it has its lock.
 pub const BACKGROUND_QUERY_MS: u64 = 20;
-/// How long the other services wait before giving up on a query.
-const BACKGROUND_TIMEOUT_MS: u64 = 5_000;
-/// The other services' own connection pool.
-pub(crate) const BACKGROUND_POOL_SIZE: u8 = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReportRow {
@@ -95,13 +101,74 @@ enum BackgroundState {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct BackgroundQuery {
+struct Waiting {
+    what: BackgroundQuery,
     arrived_ms: u64,
+    /// When it got a connection.
+    connected_ms: Option<u64>,
+    /// The jobs row lock held it up (see `EventKind::Background`).
+    behind_lock: bool,
     state: BackgroundState,
     /// Whether the log shows this query holding the row: it does once the
     /// query waited in the lock queue (a waiter's grant is logged), so its
     /// release is logged too and the view's holders never outlive it.
     holds_logged: bool,
+}
+
+/// Other services' queries still in the database's hands, by number. They
+/// are numbered as they arrive and mostly leave in the same order, and
+/// behind a long-held row lock thousands wait at once: a window over the
+/// numbers, with a slot per number from the oldest one still here, takes and
+/// drops each in constant time, where a sorted table shifted them all.
+#[derive(Clone, Debug, Default)]
+struct Arrivals {
+    /// The number of the first slot.
+    first: u32,
+    slots: VecDeque<Option<Waiting>>,
+}
+
+impl Arrivals {
+    fn slot(&self, query: u32) -> Option<usize> {
+        usize::try_from(query.checked_sub(self.first)?).ok().filter(|slot| *slot < self.slots.len())
+    }
+
+    fn insert(&mut self, query: u32, waiting: Waiting) {
+        if self.slots.is_empty() {
+            self.first = query;
+        }
+        assert!(query >= self.first, "query {query} arrived after a later one");
+        let slot = usize::try_from(query - self.first).unwrap_or(usize::MAX);
+        if slot >= self.slots.len() {
+            self.slots.resize(slot + 1, None);
+        }
+        self.slots[slot] = Some(waiting);
+    }
+
+    fn get(&self, query: &u32) -> Option<&Waiting> {
+        self.slot(*query).and_then(|slot| self.slots[slot].as_ref())
+    }
+
+    fn get_mut(&mut self, query: &u32) -> Option<&mut Waiting> {
+        self.slot(*query).and_then(|slot| self.slots[slot].as_mut())
+    }
+
+    fn contains_key(&self, query: &u32) -> bool {
+        self.get(query).is_some()
+    }
+
+    fn remove(&mut self, query: &u32) -> Option<Waiting> {
+        let taken = self.slot(*query).and_then(|slot| self.slots[slot].take());
+        while self.slots.front().is_some_and(Option::is_none) {
+            self.slots.pop_front();
+            self.first += 1;
+        }
+        taken
+    }
+
+    /// The queries here, oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u32, &Waiting)> {
+        (self.first..).zip(&self.slots).filter_map(|(query, slot)| slot.as_ref().map(|waiting| (query, waiting)))
+    }
 }
 
 /// The database server.
@@ -130,20 +197,25 @@ pub(crate) struct Database {
     /// A scheduled re-check of the lock queue for when the fast path's share ends.
     recheck_at_ms: Option<u64>,
     background_queue: VecDeque<u32>,
-    background: HotTable<u32, BackgroundQuery>,
+    background: Arrivals,
     next_query: u32,
     /// The bounds of the gap between arrivals: half to one and a half times
     /// the mean the world's rate gives.
     background_gap_ms: (u64, u64),
+    /// The percentage of arrivals that are foreign-key inserts.
+    foreign_key_percent: u8,
+    background_pool_size: u8,
+    /// 0: the other services wait for ever.
+    background_timeout_ms: u64,
     lock_timeout_ms: u64,
     idle_timeout_ms: u64,
 }
 
 impl Database {
-    pub(crate) fn new(max_connections: u16, background_queries_per_s: u32) -> Database {
-        let mean_gap_ms = 1_000 / u64::from(background_queries_per_s.max(1));
+    pub(crate) fn new(world: &World) -> Database {
+        let mean_gap_ms = 1_000 / u64::from(world.background_queries_per_s.max(1));
         Database {
-            max_connections,
+            max_connections: world.db_max_connections,
             sessions: HotTable::new(),
             ended: Table::new(),
             next_session: 1,
@@ -160,9 +232,12 @@ impl Database {
             quick_queries: VecDeque::new(),
             recheck_at_ms: None,
             background_queue: VecDeque::new(),
-            background: HotTable::new(),
+            background: Arrivals::default(),
             next_query: 0,
             background_gap_ms: (mean_gap_ms / 2, mean_gap_ms + mean_gap_ms / 2),
+            foreign_key_percent: world.background_foreign_key_percent,
+            background_pool_size: world.background_pool_size,
+            background_timeout_ms: world.background_timeout_ms,
             lock_timeout_ms: 0,
             idle_timeout_ms: 0,
         }
@@ -178,12 +253,10 @@ impl Database {
 
     /// Whether `session` may take `mode` now, next to the holders and the fast path's share.
     fn compatible(&self, mode: RowLockMode, session: SessionId, now_ms: u64) -> bool {
-        if mode == RowLockMode::Update && self.key_share_until_ms > now_ms {
+        if mode.conflicts(RowLockMode::KeyShare) && self.key_share_until_ms > now_ms {
             return false;
         }
-        self.holders.iter().all(|(holder, held)| {
-            *holder == session || (*held == RowLockMode::KeyShare && mode == RowLockMode::KeyShare)
-        })
+        self.holders.iter().all(|(holder, held)| *holder == session || !held.conflicts(mode))
     }
 
     /// Whether other services' queries take the fast path: no `FOR UPDATE`
@@ -197,10 +270,17 @@ impl Database {
         if at_ms < self.slow_until_ms { slowed_ms(base_ms, self.slow_factor) } else { base_ms }
     }
 
-    /// Whether a `FOR UPDATE` is held or queued: the fast path is closed then.
+    /// Whether a lock that a foreign-key check waits for (`FOR UPDATE`) is
+    /// held or queued: the fast path is closed then.
     fn update_in_play(&self) -> bool {
-        self.holders.iter().any(|(_, mode)| *mode == RowLockMode::Update)
-            || self.queue.iter().any(|waiter| waiter.mode == RowLockMode::Update)
+        let blocks_checks = |mode: RowLockMode| mode.conflicts(RowLockMode::KeyShare);
+        self.holders.iter().any(|(_, mode)| blocks_checks(*mode))
+            || self.queue.iter().any(|waiter| blocks_checks(waiter.mode))
+    }
+
+    /// Whether a foreign-key check waits in the row's queue, holding its connection.
+    fn check_waits_for_row(&self) -> bool {
+        self.queue.iter().any(|waiter| waiter.mode == RowLockMode::KeyShare)
     }
 
     /// The sessions in use: the server's connection count.
@@ -213,6 +293,16 @@ impl Sim {
     fn statement_ms(&self, base_ms: u64) -> u64 {
         self.db.statement_ms_at(self.now_ms, base_ms)
     }
+}
+
+/// The statement a job that waited in the row's queue for `mode` sent: only
+/// a blocking lock waits.
+fn job_lock_statement(mode: RowLockMode) -> Sql {
+    let strength = match mode {
+        RowLockMode::NoKeyUpdate => LockStrength::ForNoKeyUpdate,
+        RowLockMode::Update | RowLockMode::KeyShare => LockStrength::ForUpdate,
+    };
+    Sql::LockJobRow { strength, wait: DbWait::Block }
 }
 
 /// A statement's time while the database is slowed. Kept out of line: the
@@ -317,14 +407,15 @@ impl Sim {
                 let rows = u32::from(self.db.reports.get(&report).is_some_and(|row| row.period >= period));
                 self.finish_statement(caller, session, sql, SqlOutcome::Rows(rows), 0);
             }
-            Sql::LockJobRow { wait } => {
+            Sql::LockJobRow { strength, wait } => {
                 // A `FOR UPDATE` asks about the key share and ends the steady state.
                 self.background_catch_up();
                 if let Some(state) = self.db.sessions.get_mut(&session) {
                     state.in_transaction = true;
                 }
-                if self.db.queue.is_empty() && self.db.compatible(RowLockMode::Update, session, self.now_ms) {
-                    self.grant_row(session, RowLockMode::Update, Some(caller));
+                let mode = RowLockMode::of(strength);
+                if self.db.queue.is_empty() && self.db.compatible(mode, session, self.now_ms) {
+                    self.grant_row(session, mode, Some(caller));
                     self.finish_statement(caller, session, sql, SqlOutcome::Rows(1), 0);
                     return;
                 }
@@ -340,14 +431,14 @@ impl Sim {
                         });
                         self.db.queue.push_back(RowWaiter {
                             session,
-                            mode: RowLockMode::Update,
+                            mode,
                             since_ms: self.now_ms,
                             caller: Some(caller),
                             background: None,
                             lock_timer,
                         });
                         let client = state.client;
-                        let (mode, change) = (RowLockMode::Update, RowLockChange::Waiting);
+                        let change = RowLockChange::Waiting;
                         self.record(EventKind::RowLock { session, client, mode, change });
                     }
                 }
@@ -430,7 +521,7 @@ impl Sim {
             return;
         };
         let client = state.client;
-        if mode == RowLockMode::Update {
+        if mode.is_job_lock() {
             state.lock_run = caller.map(|caller| caller.run);
             self.record(EventKind::RowLock { session, client, mode, change: RowLockChange::Granted });
             if let Some(caller) = caller {
@@ -476,7 +567,12 @@ impl Sim {
 
     fn release_row(&mut self, session: SessionId) {
         let before = self.db.holders.len();
-        let held_update = self.db.holders.contains(&(session, RowLockMode::Update));
+        let held_job_lock = self
+            .db
+            .holders
+            .iter()
+            .find(|(holder, mode)| *holder == session && mode.is_job_lock())
+            .map(|(_, mode)| *mode);
         self.db.holders.retain(|(holder, _)| *holder != session);
         if self.db.holders.len() != before {
             let (client, lock_run) = self
@@ -484,13 +580,8 @@ impl Sim {
                 .sessions
                 .get_mut(&session)
                 .map_or((DbClient::Background, None), |state| (state.client, state.lock_run.take()));
-            if held_update {
-                self.record(EventKind::RowLock {
-                    session,
-                    client,
-                    mode: RowLockMode::Update,
-                    change: RowLockChange::Released,
-                });
+            if let Some(mode) = held_job_lock {
+                self.record(EventKind::RowLock { session, client, mode, change: RowLockChange::Released });
             }
             if let Some(run) = lock_run {
                 let record = &mut self.runs[run_index(run)];
@@ -524,7 +615,7 @@ impl Sim {
             }
             self.grant_row(waiter.session, waiter.mode, waiter.caller);
             if let Some(caller) = waiter.caller {
-                let sql = Sql::LockJobRow { wait: DbWait::Block };
+                let sql = job_lock_statement(waiter.mode);
                 self.finish_statement(caller, waiter.session, sql, SqlOutcome::Rows(1), waited);
             }
             if let Some(query) = waiter.background {
@@ -555,7 +646,7 @@ impl Sim {
         };
         if let Some(caller) = waiter.caller {
             let waited = self.now_ms - waiter.since_ms;
-            let sql = Sql::LockJobRow { wait: DbWait::Block };
+            let sql = job_lock_statement(waiter.mode);
             self.finish_statement(caller, session, sql, SqlOutcome::Error(SqlError::LockTimeout), waited);
         }
     }
@@ -599,6 +690,19 @@ impl Sim {
         self.rng_background.between(low, high).max(1)
     }
 
+    /// What the arriving query does, drawn after its gap (the fast path and
+    /// the slow one draw alike): a foreign-key insert or a read. A world of
+    /// one kind draws nothing.
+    fn background_kind(&mut self) -> BackgroundQuery {
+        let percent = self.db.foreign_key_percent;
+        let insert = match percent {
+            0 => false,
+            100.. => true,
+            _ => self.rng_background.below(100) < u64::from(percent),
+        };
+        if insert { BackgroundQuery::ForeignKeyInsert } else { BackgroundQuery::Read }
+    }
+
     fn schedule_recheck(&mut self, at_ms: u64) {
         if self.db.recheck_at_ms.is_none_or(|scheduled| scheduled > at_ms || scheduled < self.now_ms) {
             self.db.recheck_at_ms = Some(at_ms);
@@ -640,6 +744,7 @@ impl Sim {
             self.next_background = None;
             let gap = self.background_gap_ms();
             self.schedule_background(self.now_ms + gap);
+            let what = self.background_kind();
             // Sessions of fast-path queries that have ended go back to the other services' pool.
             while let Some((end, session)) = self.db.quick_queries.front().copied() {
                 if end > self.now_ms {
@@ -648,8 +753,8 @@ impl Sim {
                 self.db.quick_queries.pop_front();
                 self.background_session_free(session);
             }
-            if !(fast_path_open && self.background_quick()) {
-                self.background_wait();
+            if !(fast_path_open && self.background_quick(what)) {
+                self.background_wait(what);
                 return;
             }
             assert_eq!(self.queue.len(), queued, "a fast-path arrival queued an action");
@@ -700,10 +805,10 @@ impl Sim {
     /// fast-path query is in flight and it has ended by the next arrival. The
     /// general path would then hand its session back to the pool and take
     /// the same session again at once (the pool is a stack), so the only
-    /// changes an arrival makes are the in-flight query's end, the key share's
-    /// end and the next gap. Takes the arrivals due no later than `limit_ms`
-    /// without moving the clock (deferred ones are in the past); whether it
-    /// took any.
+    /// changes an arrival makes are the in-flight query's end, an insert's
+    /// key share's end and the next gap. Takes the arrivals due no later than
+    /// `limit_ms` without moving the clock (deferred ones are in the past);
+    /// whether it took any.
     fn background_steady(&mut self, limit_ms: u64) -> bool {
         // Between two of the world's own actions no session opens or closes,
         // so the one check holds for the whole stretch.
@@ -713,8 +818,11 @@ impl Sim {
         let start_query = self.db.next_query;
         while at_ms <= limit_ms && at_ms < self.horizon_ms && end_ms <= at_ms {
             let gap = self.background_gap_ms();
+            let what = self.background_kind();
             end_ms = at_ms + self.db.statement_ms_at(at_ms, BACKGROUND_QUERY_MS);
-            self.db.key_share_until_ms = self.db.key_share_until_ms.max(end_ms);
+            if what == BackgroundQuery::ForeignKeyInsert {
+                self.db.key_share_until_ms = self.db.key_share_until_ms.max(end_ms);
+            }
             self.db.next_query += 1;
             at_ms += gap;
         }
@@ -734,13 +842,13 @@ impl Sim {
         }
     }
 
-    /// The fast path: with no `FOR UPDATE` in play, the query's `FOR KEY
-    /// SHARE` is granted at once, so it only needs a connection; whether it
-    /// got one.
-    fn background_quick(&mut self) -> bool {
+    /// The fast path: with no `FOR UPDATE` in play, an insert's `FOR KEY
+    /// SHARE` is granted at once (a read takes none), so the query only needs
+    /// a connection; whether it got one.
+    fn background_quick(&mut self, what: BackgroundQuery) -> bool {
         let session = match self.db.background_free.pop() {
             Some(session) => session,
-            None if self.db.background_open < BACKGROUND_POOL_SIZE
+            None if self.db.background_open < self.db.background_pool_size
                 && self.db.connections() < usize::from(self.db.max_connections) =>
             {
                 self.db.background_open += 1;
@@ -749,7 +857,9 @@ impl Sim {
             None => return false,
         };
         let end = self.now_ms + self.statement_ms(BACKGROUND_QUERY_MS);
-        self.db.key_share_until_ms = self.db.key_share_until_ms.max(end);
+        if what == BackgroundQuery::ForeignKeyInsert {
+            self.db.key_share_until_ms = self.db.key_share_until_ms.max(end);
+        }
         self.db.quick_queries.push_back((end, session));
         self.db.next_query += 1;
         true
@@ -757,15 +867,25 @@ impl Sim {
 
     /// The slow path: the query is tracked until it runs, gives up or is
     /// refused; returns its number.
-    pub(crate) fn background_wait(&mut self) -> u32 {
+    pub(crate) fn background_wait(&mut self, what: BackgroundQuery) -> u32 {
         let query = self.db.next_query;
         self.db.next_query += 1;
         let state = BackgroundState::WaitingForConnection;
-        self.db.background.insert(query, BackgroundQuery { arrived_ms: self.now_ms, state, holds_logged: false });
-        self.schedule(self.now_ms + BACKGROUND_TIMEOUT_MS, Action::BackgroundGiveUp { query });
+        let waiting = Waiting {
+            what,
+            arrived_ms: self.now_ms,
+            connected_ms: None,
+            behind_lock: false,
+            state,
+            holds_logged: false,
+        };
+        self.db.background.insert(query, waiting);
+        if self.db.background_timeout_ms > 0 {
+            self.schedule(self.now_ms + self.db.background_timeout_ms, Action::BackgroundGiveUp { query });
+        }
         if let Some(session) = self.db.background_free.pop() {
             self.background_start(query, session);
-        } else if self.db.background_open < BACKGROUND_POOL_SIZE {
+        } else if self.db.background_open < self.db.background_pool_size {
             if self.db.connections() >= usize::from(self.db.max_connections) {
                 let client = DbClient::Background;
                 self.record(EventKind::Connection { session: SessionId(0), client, change: ConnectionChange::Refused });
@@ -776,6 +896,12 @@ impl Sim {
             let session = self.open_session(DbClient::Background);
             self.background_start(query, session);
         } else {
+            // Every connection is taken: if checks waiting for the row hold
+            // some of them, the row lock is what this query waits behind.
+            let behind_lock = self.db.check_waits_for_row();
+            if let Some(state) = self.db.background.get_mut(&query) {
+                state.behind_lock = behind_lock;
+            }
             self.db.background_queue.push_back(query);
         }
         query
@@ -787,20 +913,30 @@ impl Sim {
         self.db.background.get(&query).map(|state| matches!(state.state, BackgroundState::Running(_)))
     }
 
-    /// The query's foreign-key check takes `FOR KEY SHARE` on the jobs row.
-    /// A key share that conflicts with no holder is granted at once, ahead
-    /// of any `FOR UPDATE` waiting in the queue: PostgreSQL's heap code only
-    /// queues a row-lock request that has to sleep (`heap_lock_tuple`), so a
-    /// stream of key shares can keep a `FOR UPDATE` waiting. The conformance
-    /// suite checks this against a real server.
+    /// The query has its connection. A read runs; an insert's foreign-key
+    /// check takes `FOR KEY SHARE` on the jobs row. A key share that conflicts
+    /// with no holder is granted at once, ahead of any `FOR UPDATE` waiting in
+    /// the queue: PostgreSQL's heap code only queues a row-lock request that
+    /// has to sleep (`heap_lock_tuple`), so a stream of key shares can keep a
+    /// `FOR UPDATE` waiting. The conformance suite checks this against a real server.
     fn background_start(&mut self, query: u32, session: SessionId) {
-        if self.db.compatible(RowLockMode::KeyShare, session, self.now_ms) {
+        let now_ms = self.now_ms;
+        let Some(state) = self.db.background.get_mut(&query) else {
+            return;
+        };
+        state.connected_ms = Some(now_ms);
+        if state.what == BackgroundQuery::Read {
+            self.background_run(query, session);
+            return;
+        }
+        if self.db.compatible(RowLockMode::KeyShare, session, now_ms) {
             self.db.holders.push((session, RowLockMode::KeyShare));
             self.background_run(query, session);
             return;
         }
         if let Some(state) = self.db.background.get_mut(&query) {
             state.state = BackgroundState::WaitingForLock(session);
+            state.behind_lock = true;
         }
         self.db.queue.push_back(RowWaiter {
             session,
@@ -827,10 +963,12 @@ impl Sim {
             return;
         };
         if let BackgroundState::Running(session) = state.state {
-            self.db.holders.retain(|(holder, _)| *holder != session);
-            if state.holds_logged {
-                let (client, mode, change) = (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Released);
-                self.record(EventKind::RowLock { session, client, mode, change });
+            if state.what == BackgroundQuery::ForeignKeyInsert {
+                self.db.holders.retain(|(holder, _)| *holder != session);
+                if state.holds_logged {
+                    let (client, mode, change) = (DbClient::Background, RowLockMode::KeyShare, RowLockChange::Released);
+                    self.record(EventKind::RowLock { session, client, mode, change });
+                }
             }
             self.background_end(query, BackgroundOutcome::Ok);
             self.background_session_free(session);
@@ -865,7 +1003,23 @@ impl Sim {
             return;
         };
         let latency_ms = self.now_ms - state.arrived_ms;
-        self.record(EventKind::Background { query, latency_ms, outcome });
+        let connection_wait_ms = state.connected_ms.unwrap_or(self.now_ms) - state.arrived_ms;
+        let (what, behind_lock) = (state.what, state.behind_lock);
+        self.record(EventKind::Background { query, what, latency_ms, connection_wait_ms, behind_lock, outcome });
+    }
+
+    /// At the run's end: every query still waiting is logged as such.
+    pub(crate) fn background_still_waiting(&mut self) {
+        let waiting: Vec<u32> = self
+            .db
+            .background
+            .iter()
+            .filter(|(_, state)| !matches!(state.state, BackgroundState::Running(_)))
+            .map(|(query, _)| query)
+            .collect();
+        for query in waiting {
+            self.background_end(query, BackgroundOutcome::StillWaiting);
+        }
     }
 
     fn background_session_free(&mut self, session: SessionId) {

@@ -425,7 +425,7 @@ impl Sim {
         let clocks = [ClockState { clock, monotonic: clock, epoch: 0, monotonic_epoch: 0 }; PARTY_SLOTS];
 
         let instances = instance_rngs.into_iter().map(|rng| Instance::new(rng, world.db_pool_size)).collect();
-        let mut db = db::Database::new(world.db_max_connections, world.background_queries_per_s);
+        let mut db = db::Database::new(&world);
         db.configure(&settings);
         // Queue keys pack the time into the bits above the sequence number.
         let horizon_ms = scenario.horizon_ms();
@@ -530,6 +530,10 @@ impl Sim {
             }
         }
         self.now_ms = self.now_ms.max(self.window_end_ms).min(self.horizon_ms);
+        // Other services' queries still waiting are part of what the run did:
+        // the log says so, or a wait longer than the run would leave no trace.
+        self.background_still_waiting();
+        self.log.truncate(cap);
         true
     }
 
@@ -918,20 +922,12 @@ impl Sim {
     }
 
     fn storage_put(&mut self, report: ReportOf, token: Option<Token>) -> PutOutcome {
-        if !self.world.storage_checks_tokens {
-            return PutOutcome::Accepted;
+        let highest = self.storage.highest_token.get(&report).copied();
+        let (outcome, highest) = PutOutcome::fence(self.world.storage_checks_tokens, token, highest);
+        if let Some(highest) = highest {
+            self.storage.highest_token.insert(report, highest);
         }
-        let Some(token) = token else {
-            return PutOutcome::Accepted;
-        };
-        match self.storage.highest_token.get(&report) {
-            // Lower is refused; an equal token passes (it could be the same holder).
-            Some(highest) if token < *highest => PutOutcome::Rejected(*highest),
-            _ => {
-                self.storage.highest_token.insert(report, token);
-                PutOutcome::Accepted
-            }
-        }
+        outcome
     }
 
     // ----- faults -----

@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 /// One run per client instance (`0..clients`), so a request has a sender
 /// the servers' bookkeeping (who holds the lock) can name.
 fn client_runs(sim: &mut Sim, clients: u8) -> Vec<RunId> {
-    (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, None, false)).collect()
+    (0..clients).map(|index| sim.new_run(InstanceId(index), Period(0), Stage::Trying, false)).collect()
 }
 
 /// Client `client`'s run.
@@ -393,12 +393,22 @@ impl DbProbe {
         }
     }
 
+    /// One of other services' plain reads arrives: it takes no row lock, so it
+    /// runs as soon as it has a connection. Returns its number; it is
+    /// answered (`DbAnswer::KeyShare`, its query running) when it runs.
+    pub fn other_service_reads(&mut self) -> u32 {
+        let query = self.sim.background_wait(crate::event::BackgroundQuery::Read);
+        self.unseen.push(query);
+        self.look_at_queries();
+        query
+    }
+
     /// One of other services' queries arrives: its foreign-key check asks
     /// for `FOR KEY SHARE`. A `held` one keeps it until
     /// [`DbProbe::other_service_ends`] (its transaction stays open); any
     /// other ends its query's time after it gets it. Returns its number.
     pub fn other_service_arrives(&mut self, held: bool) -> u32 {
-        let query = self.sim.background_wait();
+        let query = self.sim.background_wait(crate::event::BackgroundQuery::ForeignKeyInsert);
         if held {
             self.held.push(query);
         }
@@ -661,13 +671,13 @@ mod tests {
 
     #[test]
     fn a_key_share_passes_a_for_update_that_only_waits() {
-        use crate::scenario::DbWait;
+        use crate::scenario::{DbWait, LockStrength};
         let mut probe = DbProbe::new(2, 20, DbLockSettings::default());
         probe.send(1, Sql::Connect);
         probe.at(50);
         probe.take_answers();
         let held = probe.other_service_arrives(true);
-        probe.send(1, Sql::LockJobRow { wait: DbWait::Block });
+        probe.send(1, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Block });
         probe.at(100);
         assert_eq!(sql_answers(&mut probe, 1), [], "FOR UPDATE waits for the held key share");
         let passing = probe.other_service_arrives(false);
@@ -682,7 +692,7 @@ mod tests {
     #[test]
     fn a_killed_holder_hands_the_row_on_and_a_waiter_times_out() {
         use crate::event::SqlError;
-        use crate::scenario::DbWait;
+        use crate::scenario::{DbWait, LockStrength};
         let settings = DbLockSettings { lock_timeout_ms: 300, ..DbLockSettings::default() };
         let mut probe = DbProbe::new(3, 20, settings);
         for client in 0..3 {
@@ -691,7 +701,7 @@ mod tests {
         probe.at(50);
         probe.take_answers();
         for client in 0..3 {
-            probe.send(client, Sql::LockJobRow { wait: DbWait::Block });
+            probe.send(client, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Block });
         }
         probe.at(100);
         assert_eq!(sql_answers(&mut probe, 0), [SqlOutcome::Rows(1)]);
@@ -711,7 +721,7 @@ mod tests {
     fn a_second_insert_waits_for_an_uncommitted_row() {
         use crate::event::RowWrite;
         use crate::ids::ReportOf;
-        use crate::scenario::DbWait;
+        use crate::scenario::{DbWait, LockStrength};
         for (end, second_gets) in [(Sql::Commit, SqlOutcome::Rows(0)), (Sql::Rollback, SqlOutcome::Rows(1))] {
             let mut probe = DbProbe::new(3, 20, DbLockSettings::default());
             let write = |client: u8| Sql::WriteReport {
@@ -725,7 +735,7 @@ mod tests {
                 probe.send(client, Sql::Connect);
             }
             probe.at(50);
-            probe.send(1, Sql::LockJobRow { wait: DbWait::Block });
+            probe.send(1, Sql::LockJobRow { strength: LockStrength::ForUpdate, wait: DbWait::Block });
             probe.at(100);
             probe.send(1, write(1));
             probe.at(150);

@@ -16,8 +16,9 @@
 //!
 //! With `world.redeliver_after_crash`, a job whose process died is handed
 //! again to that instance when it restarts (an at-least-once job runner), and
-//! runs under the grant it was first handed out with: no new lock, the old
-//! token if there was one.
+//! runs under the grant it was first handed out with: no new lock. It carries
+//! no token: the token lived in the memory of the process that died, and a
+//! restarted process remembers nothing.
 
 use super::table::HotTable;
 use super::{Action, Cx, Reply, Request, Sim, TimerId, TimerPurpose, run_index};
@@ -208,7 +209,7 @@ pub(crate) struct RunRecord {
     pub(crate) started: bool,
     pub(crate) ended: bool,
     /// Handed the job a dead run had (`world.redeliver_after_crash`): it
-    /// writes with `token`, the grant's, and never took the lock itself.
+    /// writes with no token, and never took the lock itself.
     pub(crate) redelivered: bool,
     /// Chunk uploads sent and not yet answered.
     chunks_in_flight: u8,
@@ -303,33 +304,26 @@ impl Sim {
     }
 
     fn start_run(&mut self, instance: InstanceId, period: Period, strategy: &mut SimStrategy) {
-        let run = self.new_run(instance, period, Stage::Trying, None, false);
+        let run = self.new_run(instance, period, Stage::Trying, false);
         self.log_run(run, RunPhase::Trying);
         strategy.acquire(&mut self.cx(run));
     }
 
     /// The job runner hands `instance`'s fresh process the job that `dead`
     /// died in. The worker takes no lock: it runs under the grant the job was
-    /// handed out with, believing itself entitled, and writes with its token.
+    /// handed out with, believing itself entitled. It has no token: the dead
+    /// process's memory is gone, and the runner hands out jobs, not tokens.
     fn redeliver(&mut self, instance: InstanceId, dead: RunId, strategy: &mut SimStrategy) {
-        let dead_record = self.run_record(dead);
-        let (period, token) = (dead_record.period, dead_record.token);
-        let run = self.new_run(instance, period, Stage::Checking, token, true);
+        let period = self.run_record(dead).period;
+        let run = self.new_run(instance, period, Stage::Checking, true);
         self.log_run(run, RunPhase::Redelivered(dead));
-        self.record(EventKind::Belief { instance, run, holds: true, token });
+        self.record(EventKind::Belief { instance, run, holds: true, token: None });
         self.check_report(run, true, strategy);
     }
 
     /// A new run of `instance` for `period`: a run that tries for the lock, or
-    /// (`redelivered`) one handed a job under an earlier grant, holding its `token`.
-    pub(crate) fn new_run(
-        &mut self,
-        instance: InstanceId,
-        period: Period,
-        stage: Stage,
-        token: Option<Token>,
-        redelivered: bool,
-    ) -> RunId {
+    /// (`redelivered`) one handed a job under an earlier grant, with no token.
+    pub(crate) fn new_run(&mut self, instance: InstanceId, period: Period, stage: Stage, redelivered: bool) -> RunId {
         let run = RunId(u32::try_from(self.runs.len()).unwrap_or(u32::MAX));
         let state = &mut self.instances[instance.index()];
         let owner = Owner { instance, nonce: state.rng.nonce() };
@@ -341,7 +335,7 @@ impl Sim {
             owner,
             generation,
             stage,
-            token,
+            token: None,
             granted: false,
             believes: redelivered,
             started: false,
@@ -354,11 +348,11 @@ impl Sim {
         run
     }
 
-    /// The token a run's writes carry: the strategy's, or for a redelivered
-    /// job the one it was first handed out with.
+    /// The token a run's writes carry: the strategy's; a redelivered job,
+    /// which never asked the strategy for the lock, has none.
     fn write_token(&self, run: RunId, strategy: &SimStrategy) -> Option<Token> {
         let record = self.run_record(run);
-        if record.redelivered { record.token } else { strategy.token(run) }
+        if record.redelivered { None } else { strategy.token(run) }
     }
 
     /// The report row a period's run writes: the day's (or period's) report,

@@ -76,7 +76,7 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
     }
 
     fn on_reply(&mut self, cx: &mut C, tag: u32, reply: Reply) {
-        let wait = self.settings.wait;
+        let (strength, wait) = (self.settings.lock_strength, self.settings.wait);
         let Some(transaction) = self.runs.get_mut(&cx.run()) else {
             // The run is over; a connection that arrives now goes straight back.
             if let Reply::Checkout(Ok(session)) = reply {
@@ -90,7 +90,12 @@ impl<C: Context + ?Sized> Strategy<C> for DbLock {
                 transaction.phase = Phase::Locking;
                 // Blocking waits as long as the lock is held: only lock_timeout ends it.
                 let timeout = if wait == crate::scenario::DbWait::Block { None } else { Some(SQL_TIMEOUT_MS) };
-                cx.send(Party::Db, Request::Sql { session, sql: Sql::LockJobRow { wait } }, TAG_LOCK, timeout);
+                cx.send(
+                    Party::Db,
+                    Request::Sql { session, sql: Sql::LockJobRow { strength, wait } },
+                    TAG_LOCK,
+                    timeout,
+                );
             }
             (TAG_CHECKOUT, _) => {
                 transaction.phase = Phase::Done;

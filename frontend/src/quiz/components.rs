@@ -118,6 +118,7 @@ pub fn quiz_app(props: &QuizAppProps) -> Html {
                 answer={Rc::new(card.quiz.answer.clone())} asks={card.quiz.asks.describe()}
                 pick={state.pick.clone()} answered={state.answered.clone()}
                 explanation={AttrValue::from(card.quiz.explanation.clone())}
+                fix={card.quiz.fix.as_ref().map(|fix| AttrValue::from(fix.text.clone()))}
                 references={Rc::new(card.quiz.references.iter().map(|reference| (reference.title.clone(), reference.url.clone())).collect::<Vec<_>>())}
                 cursor_ms={state.cursor_ms} playing={state.playing} speed_ratio={state.speed_ratio}
                 narrow={state.narrow} dispatch={dispatch.clone()} {on_seek} {on_check} />
@@ -219,6 +220,8 @@ pub struct CardViewProps {
     pub pick: Option<String>,
     pub answered: Option<Answered>,
     pub explanation: AttrValue,
+    /// The fix the card names, to play in the lab, in words.
+    pub fix: Option<AttrValue>,
     /// (title, address) of each reference.
     pub references: Rc<Vec<(String, String)>>,
     pub cursor_ms: u64,
@@ -311,6 +314,14 @@ pub fn card_view(props: &CardViewProps) -> Html {
                 <section class="explanation" aria-labelledby="explanation-title">
                     <h3 id="explanation-title">{"Why"}</h3>
                     <p>{ props.explanation.clone() }</p>
+                    if let Some(fix) = &props.fix {
+                        <p class="fix">
+                            <a class="button" id="play-fix" href={answered.fix_href.clone().map_or(AttrValue::from("index.html"), AttrValue::from)}>
+                                {"Play the fix in the lab ↗"}
+                            </a>
+                            { format!(" {fix}.") }
+                        </p>
+                    }
                     if !props.references.is_empty() {
                         <h3>{"Read more"}</h3>
                         <ul class="references">

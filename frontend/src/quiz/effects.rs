@@ -130,6 +130,8 @@ pub fn use_lab_hrefs(state: &UseReducerHandle<QuizState>) {
     let key = state.answered.as_ref().map(|answered| (answered.pick.run.clone(), answered.other.run.clone()));
     let card = state.current;
     let pick = state.answered.as_ref().map(|answered: &Answered| answered.pick.choice.id.clone());
+    // The card's fix, played on its own world, opens in the lab too.
+    let fix = state.card().and_then(|shown| shown.quiz.fix_scenario(&shown.scenario));
     use_effect_with(key, move |key| {
         if let (Some((pick_run, other_run)), Some(pick)) = (key.clone(), pick) {
             wasm_bindgen_futures::spawn_local(async move {
@@ -142,12 +144,19 @@ pub fn use_lab_hrefs(state: &UseReducerHandle<QuizState>) {
                 };
                 let pick_href = lab_href(&link(&pick_run)).await;
                 let other_href = lab_href(&link(&other_run)).await;
+                let fix_href = match fix {
+                    Some((scenario, strategy)) => {
+                        let state = LinkState { scenario, strategy, cursor_ms: 0, view: View::Single, builtin: None };
+                        lab_href(&state).await
+                    }
+                    None => None,
+                };
                 // Without the browser's compression the links fall back to the lab itself.
                 let hrefs = (
                     pick_href.unwrap_or_else(|| LAB_PAGE.to_owned()),
                     other_href.unwrap_or_else(|| LAB_PAGE.to_owned()),
                 );
-                dispatcher.dispatch(QuizAction::LabHrefs { card, pick, hrefs });
+                dispatcher.dispatch(QuizAction::LabHrefs { card, pick, hrefs, fix: fix_href });
             });
         }
     });

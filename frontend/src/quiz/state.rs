@@ -100,6 +100,8 @@ pub struct Answered {
     /// "Open in the lab" addresses of the two columns (`index.html#v=1.…`),
     /// made asynchronously by the browser after the check.
     pub lab_hrefs: Option<(String, String)>,
+    /// The lab address of the fix the card names, when it names one.
+    pub fix_href: Option<String>,
 }
 
 impl Answered {
@@ -122,6 +124,7 @@ fn outcome(report: &StrategyReport) -> [u8; 11] {
         Liveness::Ok => 0,
         Liveness::Late => 1,
         Liveness::Missed => 2,
+        Liveness::Behind => 3,
     };
     [
         safety,
@@ -189,6 +192,7 @@ pub fn answer(card: &Card, pick: &str) -> Option<Answered> {
         other: column(other_choice),
         pairing,
         lab_hrefs: None,
+        fix_href: None,
     })
 }
 
@@ -216,6 +220,7 @@ pub enum QuizAction {
         card: usize,
         pick: String,
         hrefs: (String, String),
+        fix: Option<String>,
     },
 }
 
@@ -383,12 +388,13 @@ impl Reducible for QuizState {
             },
             QuizAction::Dismiss => QuizState { notice: None, ..state },
             QuizAction::Notify(message) => QuizState { notice: Some(message), ..state },
-            QuizAction::LabHrefs { card, pick, hrefs } => {
+            QuizAction::LabHrefs { card, pick, hrefs, fix } => {
                 let mut state = state;
                 // Only if the answer it was made for is still the one shown.
                 match &mut state.answered {
                     Some(answered) if card == state.current && answered.pick.choice.id == pick => {
                         answered.lab_hrefs = Some(hrefs);
+                        answered.fix_href = fix;
                     }
                     _ => return self,
                 }

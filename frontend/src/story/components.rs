@@ -229,6 +229,7 @@ pub fn run_counts(props: &RunCountsProps) -> Html {
         locklab_engine::scenario::Liveness::Ok => "every report on time",
         locklab_engine::scenario::Liveness::Late => "a report late",
         locklab_engine::scenario::Liveness::Missed => "a report missed",
+        locklab_engine::scenario::Liveness::Behind => "falling behind",
     };
     let efficiency = match report.efficiency {
         locklab_engine::scenario::Efficiency::Ok => "no work wasted",
@@ -239,7 +240,7 @@ pub fn run_counts(props: &RunCountsProps) -> Html {
         (metrics.stale_writes_rejected, "stale write refused", "stale writes refused"),
         (metrics.wasted_runs, "run no fault forced", "runs no fault forced"),
         (metrics.duplicate_side_effects, "duplicate upload or post", "duplicate uploads and posts"),
-        (metrics.queries_failed_behind_lock, "query failed behind the row lock", "queries failed behind the row lock"),
+        (metrics.queries_held_behind_lock, "query held up by the row lock", "queries held up by the row lock"),
     ];
     html! {
         <p class="run-counts" data-safety={report.safety.name()} data-liveness={report.liveness.name()}

@@ -37,8 +37,8 @@ pub struct VerdictProps {
 pub const EFFICIENCY_TITLE: &str = "Kleppmann separates locks for efficiency from locks for correctness: \
 when a lock for efficiency fails, work is done twice; when a lock for correctness fails, data is wrong. \
 Wasteful: a run did work another run was already doing with no fault to force it (no lock, or a lock \
-that let it in on its own), or other services' queries failed behind the job's row lock. The post \
-rejects option D for this: triple the S3 writes, triple the Slack pings.";
+that let it in on its own), or other services' queries waited behind the job's row lock. The post \
+rejects option D for this: triple the S3 writes, triple the Slack pings; and option C: connection pool starved.";
 
 /// A verdict badge's class, word for `data-*`, and text: the text carries the
 /// meaning, the class only colours it.
@@ -59,6 +59,7 @@ pub fn liveness_badge_parts(liveness: Liveness) -> BadgeParts {
         Liveness::Ok => ("good", "data-liveness", "ok", "✓ on time"),
         Liveness::Late => ("cost", "data-liveness", "late", "◷ late"),
         Liveness::Missed => ("cost", "data-liveness", "missed", "◷ missed a period"),
+        Liveness::Behind => ("cost", "data-liveness", "behind", "◷ falls behind"),
     }
 }
 
@@ -116,10 +117,20 @@ pub fn verdict_badges_markup(report: &StrategyReport) -> String {
 
 /// The three axes in a sentence each, and the store the run was judged
 /// against: what every verdict shows under its badges.
-fn axes_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario) {
+fn axes_markup(out: &mut Svg, report: &StrategyReport, scenario: &Scenario, with_weighing: bool) {
+    // How the post weighs A's lateness against D's waste goes under the axis
+    // it weighs (liveness for A, efficiency for D), where a reader looks.
+    let weighing = report
+        .weighing()
+        .filter(|_| with_weighing)
+        .map(|line| format!(" <span class=\"weighing\">{}</span>", Esc(&line)));
+    let (on_liveness, on_efficiency) = match report.liveness {
+        Liveness::Late => (weighing.unwrap_or_default(), String::new()),
+        Liveness::Ok | Liveness::Missed | Liveness::Behind => (String::new(), weighing.unwrap_or_default()),
+    };
     out.raw(format_args!(
-        "<dl class=\"axis-lines\"><dt>Safety</dt><dd data-axis=\"safety\">{}</dd><dt>Liveness</dt><dd data-axis=\"liveness\">{}</dd>\
-         <dt title=\"{}\">Efficiency</dt><dd data-axis=\"efficiency\">{}</dd></dl>\
+        "<dl class=\"axis-lines\"><dt>Safety</dt><dd data-axis=\"safety\">{}</dd><dt>Liveness</dt><dd data-axis=\"liveness\">{}{on_liveness}</dd>\
+         <dt title=\"{}\">Efficiency</dt><dd data-axis=\"efficiency\">{}{on_efficiency}</dd></dl>\
          <p class=\"store\" data-storage-checks-tokens=\"{}\">Store in play: {}</p>",
         Esc(&report.safety_summary()),
         Esc(&report.liveness_summary()),
@@ -152,13 +163,17 @@ fn verdict_markup(run: &RunRef, folded: bool) -> String {
         Esc(&strategy_label_in(&run.scenario, run.strategy)),
         verdict_badges_markup(report)
     ));
-    axes_markup(&mut out, report, &run.scenario);
+    // Folded (an embed in a blog's column), the weighing waits in the fold with the figures.
+    axes_markup(&mut out, report, &run.scenario, !folded);
     if folded {
         out.raw(format_args!(
             "<details class=\"verdict-more\"><summary>The figures and the {} finding{}</summary>",
             report.findings.len(),
             if report.findings.len() == 1 { "" } else { "s" }
         ));
+        if let Some(weighing) = report.weighing() {
+            out.raw(format_args!("<p class=\"weighing\">{}</p>", Esc(&weighing)));
+        }
     }
     // Whether the run did what its scenario promised: with the figures, inside the fold when folded.
     if let Some(expectation) = run.scenario.expect.get(&run.strategy) {

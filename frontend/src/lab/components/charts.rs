@@ -1,6 +1,6 @@
-//! Small charts of what a strategy costs over time: DB connections and
-//! background-query latency (option C's bill), storage PUTs and Slack posts
-//! (option D's).
+//! Small charts of what a strategy costs over time: DB connections, other
+//! services' queries waiting and their latency (option C's bill), storage
+//! PUTs and Slack posts (option D's).
 
 use crate::ui::format;
 use crate::ui::run::RunRef;
@@ -89,6 +89,10 @@ fn charts(run: &RunRef) -> Vec<Chart> {
     let connections: Vec<f64> = series.db_connections.iter().map(|value| f64::from(*value)).collect();
     let connection_top = connections.iter().copied().fold(max_connections, f64::max);
     let latency: Vec<f64> = series.background_latency_ms.iter().map(|value| *value as f64).collect();
+    let bucket_ms = series.bucket_ms.max(1) as f64;
+    let waiting: Vec<f64> = series.background_waiting_ms.iter().map(|value| *value as f64 / bucket_ms).collect();
+    let pool = f64::from(run.scenario.world.background_pool_size);
+    let waiting_top = waiting.iter().copied().fold(pool, f64::max);
     let latency_top = latency.iter().copied().fold(1.0, f64::max);
     let puts: Vec<f64> = series.puts_total.iter().map(|value| f64::from(*value)).collect();
     let posts: Vec<f64> = series.posts_total.iter().map(|value| f64::from(*value)).collect();
@@ -117,9 +121,20 @@ fn charts(run: &RunRef) -> Vec<Chart> {
             marks: Vec::new(),
         },
         Chart {
+            id: "chart-waiting",
+            title: "Other services' queries waiting (average)",
+            caption: "Option C's bill to everyone else: their inserts' foreign-key checks wait for FOR UPDATE, holding their connections; above their pool's size, every query queues for a connection (the post's \"connection pool starved\").",
+            limit: Some((HEIGHT - pool * (HEIGHT - TOP) / waiting_top, format!("their pool {pool}"))),
+            path: step_path(&waiting, waiting_top),
+            peak: format!("peak {}", count_text(peak(&waiting))),
+            values: waiting,
+            unit: count_text,
+            marks: Vec::new(),
+        },
+        Chart {
             id: "chart-latency",
             title: "Background query latency (slowest)",
-            caption: "Other services' INSERTs into job_events take FOR KEY SHARE on the jobs row; FOR UPDATE makes them wait. The log records a query only when it had to wait.",
+            caption: "Other services' inserts into job_events take FOR KEY SHARE on the jobs row, which FOR UPDATE (not FOR NO KEY UPDATE) makes wait; their reads take no row lock. The log records a query only when it had to wait.",
             limit: None,
             path: step_path(&latency, latency_top),
             peak: format!("peak {} · {failed_total} failed", latency_text(peak(&latency))),

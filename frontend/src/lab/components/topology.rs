@@ -6,7 +6,7 @@
 use crate::ui::format;
 use crate::ui::run::RunRef;
 use crate::ui::svg::{Esc, Num, Svg};
-use locklab_engine::event::{BackgroundOutcome, DbClient, LockValue, RowLockMode, RunPhase};
+use locklab_engine::event::{DbClient, LockValue, RunPhase};
 use locklab_engine::ids::{Party, ReportOf, Token};
 use locklab_engine::scenario::{Output, World};
 use locklab_engine::view::{Flight, InstanceView, ProcessView, RedisNodeView, WorldAt};
@@ -278,7 +278,7 @@ fn consensus_card(world: &WorldAt) -> Card {
 fn db_card(world: &WorldAt, settings: &World) -> Card {
     let (db, at_ms) = (&world.db, world.at_ms);
     let mut lines = Vec::new();
-    let holder = db.row_lock_holders.iter().find(|held| held.mode == RowLockMode::Update);
+    let holder = db.row_lock_holders.iter().find(|held| held.mode.is_job_lock());
     lines.push((
         match holder {
             Some(held) => format!(
@@ -320,7 +320,7 @@ fn db_card(world: &WorldAt, settings: &World) -> Card {
         lines.push((row, "key"));
     }
     if let Some((latency, outcome)) = db.last_background {
-        let mark = if outcome == BackgroundOutcome::Ok { "" } else { " ✕ failed" };
+        let mark = if outcome.failed() { " ✕ failed" } else { "" };
         lines.push((
             format!("other services' query: {}{mark}", format::duration(latency)),
             if mark.is_empty() { "note" } else { "wrong" },
