@@ -3,16 +3,34 @@
 # scripts/setup.sh): formatting, lints, the engine's and the CLI's tests, the
 # clients crate on servers with passwords and TLS (clients/tests/), the
 # engine's Redis, PostgreSQL and etcd models against real servers (conformance/), live
-# mode playing the built-ins on real servers (cli/tests/live.rs), the engine compiled to wasm reproducing the native event logs byte for byte, and
-# the browser lab's component and end-to-end tests in headless Chromium.
+# mode playing the built-ins on real servers (cli/tests/live.rs), the engine
+# compiled to wasm reproducing the native event logs byte for byte, and the
+# browser lab's component and end-to-end tests in headless Chromium. It
+# prints how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step says how long the one before it took, and the last prints them
+# all: the figures docs/bench.md records.
+STEP_NAME="" STEP_START=$SECONDS TEST_START=$SECONDS TIMES=()
+step_done() {
+  if [ -n "$STEP_NAME" ]; then
+    local took=$((SECONDS - STEP_START))
+    printf '\033[2m-- %s: %d min %02d s\033[0m\n' "$STEP_NAME" $((took / 60)) $((took % 60))
+    TIMES+=("$(printf '%4d min %02d s  %s' $((took / 60)) $((took % 60)) "$STEP_NAME")")
+  fi
+}
+step() {
+  step_done
+  STEP_NAME="${1%% (*}" STEP_START=$SECONDS
+  STEP_NAME="${STEP_NAME%%:*}"
+  printf '\n\033[1m== %s\033[0m\n' "$*"
+}
+
+step "setup (scripts/setup.sh)"
 bash scripts/setup.sh
 export PATH="$PWD/.tools/bin:$PWD/node_modules/.bin:$PATH"
 export CARGO_PROFILE_DEV_DEBUG=0 TRUNK_SKIP_VERSION_CHECK=true
-
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
@@ -25,7 +43,7 @@ step "engine, clients and CLI tests (native)"
 cargo test -p locklab-engine -p locklab-conformance -p locklab-live -p locklab-clients
 cargo test -p locklab --bins --test cli
 
-step "live mode: every built-in it plays, on real servers, gives its simulated verdict (cli/tests/live.rs)"
+step "live mode: every built-in and fixture it plays, side by side on real servers, gives its simulated verdict or is inconclusive and does slower (cli/tests/live.rs)"
 cargo test -p locklab --test live
 
 step "conformance: the engine's Redis, PostgreSQL and etcd models against real servers (writes docs/conformance.md)"
@@ -45,4 +63,7 @@ if [ -f scripts/test-web.sh ]; then
   bash scripts/test-web.sh
 fi
 
-step "all tests passed"
+step_done
+total=$((SECONDS - TEST_START))
+printf '\n\033[1m== all tests passed in %d min %02d s\033[0m\n' $((total / 60)) $((total % 60))
+printf '%s\n' "${TIMES[@]}"

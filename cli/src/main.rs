@@ -105,44 +105,67 @@ enum Command {
     /// Play a scenario for real on this machine: throwaway redis-server(s) and PostgreSQL on
     /// loopback ports (and etcd for consensus), or yours by URL; one process per instance running
     /// the strategy's own code; the faults as signals (oom_kill: SIGKILL; gc_pause:
-    /// SIGSTOP/SIGCONT), a proxy, a failover or a lost etcd leader. Prints the live timeline and
-    /// verdict.
+    /// SIGSTOP/SIGCONT), a proxy, a failover or a lost etcd leader. Shows where the run is while
+    /// it plays (on stderr), then prints the live timeline and verdict.
+    #[command(after_help = "Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.\n\
+        Exit codes: 0, the run played; 3, it played but is inconclusive: this machine stalled it longer \
+        than its time scale allows (the output says when, how long, and the --time-scale that would \
+        be faithful); 2, bad input, a run that could not be played, or Ctrl-C (what was recorded up \
+        to then is printed, and written to --log).\n\
+        docs/live.md says what runs, how time is scaled and what inconclusive means.")]
     Live {
-        /// A scenario file, or a built-in's name.
+        /// A scenario file, or a built-in's name (`locklab scenarios` lists them).
         #[arg(value_name = "FILE|NAME")]
         scenario: String,
-        /// The strategy to run.
+        /// The strategy to run: naive, fencing, redlock, db-lock, unique-insert or consensus.
         #[arg(long, value_name = "ID", value_parser = strategy_id)]
         strategy: StrategyId,
         /// Scenario milliseconds per real millisecond: 60 plays a 20-minute night in 20 s.
-        /// TTLs, timeouts and the cron are scaled; the loopback network is not.
-        /// [default: 60, or slower where live mode must be to stay faithful (docs/live.md)]
+        /// TTLs, timeouts and the cron are scaled; the loopback network is not. A scale faster
+        /// than the one live mode computes as faithful is refused, with the reason.
+        /// [default: 60, or the fastest faithful one where that is slower (docs/live.md)]
         #[arg(long, value_name = "N")]
         time_scale: Option<u32>,
         /// A Redis you run, instead of a throwaway one: redis://HOST[:PORT], once per node the
-        /// strategy locks. Live mode creates and deletes only its own two keys there.
+        /// strategy locks (naive and fencing: 1; redlock: 5, all different). Live mode creates and
+        /// deletes only its own two keys there, named for the run.
+        /// [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         redis: Vec<String>,
         /// A PostgreSQL you run: postgres://USER@HOST[:PORT]/DATABASE, where that user gets in
         /// without a password. Live mode works in a schema of its own and drops it at the end.
+        /// [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         postgres: Option<String>,
         /// An etcd you run, for consensus: http://HOST[:PORT]. Live mode creates and deletes only
-        /// its own lease key.
+        /// its own lease key, named for the run. [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         etcd: Option<String>,
         /// Also run the simulated twin and print both verdicts side by side.
         #[arg(long)]
         compare: bool,
-        /// Where to write the recorded run (locklab-log/1, marked live).
+        /// Where to write the recorded run (locklab-log/1, marked live); its folder must exist.
         #[arg(long, value_name = "OUT")]
         log: Option<String>,
     },
-    /// One instance of a live run; `locklab live` starts these itself.
+    /// Read a recorded run (a locklab-log/1 document: `live --log`, `render --log`, the lab's
+    /// Export), check it against the scenario it carries, and print its timeline and verdict.
+    Recorded {
+        /// The log document.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Also run the simulated twin and print both verdicts side by side.
+        #[arg(long)]
+        compare: bool,
+    },
+    /// One instance of a live run; `locklab live` starts these itself, its plan on standard input.
     #[command(hide = true)]
-    LiveInstance {
-        /// The instance's plan, as JSON.
-        plan: String,
+    LiveInstance,
+    /// The supervisor of live runs; `locklab live` starts it itself.
+    #[command(hide = true)]
+    LiveSupervisor {
+        /// The folder the runs' servers keep their directories in.
+        root: std::path::PathBuf,
     },
     /// Print a shell completion script for `locklab`.
     Completions {
@@ -180,10 +203,27 @@ fn main() -> ExitCode {
     // Usage errors (and --help, --version) are clap's: a message naming the
     // argument, then exit 2 (0 for help and version).
     let cli = Cli::parse();
-    if let Command::LiveInstance { plan } = &cli.command {
-        return locklab_live::instance::main(plan);
+    match cli.command {
+        Command::LiveInstance => locklab_live::instance::main(),
+        Command::LiveSupervisor { root } => locklab_live::supervisor::main(&root),
+        Command::Live { scenario, strategy, time_scale, compare, log, redis, postgres, etcd } => {
+            let servers = locklab_live::ServerUrls { redis, postgres, etcd };
+            live_command(&scenario, strategy, time_scale, servers, compare, log.as_deref())
+        }
+        command @ (Command::Run { .. }
+        | Command::Compare { .. }
+        | Command::Scenarios
+        | Command::Show { .. }
+        | Command::Render { .. }
+        | Command::Explore { .. }
+        | Command::Recorded { .. }
+        | Command::Completions { .. }) => finish(run(command)),
     }
-    match run(cli.command) {
+}
+
+/// Writes a command's output, or its error, and says how the process exits.
+fn finish(result: Result<String, String>) -> ExitCode {
+    match result {
         Ok(output) => {
             // A reader that stops early (`| head`) closes the pipe: that is not an error worth a panic.
             use std::io::Write as _;
@@ -262,11 +302,10 @@ fn run(command: Command) -> Result<String, String> {
             let scenario = Scenario::from_json(builtin.text).map_err(|error| format!("{name}: {error}"))?;
             Ok(format!("{}\n", scenario.to_json()))
         }
-        Command::Live { scenario: name, strategy, time_scale, compare, log, redis, postgres, etcd } => {
-            let servers = locklab_live::ServerUrls { redis, postgres, etcd };
-            live(&load(&name)?, strategy, time_scale, servers, compare, log.as_deref())
+        Command::Recorded { file, compare } => recorded(&file, compare),
+        Command::Live { .. } | Command::LiveInstance | Command::LiveSupervisor { .. } => {
+            Err("live, live-instance and live-supervisor are run by `main`".to_owned())
         }
-        Command::LiveInstance { .. } => Err("live-instance is started by `locklab live`".to_owned()),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "locklab", &mut script);
@@ -276,29 +315,69 @@ fn run(command: Command) -> Result<String, String> {
 }
 
 /// Reads a scenario file, or a built-in by name when no such file exists.
+/// A name that is neither is told as a name (a mistyped built-in, with the
+/// nearest one), unless it reads as a path (a folder or an extension in it).
 fn load(name: &str) -> Result<Scenario, String> {
     let path = std::path::Path::new(name);
-    if !path.exists()
-        && let Some(builtin) = builtin::find(name)
-    {
-        return Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}"));
+    if !path.exists() {
+        match builtin::find(name) {
+            Some(builtin) => {
+                return Scenario::from_json(builtin.text).map_err(|error| format!("built-in `{name}`: {error}"));
+            }
+            None if !name.contains(['/', '.']) => {
+                return Err(format!(
+                    "no scenario file and no built-in named `{name}`; `locklab scenarios` lists the built-ins{}",
+                    closest_builtin(name).map_or_else(String::new, |close| format!(" (did you mean `{close}`?)"))
+                ));
+            }
+            None => {}
+        }
     }
-    let text = read_capped(path).map_err(|error| format!("cannot read {name}: {error}"))?;
+    let text = read_capped(path, MAX_DOCUMENT_BYTES, "a scenario file")
+        .map_err(|error| format!("cannot read {name}: {error}"))?;
     Scenario::from_json(&text).map_err(|error| format!("{name}: {error}"))
 }
 
-/// Reads a file up to [`MAX_DOCUMENT_BYTES`], and refuses a larger one (or an
-/// endless one, like `/dev/zero`) without reading the rest.
-fn read_capped(path: &std::path::Path) -> Result<String, String> {
+/// The built-in whose name is nearest to `name`, if one is near: a typo's
+/// few letters, or a name that holds it.
+fn closest_builtin(name: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, left) in a.chars().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, right) in b.iter().enumerate() {
+                let next = (diagonal + usize::from(left != *right)).min(row[j] + 1).min(row[j + 1] + 1);
+                diagonal = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    builtin::ALL
+        .iter()
+        .map(|builtin| (distance(name, builtin.name), builtin.name))
+        .filter(|(far, known)| *far <= 3 || known.contains(name) && name.len() >= 4)
+        .min()
+        .map(|(_, known)| known)
+}
+
+/// Reads a file up to `most` bytes, and refuses a larger one (or an endless
+/// one, like `/dev/zero`) without reading the rest.
+fn read_capped(path: &std::path::Path, most: u64, what: &str) -> Result<String, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
     let mut bytes = Vec::new();
-    file.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_DOCUMENT_BYTES {
-        return Err(format!("it is larger than {MAX_DOCUMENT_BYTES} bytes, the most a scenario file may be"));
+    file.take(most + 1).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > most {
+        return Err(format!("it is larger than {most} bytes, the most {what} may be"));
     }
     String::from_utf8(bytes).map_err(|error| format!("it is not UTF-8 text ({error})"))
 }
+
+/// The largest log document `recorded` reads: the recorded-run page's limit.
+const MAX_LOG_DOCUMENT_BYTES: u64 = 32 * 1024 * 1024;
 
 fn chosen(scenario: &Scenario, strategy: Option<StrategyId>) -> Vec<StrategyId> {
     match strategy {
@@ -413,21 +492,134 @@ fn compare(scenario: &Scenario) -> Result<String, String> {
     Ok(text)
 }
 
-/// Plays the scenario live, and prints its timeline and verdict as `run` does,
-/// under a header that says what it ran on.
-fn live(
-    scenario: &Scenario,
+/// Where `--log` goes, checked before the run: a run is never played to be
+/// lost because its record cannot be written. A file made for it is removed
+/// if the run never comes to be recorded.
+struct LogOut<'a> {
+    path: &'a str,
+    made: bool,
+    written: bool,
+}
+
+impl<'a> LogOut<'a> {
+    fn check(path: &'a str) -> Result<LogOut<'a>, String> {
+        let made = !std::path::Path::new(path).exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|error| format!("--log {path}: cannot write there ({error}); nothing was played"))?;
+        Ok(LogOut { path, made, written: false })
+    }
+
+    fn write(&mut self, document: &str) -> Result<(), String> {
+        self.written = true;
+        std::fs::write(self.path, document).map_err(|error| format!("cannot write {}: {error}", self.path))
+    }
+}
+
+impl Drop for LogOut<'_> {
+    fn drop(&mut self) {
+        if self.made && !self.written {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
+}
+
+/// Shows where a live run is, on stderr: a line that updates in place on a
+/// terminal, a line every tenth of the window elsewhere; each fault as it strikes.
+fn show_progress(progress: &locklab_live::Progress) {
+    use std::io::{IsTerminal as _, Write as _};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST_TENTH: AtomicU64 = AtomicU64::new(u64::MAX);
+    let mut stderr = std::io::stderr().lock();
+    let terminal = stderr.is_terminal();
+    let at = locklab_engine::format::elapsed(progress.at_ms);
+    let window = locklab_engine::format::elapsed(progress.window_ms);
+    let place = if progress.at_ms <= progress.window_ms {
+        format!("t={at} of {window}")
+    } else {
+        format!("t={at}, draining after the window's {window}")
+    };
+    // A reader that went away (a closed pipe) does not stop the run: what is written is dropped.
+    if let Some(happened) = &progress.happened {
+        let clear = if terminal { "\r\x1b[2K" } else { "" };
+        let _ = writeln!(stderr, "{clear}live: t={at}  {happened}");
+    }
+    if terminal {
+        let _ = write!(stderr, "\r\x1b[2Klive: {place}");
+    } else {
+        let tenth = progress.at_ms.saturating_mul(10) / progress.window_ms.max(1);
+        if LAST_TENTH.swap(tenth, Ordering::SeqCst) != tenth {
+            let _ = writeln!(stderr, "live: {place}");
+        }
+    }
+}
+
+/// `locklab live`: plays the scenario, prints its timeline and verdict as
+/// `run` does under a header that says what it ran on, and exits 0, 3 when
+/// the run is inconclusive, 2 on an error or an interruption (after
+/// printing, and writing, what was recorded).
+fn live_command(
+    name: &str,
     strategy: StrategyId,
     time_scale: Option<u32>,
     servers: locklab_live::ServerUrls,
     compare: bool,
     out: Option<&str>,
-) -> Result<String, String> {
-    let time_scale =
-        time_scale.unwrap_or_else(|| locklab_live::coordinator::fastest_time_scale(scenario, strategy, 60));
+) -> ExitCode {
+    match live(name, strategy, time_scale, servers, compare, out) {
+        Ok((text, ending)) => {
+            let written = finish(Ok(text));
+            match ending {
+                Ending::Played => written,
+                Ending::Inconclusive => ExitCode::from(3),
+                Ending::Interrupted(message) => {
+                    eprintln!("locklab: {message}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Err(message) => finish(Err(message)),
+    }
+}
+
+/// How a live run that played ended.
+enum Ending {
+    Played,
+    Inconclusive,
+    Interrupted(String),
+}
+
+fn live(
+    name: &str,
+    strategy: StrategyId,
+    time_scale: Option<u32>,
+    servers: locklab_live::ServerUrls,
+    compare: bool,
+    out: Option<&str>,
+) -> Result<(String, Ending), String> {
+    let scenario = &load(name)?;
+    let mut log_out = out.map(LogOut::check).transpose()?;
+    let time_scale = time_scale.unwrap_or_else(|| {
+        locklab_live::coordinator::fastest_time_scale(scenario, strategy, locklab_live::coordinator::MOST_TIME_SCALE)
+    });
     let program = std::env::current_exe().map_err(|error| format!("cannot find the locklab program: {error}"))?;
-    let options = locklab_live::LiveOptions { scenario: scenario.clone(), strategy, time_scale, program, servers };
-    let live = locklab_live::run(options)?;
+    let options = locklab_live::LiveOptions {
+        scenario: scenario.clone(),
+        strategy,
+        time_scale,
+        program,
+        servers,
+        progress: Some(show_progress),
+    };
+    let live = locklab_live::run(options);
+    // The progress line is done with, whatever came of the run.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprint!("\r\x1b[2K");
+    }
+    let live = live?;
     let report = locklab_engine::report::analyze(scenario, strategy, &live.log);
     let mut text = format!(
         "== {strategy} — {} — live on {}, time scaled ×{time_scale} (the loopback network is not scaled)\n",
@@ -440,15 +632,68 @@ fn live(
         }
     }
     text.push_str(&verdict_text(&report, scenario));
+    if let Some(stall) = live.recording.stall_sentence() {
+        text.push_str(&format!(
+            "-- inconclusive: {stall}\n   the verdict above is what was recorded, not a finding about the lock\n"
+        ));
+    }
     if compare {
         let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
         let twin = locklab_engine::report::analyze(scenario, strategy, &simulated);
-        text.push_str(&live_comparison(scenario, strategy, &report, &twin));
+        text.push_str(&live_comparison(scenario, strategy, &report, &twin, Some(&live.recording)));
     }
-    if let Some(out) = out {
+    if let Some(out) = log_out.as_mut() {
         let document = locklab_engine::recorded_log_document(scenario, strategy, &live.log, Some(&live.recording));
-        std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
-        text.push_str(&format!("wrote {out}: {} events, recorded live\n", live.log.len()));
+        out.write(&document)?;
+        text.push_str(&format!("wrote {}: {} events, recorded live\n", out.path, live.log.len()));
+    }
+    let ending = match (live.recording.interrupted_at_ms, live.recording.inconclusive()) {
+        (Some(at_ms), _) => Ending::Interrupted(format!(
+            "interrupted at t={}: the run was stopped, and every server and instance it started with it; what was recorded up to then is above{}",
+            seconds(at_ms),
+            out.map_or_else(String::new, |out| format!(" and in {out}"))
+        )),
+        (None, true) => Ending::Inconclusive,
+        (None, false) => Ending::Played,
+    };
+    Ok((text, ending))
+}
+
+/// `locklab recorded FILE`: a log document read with its checks, its
+/// timeline and verdict printed as `run` prints them, and with `--compare`
+/// its simulated twin's beside it.
+fn recorded(file: &str, compare: bool) -> Result<String, String> {
+    let text = read_capped(std::path::Path::new(file), MAX_LOG_DOCUMENT_BYTES, "a log document")
+        .map_err(|error| format!("cannot read {file}: {error}"))?;
+    let recorded = locklab_engine::RecordedRun::from_json(&text).map_err(|error| format!("{file}: {error}"))?;
+    let (scenario, strategy) = (&recorded.scenario, recorded.strategy);
+    let report = locklab_engine::report::analyze(scenario, strategy, &recorded.events);
+    let origin = match &recorded.live {
+        Some(live) => format!(
+            "recorded live on {}, time scaled ×{}{}",
+            live.servers.join(" / "),
+            live.time_scale,
+            live.interrupted_at_ms.map_or_else(String::new, |at_ms| format!(
+                ", interrupted at t={} (what was recorded up to then)",
+                seconds(at_ms)
+            ))
+        ),
+        None => format!("simulated (seed {})", scenario.seed),
+    };
+    let mut text = format!("== {strategy} — {} — {origin}\n", scenario.settings_for(strategy).title());
+    for event in &recorded.events {
+        if shown_by_default(&event.kind) {
+            text.push_str(&format!("{:>10}  {event}\n", at_seconds(event.at_ms)));
+        }
+    }
+    text.push_str(&verdict_text(&report, scenario));
+    if let Some(stall) = recorded.live.as_ref().and_then(locklab_engine::LiveRecording::stall_sentence) {
+        text.push_str(&format!("-- inconclusive: {stall}\n"));
+    }
+    if compare {
+        let simulated = locklab_engine::simulate_whole(scenario, strategy)?;
+        let twin = locklab_engine::report::analyze(scenario, strategy, &simulated);
+        text.push_str(&live_comparison(scenario, strategy, &report, &twin, recorded.live.as_ref()));
     }
     Ok(text)
 }
@@ -459,6 +704,7 @@ fn live_comparison(
     strategy: StrategyId,
     live: &StrategyReport,
     simulated: &StrategyReport,
+    recording: Option<&locklab_engine::LiveRecording>,
 ) -> String {
     let kinds = |report: &StrategyReport| {
         let mut kinds: Vec<&str> = report.findings.iter().map(|finding| finding.kind).collect();
@@ -475,12 +721,15 @@ fn live_comparison(
             kinds(report)
         )
     };
-    let said = match locklab_live::agreement(scenario, strategy, live, simulated) {
+    let said = match locklab_live::recorded_agreement(scenario, strategy, live, simulated, recording) {
         locklab_live::Agreement::Same => "the same verdict".to_owned(),
         locklab_live::Agreement::SameUpToRace(race) => {
             format!("the same verdict, but for what a real machine does its own way: {race}")
         }
         locklab_live::Agreement::Different => "the verdicts differ".to_owned(),
+        locklab_live::Agreement::Inconclusive => {
+            "inconclusive: the machine stalled the live run (above), so the verdicts are not compared".to_owned()
+        }
     };
     format!(
         "-- live and simulated\n   {:<10} {:<8} {:<8} {:<10} findings\n{}{}   {said}\n",

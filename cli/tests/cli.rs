@@ -94,6 +94,9 @@ fn the_json_report_follows_the_contract() {
         "wasted_runs",
         "wasted_side_effects",
         "queries_failed_behind_lock",
+        "queries_held_behind_lock",
+        "longest_background_wait_ms",
+        "background_pool_starved_ms",
     ];
     for result in results {
         assert!(["safe", "at_risk", "unsafe"].contains(&result["safety"].as_str().unwrap_or("")));

@@ -232,7 +232,21 @@ pub fn consensus_call(
     leases: &mut BTreeMap<LeaseId, String>,
     next: &mut u32,
 ) -> std::io::Result<ConsensusReply> {
-    let key = encode(LEASE_KEY);
+    consensus_call_on(LEASE_KEY, client, op, limit, time_scale, leases, next)
+}
+
+/// [`consensus_call`] on a lease key of the caller's (live mode's on an
+/// etcd of the user's carries a prefix of its run).
+pub fn consensus_call_on(
+    lease_key: &str,
+    client: &mut EtcdClient,
+    op: ConsensusOp,
+    limit: Duration,
+    time_scale: u32,
+    leases: &mut BTreeMap<LeaseId, String>,
+    next: &mut u32,
+) -> std::io::Result<ConsensusReply> {
+    let key = encode(lease_key);
     let no_leader = |answer: &serde_json::Value| {
         answer.get("error").and_then(serde_json::Value::as_str).is_some_and(|error| error.contains("no leader"))
     };

@@ -12,6 +12,34 @@ use std::time::{Duration, Instant};
 /// How long a server may take to answer after it is started.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where servers go when a supervisor watches them (live mode's, see
+/// `live/src/supervisor.rs`): the process group each joins and the folder
+/// their directories are made in. Unset, each goes in the caller's group
+/// and the system's temporary folder.
+static PLACEMENT: std::sync::OnceLock<(u32, PathBuf)> = std::sync::OnceLock::new();
+
+/// Places every server started from now on (and what starts it: `initdb`,
+/// the clock shim's compiler) in process group `group`, its directory under
+/// `root`. The first placement holds for the process.
+pub fn place_servers(group: u32, root: PathBuf) {
+    let _ = PLACEMENT.set((group, root));
+}
+
+/// A command for a server's program, in the placement's process group.
+fn placed(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    if let Some((group, _)) = PLACEMENT.get() {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(i32::try_from(*group).unwrap_or(0));
+    }
+    command
+}
+
+/// The folder a server's directory is made in.
+fn server_folder() -> PathBuf {
+    PLACEMENT.get().map_or_else(std::env::temp_dir, |(_, root)| root.clone())
+}
+
 /// Waits until a server just started as `child` answers (`answers`), and
 /// says why not if its process exits first (with `log`, what it wrote) or
 /// it does not answer within [`START_TIMEOUT`].
@@ -70,7 +98,7 @@ fn free_port() -> Result<u16, String> {
 fn build_clock_shim(dir: &std::path::Path) -> Result<PathBuf, String> {
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
     let library = dir.join("clock-shim.so");
-    let status = Command::new("cc")
+    let status = placed("cc")
         .args(["-shared", "-fPIC", "-O2", "-o"])
         .arg(&library)
         .arg(&source)
@@ -101,7 +129,7 @@ impl RedisServer {
 
     fn start_once() -> Result<RedisServer, String> {
         let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!("locklab-redis-{}-{port}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         let mut server = RedisServer { child: None, port, dir, offset_ms: 0, drift_ppm: 0, drift_anchor_unix_ms: 0 };
         server.build_shim()?;
@@ -110,9 +138,16 @@ impl RedisServer {
         Ok(server)
     }
 
-    /// Compiles the clock shim into the server's directory.
+    /// Compiles the clock shim into the server's directory; servers that
+    /// are placed share one compiled copy (a compiler run is most of a
+    /// Redis node's start, and Redlock starts five).
     fn build_shim(&self) -> Result<(), String> {
-        build_clock_shim(&self.dir).map(|_| ())
+        let Some((_, root)) = PLACEMENT.get() else { return build_clock_shim(&self.dir).map(|_| ()) };
+        static SHIM: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+        let built = SHIM.get_or_init(|| build_clock_shim(root)).clone()?;
+        std::fs::copy(&built, self.dir.join("clock-shim.so"))
+            .map(|_| ())
+            .map_err(|error| format!("cannot copy the clock shim: {error}"))
     }
 
     fn set_offset(&mut self, offset_ms: i64) -> Result<(), String> {
@@ -156,7 +191,7 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        let child = Command::new("redis-server")
+        let child = placed("redis-server")
             .env("LD_PRELOAD", self.dir.join("clock-shim.so"))
             .env("LOCKLAB_CLOCK_OFFSET_FILE", self.dir.join("clock-offset"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
@@ -312,7 +347,7 @@ impl Account {
     }
 
     fn command(&self, program: &std::path::Path) -> Command {
-        let mut command = Command::new(program);
+        let mut command = placed(program);
         if let Some((uid, gid)) = self.ids {
             use std::os::unix::process::CommandExt as _;
             command.uid(uid).gid(gid);
@@ -347,7 +382,7 @@ impl PgServer {
         }
         let account = Account::find()?;
         let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!("locklab-postgres-{}-{port}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-postgres-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         // From here on the guard removes the directory, whatever fails.
         let mut server = PgServer { child: None, port, dir };
@@ -356,20 +391,34 @@ impl PgServer {
                 .map_err(|error| format!("cannot give {} to the postgres user: {error}", server.dir.display()))?;
         }
         let data = server.dir.join("data");
-        let initdb = account
-            .command(&bin.join("initdb"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
-            .current_dir(&server.dir)
-            .output()
-            .map_err(|error| format!("cannot run initdb: {error}"))?;
-        if !initdb.status.success() {
-            return Err(format!(
-                "initdb failed ({}): {}",
-                initdb.status,
-                String::from_utf8_lossy(&initdb.stderr).trim()
-            ));
+        match PLACEMENT.get() {
+            // Placed servers copy one cluster made once: `initdb` is most of a start.
+            Some((_, root)) => {
+                static TEMPLATE: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+                let template = TEMPLATE
+                    .get_or_init(|| {
+                        let template = root.join("postgres-template");
+                        std::fs::create_dir_all(&template)
+                            .map_err(|error| format!("cannot make {}: {error}", template.display()))?;
+                        if let Some((uid, gid)) = account.ids {
+                            std::os::unix::fs::chown(&template, Some(uid), Some(gid))
+                                .map_err(|error| format!("cannot give {} to postgres: {error}", template.display()))?;
+                        }
+                        initdb(&account, bin, &template.join("data"), &template)?;
+                        Ok(template.join("data"))
+                    })
+                    .clone()?;
+                let copied = placed("cp")
+                    .arg("-a")
+                    .arg(&template)
+                    .arg(&data)
+                    .status()
+                    .map_err(|error| format!("cannot run cp: {error}"))?;
+                if !copied.success() {
+                    return Err(format!("cannot copy the PostgreSQL cluster made at start ({copied})"));
+                }
+            }
+            None => initdb(&account, bin, &data, &server.dir)?,
         }
         let log_path = server.dir.join("postgres.log");
         let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make the server's log: {error}"))?;
@@ -402,6 +451,28 @@ impl PgServer {
             .and_then(Result::ok)
             .and_then(|mut connection| connection.query("SHOW server_version").ok());
         reply.and_then(|reply| reply.first_value().map(str::to_owned)).unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+/// Makes a PostgreSQL cluster in `data` as `account` (`initdb`, run in `dir`).
+fn initdb(
+    account: &Account,
+    bin: &std::path::Path,
+    data: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    let initdb = account
+        .command(&bin.join("initdb"))
+        .arg("-D")
+        .arg(data)
+        .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+        .current_dir(dir)
+        .output()
+        .map_err(|error| format!("cannot run initdb: {error}"))?;
+    if initdb.status.success() {
+        Ok(())
+    } else {
+        Err(format!("initdb failed ({}): {}", initdb.status, String::from_utf8_lossy(&initdb.stderr).trim()))
     }
 }
 
@@ -488,7 +559,7 @@ impl EtcdServer {
         let ports: Vec<(u16, u16)> =
             (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<Result<_, String>>()?;
         let first = ports.first().map_or(0, |(port, _)| *port);
-        let dir = std::env::temp_dir().join(format!("locklab-etcd-{}-{first}", std::process::id()));
+        let dir = server_folder().join(format!("locklab-etcd-{}-{first}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
         let mut server = EtcdServer { members: Vec::new(), dir, clock_offset_ms: None };
         let clock_shim = if with_clock_shim {
@@ -625,7 +696,7 @@ impl EtcdMember {
             .append(true)
             .open(&self.log_path)
             .map_err(|error| format!("cannot make etcd's log: {error}"))?;
-        let mut command = Command::new("etcd");
+        let mut command = placed("etcd");
         if let Some((library, offset_file)) = &self.clock_shim {
             command.env("LD_PRELOAD", library).env("LOCKLAB_CLOCK_OFFSET_FILE", offset_file);
         }

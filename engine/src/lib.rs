@@ -23,6 +23,7 @@ mod json_path;
 pub mod link;
 pub mod quiz;
 pub mod races;
+pub mod recorded;
 pub mod report;
 pub mod rng;
 pub mod runtime;
@@ -37,6 +38,7 @@ pub mod view;
 pub mod vocab;
 
 pub use event::{Event, EventKind};
+pub use recorded::{LiveRecording, LogDocument, RecordedRun, Stall, log_document, recorded_log_document};
 pub use report::{Report, StrategyReport};
 pub use scenario::{Fault, Scenario, ScenarioError, StrategyId};
 pub use sim::probe::{ConsensusProbe, DbAnswer, DbProbe, RedisProbe};
@@ -196,91 +198,4 @@ impl std::fmt::Write for Fnv1a {
         self.eat(text.as_bytes());
         Ok(())
     }
-}
-
-/// Where a recorded run came from when it was not simulated: the real
-/// servers it ran against, as they named their versions, and how much faster
-/// than the scenario's time it ran (`locklab live`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LiveRecording {
-    pub servers: Vec<String>,
-    pub time_scale: u32,
-}
-
-/// A `locklab-log/1` document, read back: what ran, whether it ran live, and its events.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-pub struct LogDocument {
-    pub scenario: String,
-    pub seed: u64,
-    pub strategy: StrategyId,
-    #[serde(default)]
-    pub live: Option<LiveRecording>,
-    /// The scenario the run played, whole, so a reader can judge the run
-    /// and replay its simulated twin (documents before this field lack it).
-    #[serde(default)]
-    pub scenario_document: Option<serde_json::Value>,
-    pub events: Vec<Event>,
-}
-
-impl LogDocument {
-    /// Reads a log document; a document of another format, or one that does
-    /// not parse, is refused with a message that says where.
-    pub fn from_json(text: &str) -> Result<LogDocument, String> {
-        #[derive(serde::Deserialize)]
-        struct Format {
-            format: String,
-        }
-        let format: Format =
-            serde_json::from_str(text).map_err(|error| format!("not a locklab log document: {error}"))?;
-        if format.format != "locklab-log/1" {
-            return Err(format!("format `{}` is not locklab-log/1", format.format));
-        }
-        serde_json::from_str(text).map_err(|error| format!("the log document does not parse: {error}"))
-    }
-}
-
-/// The event log of one run as a JSON document (`locklab-log/1`), the export
-/// a reader can load anywhere: what ran (scenario name, seed, strategy), the
-/// log's digest, and every event as the engine records it plus its wire text.
-pub fn log_document(scenario: &Scenario, strategy: StrategyId, log: &[Event]) -> String {
-    recorded_log_document(scenario, strategy, log, None)
-}
-
-/// [`log_document`] for a run that may have been recorded live: a live run
-/// says so (`"live"`: its servers and time scale), a simulated one has no such field.
-pub fn recorded_log_document(
-    scenario: &Scenario,
-    strategy: StrategyId,
-    log: &[Event],
-    live: Option<&LiveRecording>,
-) -> String {
-    #[derive(serde::Serialize)]
-    struct Document<'a> {
-        format: &'static str,
-        scenario: &'a str,
-        seed: u64,
-        strategy: StrategyId,
-        digest: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        live: Option<&'a LiveRecording>,
-        scenario_document: serde_json::Value,
-        events: Vec<Described<'a>>,
-    }
-    #[derive(serde::Serialize)]
-    struct Described<'a> {
-        #[serde(flatten)]
-        event: &'a Event,
-        text: String,
-    }
-    let document = Document {
-        format: "locklab-log/1",
-        scenario: &scenario.name,
-        seed: scenario.seed,
-        strategy,
-        digest: log_digest(log),
-        live,
-        scenario_document: serde_json::from_str(&scenario.to_json()).unwrap_or_default(),
-        events: log.iter().map(|event| Described { event, text: event.to_string() }).collect(),
-    };
-    serde_json::to_string_pretty(&document).unwrap_or_default()
 }

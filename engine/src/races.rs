@@ -2,9 +2,12 @@
 //! legitimately differ: races a real machine orders either way, each named
 //! with its reason. The live matrix holds a live verdict to its twin's up to
 //! these, the CLI's `--compare` prints the reason, and the recorded-run page
-//! says it beside the two verdicts. Pure data and a comparison, so the
-//! pages share it with the native runtime.
+//! says it beside the two verdicts. A run whose machine stalled longer than
+//! its time scale allows is compared with nothing: it is inconclusive
+//! ([`crate::recorded::LiveRecording::inconclusive`]). Pure data and a
+//! comparison, so the pages share it with the native runtime.
 
+use crate::recorded::LiveRecording;
 use crate::report::StrategyReport;
 use crate::scenario::{Scenario, StrategyId};
 
@@ -13,10 +16,13 @@ use crate::scenario::{Scenario, StrategyId};
 pub enum Agreement {
     /// The same safety, liveness, efficiency and kinds of findings.
     Same,
-    /// The same but for a race the machine may order either way, or a stall of
-    /// the machine ([`MACHINE_STALL`]); the text says which.
+    /// The same but for a race the machine may order either way; the text says which.
     SameUpToRace(&'static str),
     Different,
+    /// The machine stalled the live run longer than its time scale allows,
+    /// so its verdict says nothing about the lock: neither the same nor
+    /// different ([`LiveRecording::stall_sentence`] says when and how long).
+    Inconclusive,
 }
 
 /// A race live mode is known to order differently from the simulator: the
@@ -38,12 +44,6 @@ pub struct Race {
 /// The post's own key expiring as the next period begins, on its night with
 /// or without the redelivered job.
 const POSTS_KEY_EXPIRES: &str = "the post's key, set a tenth of a second into the night for 300 s, expires within about 60 ms of the second period's first attempts: which instance's SET NX comes first after the expiry is a race of a few ms on the wall clock, and when a loser of the first period wins it, that period's job runs again (or a period's run is duplicated, or its report missed instead of late). Unsafe either way";
-
-/// Other services' queries that failed live but not in the twin, none of them
-/// behind the jobs row lock: their timeout runs on the wall clock, and a
-/// stall of the machine (other processes, the disk) longer than it fails
-/// them; the simulator has no machine to stall.
-pub const MACHINE_STALL: &str = "other services' queries failed in the live run with no job holding the jobs row: their timeout runs on the wall clock, and a stall of this machine (other processes, the disk) longer than it fails them, which the simulator, with no machine to stall, cannot do. Not the lock's cost: the efficiency verdict counts only queries failed behind the row lock";
 
 /// The races a real machine orders either way, each with its reason.
 pub const RACES: &[Race] = &[
@@ -85,6 +85,22 @@ pub const RACES: &[Race] = &[
     },
 ];
 
+/// Compares a recorded run's verdict with its simulated twin's: a live run
+/// whose machine stalled beyond its time scale is [`Agreement::Inconclusive`],
+/// whatever the verdicts; otherwise as [`agreement`].
+pub fn recorded_agreement(
+    scenario: &Scenario,
+    strategy: StrategyId,
+    recorded: &StrategyReport,
+    simulated: &StrategyReport,
+    live: Option<&LiveRecording>,
+) -> Agreement {
+    if live.is_some_and(LiveRecording::inconclusive) {
+        return Agreement::Inconclusive;
+    }
+    agreement(scenario, strategy, recorded, simulated)
+}
+
 /// Compares a live verdict with the simulated twin's for `scenario` under `strategy`.
 pub fn agreement(
     scenario: &Scenario,
@@ -109,18 +125,6 @@ pub fn agreement(
     let same_liveness = live.liveness == simulated.liveness;
     if same_liveness && kinds(live, None) == kinds(simulated, None) {
         return Agreement::Same;
-    }
-    // A stall of the machine: more of other services' queries failed live,
-    // none more behind the row lock, and nothing else differs.
-    let stalled = live.metrics.background_query_timeouts > simulated.metrics.background_query_timeouts
-        && live.metrics.queries_failed_behind_lock == simulated.metrics.queries_failed_behind_lock;
-    let without_timeouts = |report: &StrategyReport| {
-        let mut kinds = kinds(report, None);
-        kinds.retain(|kind| *kind != "background_timeouts");
-        kinds
-    };
-    if stalled && same_liveness && without_timeouts(live) == without_timeouts(simulated) {
-        return Agreement::SameUpToRace(MACHINE_STALL);
     }
     let applies = |race: &&Race| {
         race.scenario.is_none_or(|name| name == scenario.name)
@@ -173,24 +177,29 @@ mod tests {
     }
 
     #[test]
-    fn queries_failed_with_nobody_on_the_row_are_a_stall_of_the_machine_not_the_lock() {
+    fn a_stalled_live_run_is_inconclusive_whatever_its_verdict() {
         let text = crate::builtin::find("calm-night").expect("a built-in").text;
         let scenario = Scenario::from_json(text).expect("built-ins are valid");
         let log = crate::simulate_whole(&scenario, StrategyId::Redlock).expect("the built-in runs");
         let twin = crate::report::analyze(&scenario, StrategyId::Redlock, &log);
-        assert_eq!(twin.metrics.background_query_timeouts, 0, "the calm night fails no query");
-        let mut stalled = twin.clone();
-        stalled.metrics.background_query_timeouts = 3;
-        let finding = |kind| crate::report::Finding { at_ms: 60_000, kind, text: String::new(), event: 0, cause: None };
-        stalled.findings.push(finding("background_timeouts"));
-        assert_eq!(agreement(&scenario, StrategyId::Redlock, &stalled, &twin), Agreement::SameUpToRace(MACHINE_STALL));
-        // Failed behind the row lock, they are the lock's cost: a difference.
-        let mut behind = stalled.clone();
-        behind.metrics.queries_failed_behind_lock = 3;
-        assert_eq!(agreement(&scenario, StrategyId::Redlock, &behind, &twin), Agreement::Different);
-        // A stall excuses the failed queries, nothing else.
-        let mut more = stalled.clone();
-        more.findings.push(finding("overlap"));
-        assert_eq!(agreement(&scenario, StrategyId::Redlock, &more, &twin), Agreement::Different);
+        let mut live = LiveRecording::new(Vec::new(), 10);
+        let compare =
+            |live: &LiveRecording| recorded_agreement(&scenario, StrategyId::Redlock, &twin, &twin, Some(live));
+        assert_eq!(compare(&live), Agreement::Same, "a run with no stall is compared");
+        live.stalls.push(crate::recorded::Stall { at_ms: 60_000, lag_us: 80_000, allowed_us: 5_000, instance: None });
+        assert_eq!(compare(&live), Agreement::Inconclusive, "the same verdict is no pass");
+        // More of other services' queries failed: no longer forgiven as a stall, a difference.
+        let mut failed = twin.clone();
+        failed.metrics.background_query_timeouts += 3;
+        failed.findings.push(crate::report::Finding {
+            at_ms: 60_000,
+            kind: "background_timeouts",
+            text: String::new(),
+            event: 0,
+            cause: None,
+        });
+        let stalled = recorded_agreement(&scenario, StrategyId::Redlock, &failed, &twin, Some(&live));
+        assert_eq!(stalled, Agreement::Inconclusive, "nor is a different one a difference");
+        assert_eq!(agreement(&scenario, StrategyId::Redlock, &failed, &twin), Agreement::Different);
     }
 }

@@ -132,7 +132,7 @@ fn the_posts_night_plays_in_the_posts_order_under_its_own_lock() {
 /// into the same report code as a fresh one.
 #[test]
 fn every_log_document_reads_back_as_its_events() {
-    let live = locklab_engine::LiveRecording { servers: vec!["Redis 7.0.15".to_owned()], time_scale: 60 };
+    let live = locklab_engine::LiveRecording::new(vec!["Redis 7.0.15".to_owned()], 60);
     for builtin in builtin::ALL {
         let scenario = Scenario::from_json(builtin.text).unwrap_or_else(|error| panic!("{}: {error}", builtin.name));
         for settings in scenario.strategy_settings() {

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 /// A query that took longer than this (scenario time, on top of its wait for
 /// a connection) waited for a row lock: the simulator's statements take 20 ms.
-const LOCK_WAIT_MS: u64 = 1_000;
+pub(crate) const LOCK_WAIT_MS: u64 = 1_000;
 /// A wait for a connection shorter than this is the threads' own scheduling,
 /// not a full pool.
 const CONNECTION_WAIT_NOISE_MS: u64 = 100;

@@ -7,13 +7,16 @@
 //! signals at their scaled times, collects every process's events, and at
 //! the end closes the instances' input, waits for them, and stops the
 //! servers; every server and process is owned by a guard, so an error or a
-//! panic on the way stops them too.
+//! panic on the way stops them too, and the supervisor
+//! (`supervisor.rs`) stops them if this process is killed. It measures its
+//! own lag and gathers the instances' (`stall.rs`): a run the machine
+//! stalled beyond what its time scale allows is recorded as inconclusive.
 
 use crate::instance::{InstancePlan, Redelivery};
 use crate::proxy::{Direction, Effect, Proxy, Rule, loopback};
 use crate::record::Truth;
 use crate::servers::{ServerUrls, Servers};
-use crate::{ScaledClock, record, unix_us};
+use crate::{ScaledClock, record, stall, unix_us};
 use locklab_conformance::pg::PgConnection;
 use locklab_conformance::server::RedisServer;
 use locklab_engine::clock::LocalClock;
@@ -45,6 +48,8 @@ const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
 const START_LEAD: Duration = Duration::from_millis(700);
 /// How long a stopped instance may take to exit once its input is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
+/// How often the progress hook hears where the run is, on the wall clock.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Set by Ctrl-C (SIGINT) or SIGTERM: the run stops, and stops everything it started.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -56,10 +61,24 @@ pub struct LiveOptions {
     pub strategy: StrategyId,
     /// Scenario ms per wall-clock ms.
     pub time_scale: u32,
-    /// The program that runs an instance (`locklab`, run as `locklab live-instance PLAN`).
+    /// The program that runs an instance (`locklab`, run as `locklab
+    /// live-instance`) and the supervisor (`locklab live-supervisor`).
     pub program: PathBuf,
     /// Servers the user runs, to play on instead of live mode's own.
     pub servers: ServerUrls,
+    /// Told how the run goes while it goes: where the scenario's time is,
+    /// and each fault as it strikes.
+    pub progress: Option<fn(&Progress)>,
+}
+
+/// How a run is going, for a progress line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The scenario's time now, and where its window ends (a drain may go past it).
+    pub at_ms: u64,
+    pub window_ms: u64,
+    /// What just happened, in words (a fault struck, a process back), if anything.
+    pub happened: Option<String>,
 }
 
 /// A finished live run: its log, in the engine's terms, and what it ran on.
@@ -134,10 +153,65 @@ pub(crate) fn has_replica(scenario: &Scenario, strategy: StrategyId) -> bool {
 /// `consensus` the lease's TTL must come out a whole number of seconds (at
 /// least one) on the wall clock; anything else plays at `most`.
 pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) -> u32 {
+    faithful_limit(scenario, strategy, most).0
+}
+
+/// [`fastest_time_scale`], with why it is no faster, in words.
+fn faithful_limit(scenario: &Scenario, strategy: StrategyId, most: u32) -> (u32, String) {
+    let mut limit = (most.max(1), format!("live mode plays at ×{most} at most"));
+    let mut cap = |scale: u32, why: String| {
+        if scale < limit.0 {
+            limit = (scale.max(1), why);
+        }
+    };
     // A fault's window (a delay, a partition) must last long enough on the
     // wall clock for the loopback network's own round trips not to decide
     // what falls inside it.
-    let shortest_window_ms = scenario
+    if let Some(window_ms) = shortest_window_ms(scenario, strategy) {
+        cap(
+            u32::try_from(window_ms / SHORTEST_REAL_WINDOW_MS).unwrap_or(u32::MAX),
+            format!(
+                "a fault's window (or the replica's lag) of {} must last {SHORTEST_REAL_WINDOW_MS} ms on the wall clock",
+                locklab_engine::format::seconds(window_ms)
+            ),
+        );
+    }
+    // And the client's shortest timeout must outlast a round trip through
+    // the proxy on a busy machine (Redlock's 50 ms per node plays at ×10).
+    let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
+    cap(
+        u32::try_from(timeout_ms / SHORTEST_REAL_TIMEOUT_MS).unwrap_or(u32::MAX),
+        format!(
+            "{strategy}'s shortest client timeout, {}, must last {SHORTEST_REAL_TIMEOUT_MS} ms on the wall clock",
+            locklab_engine::format::seconds(timeout_ms)
+        ),
+    );
+    // A pause or a kill aimed at a job's step needs the first jobs to start
+    // when the simulator's do; the first round trips, scaled, are the lag.
+    // `pause-after-check` leaves 0.4 s of the scenario between the holder's
+    // step and the pause: 13 ms of wall time at ×30, which a loaded machine
+    // took once (a matrix run lost the step to the pause); 27 ms at ×15.
+    if aims_at_a_step(scenario) {
+        cap(AIMED_FAULT_MOST_SCALE, "a pause or a kill aimed at a job's step needs the first jobs on time".to_owned());
+    }
+    // Taking etcd's lease is two HTTP round trips through its gateway, a few
+    // ms each: at ×30 they put the first job up to 0.4 s of the scenario
+    // behind the simulator's, the margin the pause scenarios leave between a
+    // job's step and the pause; at ×15 it is half that.
+    if uses_consensus(scenario, strategy) {
+        cap(CONSENSUS_MOST_SCALE, "taking etcd's lease is two round trips through its gateway".to_owned());
+    }
+    let (most, why) = limit;
+    match (1..=most).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)) {
+        Some(scale) if scale == most => (scale, why),
+        Some(scale) => (scale, "etcd's leases count whole seconds on the wall clock".to_owned()),
+        None => (1, why),
+    }
+}
+
+/// The shortest fault window of the run, or the replica's lag where a failover decides by it.
+fn shortest_window_ms(scenario: &Scenario, strategy: StrategyId) -> Option<u64> {
+    scenario
         .faults
         .iter()
         .filter_map(|fault| match fault {
@@ -157,34 +231,23 @@ pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) 
         .chain(
             has_replica(scenario, strategy).then_some(scenario.world.replication_lag_ms).filter(|lag_ms| *lag_ms > 0),
         )
-        .min();
-    let most = shortest_window_ms.map_or(most, |window_ms| {
-        most.min(u32::try_from(window_ms / SHORTEST_REAL_WINDOW_MS).unwrap_or(u32::MAX).max(1))
-    });
-    // And the client's shortest timeout must outlast a round trip through
-    // the proxy on a busy machine (Redlock's 50 ms per node plays at ×10).
-    let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
-    let most = most.min(u32::try_from(timeout_ms / SHORTEST_REAL_TIMEOUT_MS).unwrap_or(u32::MAX).max(1));
-    // A pause or a kill aimed at a job's step needs the first jobs to start
-    // when the simulator's do; the first round trips, scaled, are the lag.
-    // `pause-after-check` leaves 0.4 s of the scenario between the holder's
-    // step and the pause: 13 ms of wall time at ×30, which a loaded machine
-    // took once (a matrix run lost the step to the pause); 27 ms at ×15.
-    let aimed = scenario.faults.iter().any(|fault| matches!(fault, Fault::GcPause { .. } | Fault::OomKill { .. }));
-    let most = if aimed { most.min(AIMED_FAULT_MOST_SCALE) } else { most };
-    // Taking etcd's lease is two HTTP round trips through its gateway, a few
-    // ms each: at ×30 they put the first job up to 0.4 s of the scenario
-    // behind the simulator's, the margin the pause scenarios leave between a
-    // job's step and the pause; at ×15 it is half that.
-    let most = match scenario.settings_for(strategy) {
-        StrategySettings::Consensus(_) => most.min(CONSENSUS_MOST_SCALE),
+        .min()
+}
+
+/// Whether the scenario pauses or kills an instance (aimed at a job's step).
+fn aims_at_a_step(scenario: &Scenario) -> bool {
+    scenario.faults.iter().any(|fault| matches!(fault, Fault::GcPause { .. } | Fault::OomKill { .. }))
+}
+
+fn uses_consensus(scenario: &Scenario, strategy: StrategyId) -> bool {
+    match scenario.settings_for(strategy) {
+        StrategySettings::Consensus(_) => true,
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert => most,
-    };
-    (1..=most.max(1)).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(1)
+        | StrategySettings::UniqueInsert => false,
+    }
 }
 
 /// The shortest a fault's window may be on the wall clock, in ms: many
@@ -197,6 +260,50 @@ const CONSENSUS_MOST_SCALE: u32 = 15;
 /// The shortest a client's timeout may be on the wall clock, in ms: a few
 /// round trips through a proxy with every process of the run awake.
 const SHORTEST_REAL_TIMEOUT_MS: u64 = 5;
+/// The scenario's time between a job's step and a fault aimed at it that
+/// the pause scenarios leave (`pause-after-check`: 0.4 s).
+const AIMED_FAULT_MARGIN_MS: u64 = 400;
+/// The part of a fault's window a lag may move its edges by.
+const WINDOW_SHARE_A_LAG_MAY_MOVE: u64 = 10;
+
+/// The tightest margins of the scenario's time the run's verdict depends
+/// on: how far (scaled lag) the machine may move what a process does
+/// before it can land on the other side of something that decides the
+/// verdict. `process_ms` holds for every process: the margin a pause or a
+/// kill aimed at a job's step leaves, a tenth of a fault's window, other
+/// services' lock-wait threshold and query timeout (both read on the wall clock), and a
+/// retry period (a lag shorter than that moves an instance's attempts by
+/// less than one attempt). `network_ms` holds for the coordinator, which carries
+/// the network: a lag there holds every reply back, so it is also at most
+/// the strategy's shortest client timeout (a lag that long times a request
+/// out on its own). An instance that lags reads the replies that came
+/// meanwhile before its timers fire, as a client library does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagMargins {
+    pub process_ms: u64,
+    pub network_ms: u64,
+}
+
+/// The [`LagMargins`] of a run.
+pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
+    let mut process_ms = scenario.world.retry_ms.max(1);
+    if scenario.world.background_queries_per_s > 0 {
+        // A stall longer than this makes a query look held behind the jobs
+        // row, and one longer than their timeout fails it on the wall clock.
+        process_ms = process_ms.min(crate::background::LOCK_WAIT_MS);
+        if scenario.world.background_timeout_ms > 0 {
+            process_ms = process_ms.min(scenario.world.background_timeout_ms);
+        }
+    }
+    if aims_at_a_step(scenario) {
+        process_ms = process_ms.min(AIMED_FAULT_MARGIN_MS);
+    }
+    if let Some(window_ms) = shortest_window_ms(scenario, strategy) {
+        process_ms = process_ms.min((window_ms / WINDOW_SHARE_A_LAG_MAY_MOVE).max(1));
+    }
+    let timeout_ms = locklab_engine::strategy::shortest_timeout_ms(&scenario.settings_for(strategy));
+    LagMargins { process_ms, network_ms: process_ms.min(timeout_ms) }
+}
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
 fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
@@ -210,15 +317,25 @@ fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u3
     }
 }
 
-/// Whether live mode can play the strategy at `time_scale`; if not, why, and what would do.
+/// The fastest any run is played at, unless it must be slower: a night of
+/// twenty minutes in twenty seconds.
+pub const MOST_TIME_SCALE: u32 = 60;
+
+/// Whether live mode can play the strategy faithfully at `time_scale`; if
+/// not, why, and the scale that does.
 pub fn time_scale_fits(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> Result<(), String> {
     if time_scale == 0 {
         return Err("--time-scale must be at least 1".to_owned());
     }
+    let (fastest, why) = faithful_limit(scenario, strategy, MOST_TIME_SCALE);
     if !whole_lease_seconds(scenario, strategy, time_scale) {
-        let fastest = fastest_time_scale(scenario, strategy, 60);
         return Err(format!(
             "at --time-scale {time_scale} the consensus lease's TTL is not a whole number of seconds on the wall clock, and etcd's leases count whole seconds; --time-scale {fastest} plays it"
+        ));
+    }
+    if time_scale > fastest {
+        return Err(format!(
+            "--time-scale {time_scale} is faster than live mode can play this run faithfully: {why}, so ×{fastest} is the fastest (leave --time-scale out to get it, or give a slower one)"
         ));
     }
     Ok(())
@@ -340,13 +457,37 @@ struct Coordinator {
     arrived: u64,
     next_run: BTreeMap<InstanceId, u32>,
     redeliver: BTreeMap<InstanceId, Vec<Redelivery>>,
+    /// The process group the instances join: the supervisor's.
+    group: u32,
+    /// Every lag of the run's processes, and when a fault stopped each instance.
+    lags: Arc<Mutex<stall::Lags>>,
+    /// Since when (wall µs) each instance's process has been stopped by a fault.
+    stopped_since: BTreeMap<InstanceId, u64>,
+    /// The longest a lag may be, on the wall clock, before it counts: the
+    /// coordinator's, and an instance's.
+    allowed_lag: Duration,
+    allowed_instance_lag: Duration,
 }
+
+/// How a run ended: when, and whether Ctrl-C ended it early.
+#[derive(Clone, Copy, Debug)]
+struct Ended {
+    at_ms: u64,
+    interrupted: bool,
+}
+
+/// The message of a run interrupted before anything was recorded.
+const INTERRUPTED_BEFORE_START: &str =
+    "interrupted: the run was stopped before it began, and every server and instance it started with it";
 
 /// Runs the scenario live and returns its log; an error says what could not
 /// be started or played. Nothing it started is left running either way.
+/// Interrupted (Ctrl-C) once it has begun, it returns what was recorded up
+/// to then, marked so (`LiveRecording::interrupted_at_ms`).
 pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let mut reasons = unsupported(&options.scenario, options.strategy);
     reasons.extend(crate::servers::refused_on_theirs(&options.scenario, options.strategy, &options.servers));
+    reasons.extend(crate::servers::unused_servers(&options.scenario, options.strategy, &options.servers));
     if !reasons.is_empty() {
         return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
     }
@@ -354,6 +495,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     // A second run in the same process keeps the first handler, which sets the same flag.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     INTERRUPTED.store(false, Ordering::SeqCst);
+    raise_priority();
     let settings = options.scenario.settings_for(options.strategy);
     if options.servers.redis.is_empty() {
         for program in ["redis-server", "cc"] {
@@ -364,7 +506,12 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
             }
         }
     }
-    let servers = Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers)?;
+    let supervision = crate::supervisor::ensure(&options.program)?;
+    let servers =
+        Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers, supervision)?;
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(INTERRUPTED_BEFORE_START.to_owned());
+    }
     let world = &options.scenario.world;
     let replica = match servers.redis.first() {
         Some(primary) if has_replica(&options.scenario, options.strategy) => {
@@ -387,10 +534,23 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     };
     let ((storage, storage_port), (slack, slack_port)) = (open()?, open()?);
     let (events, inbox) = channel();
+    let clock_set_unix_us = unix_us();
     let clock = ScaledClock {
         start_unix_us: unix_us() + u64::try_from(START_LEAD.as_micros()).unwrap_or(0),
         time_scale: options.time_scale,
     };
+    // From here on the coordinator's lag counts: it carries the network.
+    let margins = lag_margins(&options.scenario, options.strategy);
+    let scaled =
+        |margin_ms: u64| Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
+    let (allowed_lag, allowed_instance_lag) = (scaled(margins.network_ms), scaled(margins.process_ms));
+    let lags = Arc::new(Mutex::new(stall::Lags::default()));
+    let coordinator_lags = Arc::clone(&lags);
+    let watchdog = stall::Watchdog::start(stall::tick_for(allowed_lag), allowed_lag, move |lag| {
+        if let Ok(mut lags) = coordinator_lags.lock() {
+            lags.seen.push((None, lag));
+        }
+    });
     let checks = options.scenario.world.storage_checks_tokens;
     let highest = Arc::new(Mutex::new(BTreeMap::new()));
     serve_resources(storage, clock, checks, Arc::clone(&highest), events.clone());
@@ -426,7 +586,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         events.clone(),
     );
     let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
-    let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, clock, events.clone()));
+    let lease_key = format!("{}{}", servers.key_prefix, locklab_engine::event::LEASE_KEY);
+    let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, lease_key, clock, events.clone()));
     let mut coordinator = Coordinator {
         clock,
         proxies,
@@ -447,16 +608,29 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         arrived: 0,
         next_run: BTreeMap::new(),
         redeliver: BTreeMap::new(),
+        group: supervision.group,
+        lags,
+        stopped_since: BTreeMap::new(),
+        allowed_lag,
+        allowed_instance_lag,
         options,
     };
     let played = coordinator.play();
+    let ended_unix_us = unix_us();
     drop(traffic);
+    drop(watchdog);
     // On an error the run is thrown away; what stop keeps does not matter then.
-    let stopped = coordinator.stop(played.as_ref().map_or(0, |ended_ms| *ended_ms));
-    played?;
+    let stopped = coordinator.stop(played.as_ref().map_or(0, |ended| ended.at_ms));
+    let ended = played?;
     stopped?;
-    let recording =
-        LiveRecording { servers: coordinator.servers.names.clone(), time_scale: coordinator.options.time_scale };
+    let mut recording = LiveRecording::new(coordinator.servers.names.clone(), coordinator.options.time_scale);
+    recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
+    let lags = coordinator.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
+    let (scenario, strategy) = (&coordinator.options.scenario, coordinator.options.strategy);
+    let run_window = (clock_set_unix_us, ended_unix_us);
+    stall::judge(&mut recording, &lags, margins, run_window, clock.start_unix_us, |scale| {
+        whole_lease_seconds(scenario, strategy, scale)
+    });
     let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);
     drop(coordinator.replica);
     drop(watching);
@@ -471,6 +645,29 @@ fn factor_percent(factor: f64) -> u32 {
     percent
 }
 
+/// How much higher than the machine's other work a run's processes ask to
+/// be scheduled (a nice value): enough that a busy machine's compiler or a
+/// spinning process rarely keeps them from running when they wake, little
+/// enough to leave the machine usable.
+const RUN_NICENESS: &str = "-5";
+
+/// Asks for the run's processes to be scheduled ahead of the machine's
+/// other work, where the system lets it (as root): the thread that runs the
+/// run gets [`RUN_NICENESS`], and everything it starts from then on (the
+/// supervisor, the servers, the instances, the proxies' threads) inherits
+/// it. A run mostly sleeps, so this costs the machine little, and it makes
+/// a stall (`stall.rs`) rarer; where it is refused the run plays as it is,
+/// and its stalls are still measured and named.
+fn raise_priority() {
+    let Ok(thread) = std::fs::read_link("/proc/thread-self") else { return };
+    let Some(id) = thread.file_name().and_then(|id| id.to_str()) else { return };
+    let _ = Command::new("renice")
+        .args(["-n", RUN_NICENESS, "-p", id])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
 /// Whether a program of that name is on `PATH`.
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
@@ -479,8 +676,9 @@ fn on_path(program: &str) -> bool {
 impl Coordinator {
     /// Starts the instances, strikes the faults on time, and collects until
     /// the scenario's end and then, as the simulator does, until the runs in
-    /// flight have drained (or the drain's limit); returns when the run ended.
-    fn play(&mut self) -> Result<u64, String> {
+    /// flight have drained (or the drain's limit), or until Ctrl-C; returns
+    /// when the run ended, and how.
+    fn play(&mut self) -> Result<Ended, String> {
         for index in 0..self.options.scenario.world.instances {
             self.spawn(InstanceId(index), false)?;
         }
@@ -496,16 +694,22 @@ impl Coordinator {
             later.sort();
             let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
             if now >= end_ms && self.drained(&later, now) {
-                return Ok(now);
+                return Ok(Ended { at_ms: now, interrupted: false });
             }
             let fault_at = faults.get(next_fault).map(Fault::at_ms);
             let later_at = later.first().map(|(at, _)| *at);
             let look_at = if now < end_ms { end_ms } else { now + poll_ms };
             let next_at =
                 [fault_at, later_at, Some(look_at), Some(horizon_ms)].into_iter().flatten().min().unwrap_or(end_ms);
-            self.collect_until(next_at)?;
+            if !self.collect_until(next_at) {
+                let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+                return Ok(Ended { at_ms, interrupted: true });
+            }
             if next_at >= horizon_ms {
-                return Ok(horizon_ms);
+                return Ok(Ended { at_ms: horizon_ms, interrupted: false });
+            }
+            if fault_at == Some(next_at) || later_at == Some(next_at) {
+                self.late_by(next_at);
             }
             if later_at == Some(next_at) {
                 let (_, what) = later.remove(0);
@@ -549,14 +753,18 @@ impl Coordinator {
         now_ms >= delayed_until_ms && !handed_back_later && self.runs.values().all(|seen| seen.ended)
     }
 
-    /// Takes in every event reported until the scenario's time `at_ms`; an
-    /// interruption (Ctrl-C) ends the run with an error.
-    fn collect_until(&mut self, at_ms: u64) -> Result<(), String> {
+    /// Takes in every event reported until the scenario's time `at_ms`, and
+    /// says how the run goes; false when an interruption (Ctrl-C) ends the run.
+    fn collect_until(&mut self, at_ms: u64) -> bool {
+        let mut told = std::time::Instant::now();
+        self.tell(None);
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                return Err(
-                    "interrupted: the run was stopped, and every server and instance it started with it".to_owned()
-                );
+                return false;
+            }
+            if told.elapsed() >= PROGRESS_EVERY {
+                told = std::time::Instant::now();
+                self.tell(None);
             }
             let now = self.clock.now_ms();
             let left = u64::try_from(i64::try_from(at_ms).unwrap_or(i64::MAX) - now).unwrap_or(0);
@@ -572,7 +780,44 @@ impl Coordinator {
         while let Ok((source, event)) = self.inbox.try_recv() {
             self.take(source, event);
         }
-        Ok(())
+        true
+    }
+
+    /// Tells the progress hook where the run is, and what happened if anything.
+    fn tell(&self, happened: Option<String>) {
+        if let Some(progress) = self.options.progress {
+            let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+            progress(&Progress { at_ms, window_ms: self.options.scenario.duration_ms(), happened });
+        }
+    }
+
+    /// Something due at `due_ms` is done only now: the coordinator ran late
+    /// (its own work, or the machine), which moves the fault as a lag would.
+    fn late_by(&self, due_ms: u64) {
+        let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        let late = self.clock.real(now.saturating_sub(due_ms));
+        if late > self.allowed_lag / 2 {
+            let lag_us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+            let from_unix_us = unix_us().saturating_sub(lag_us);
+            if let Ok(mut lags) = self.lags.lock() {
+                lags.seen.push((None, stall::Lag { from_unix_us, lag_us }));
+            }
+        }
+    }
+
+    /// A fault stopped `instance`'s process now (SIGSTOP): its lag from now
+    /// until it runs again is the fault's, not the machine's.
+    fn stopped(&mut self, instance: InstanceId) {
+        self.stopped_since.insert(instance, unix_us());
+    }
+
+    /// `instance`'s process runs again, or is gone: the stop is over.
+    fn resumed(&mut self, instance: InstanceId) {
+        if let Some(since) = self.stopped_since.remove(&instance)
+            && let Ok(mut lags) = self.lags.lock()
+        {
+            lags.stopped.push((instance, (since, unix_us())));
+        }
     }
 
     /// Keeps an event, and what it says of its run.
@@ -612,6 +857,8 @@ impl Coordinator {
     }
 
     /// Starts `instance`'s process (again, after a crash, when `restarted`).
+    /// Its plan goes on its input, first line, however long the scenario:
+    /// a command line has a limit. It joins the supervisor's process group.
     fn spawn(&mut self, instance: InstanceId, restarted: bool) -> Result<(), String> {
         let plan = InstancePlan {
             instance,
@@ -634,23 +881,38 @@ impl Coordinator {
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
             restarted,
+            key_prefix: self.servers.key_prefix.clone(),
+            lag_tick_us: u64::try_from(stall::tick_for(self.allowed_instance_lag).as_micros()).unwrap_or(u64::MAX),
+            lag_report_over_us: u64::try_from(self.allowed_instance_lag.as_micros()).unwrap_or(u64::MAX),
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
-        // Its own process group: a Ctrl-C at the terminal reaches the
-        // coordinator, which stops the instances itself, in order.
+        // Out of the terminal's process group: a Ctrl-C at the terminal
+        // reaches the coordinator, which stops the instances itself, in order.
+        let group = i32::try_from(self.group).unwrap_or(0);
         let mut child = Command::new(&self.options.program)
-            .process_group(0)
-            .args(["live-instance", &plan])
+            .process_group(group)
+            .arg("live-instance")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|error| format!("cannot start an instance ({}): {error}", self.options.program.display()))?;
+        let mut stdin = child.stdin.take();
+        if let Some(input) = stdin.as_mut() {
+            writeln!(input, "{plan}").map_err(|error| format!("cannot hand {instance} its plan: {error}"))?;
+        }
         let stdout = child.stdout.take().ok_or("an instance has no output")?;
         let events = self.events.clone();
+        let lags = Arc::clone(&self.lags);
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
+                if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
+                    if let Ok(mut lags) = lags.lock() {
+                        lags.seen.push((Some(instance), lag));
+                    }
+                    continue;
+                }
                 match serde_json::from_str::<Event>(&line) {
                     Ok(event) => {
                         if events.send((Some(instance), event)).is_err() {
@@ -663,7 +925,6 @@ impl Coordinator {
                 }
             }
         });
-        let stdin = child.stdin.take();
         self.processes.insert(instance, Process { child, stdin });
         Ok(())
     }
@@ -814,6 +1075,7 @@ impl Coordinator {
 
     /// Strikes a fault; returns what it sets in motion for later.
     fn strike(&mut self, fault: &Fault) -> Result<Vec<(u64, Later)>, String> {
+        self.tell(Some(fault.to_string()));
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
         match fault {
             Fault::NetworkDelay { from, to, extra_ms, duration_ms, .. } => {
@@ -861,6 +1123,7 @@ impl Coordinator {
             }
             Fault::GcPause { target, duration_ms, .. } => {
                 let Some(instance) = self.struck_instance(fault, *target) else { return Ok(Vec::new()) };
+                self.stopped(instance);
                 self.signal(instance, "-STOP")?;
                 let until_ms = now + duration_ms;
                 self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms } });
@@ -939,6 +1202,7 @@ impl Coordinator {
         restart_after_ms: Option<u64>,
         now: u64,
     ) -> Result<Vec<(u64, Later)>, String> {
+        self.stopped(instance);
         self.signal(instance, "-STOP")?;
         let keepalive_ms = self.options.scenario.world.tcp_keepalive_ms;
         for ((owner, _), proxy) in &self.proxies {
@@ -1087,6 +1351,7 @@ impl Coordinator {
             process.child.kill().map_err(|error| format!("cannot kill {instance}: {error}"))?;
             let _ = process.child.wait();
         }
+        self.resumed(instance);
         self.end_runs(instance, died_ms);
         self.record_at(None, died_ms, EventKind::Process { instance, state: ProcessState::Dead });
         self.sessions_closed(instance, before);
@@ -1175,20 +1440,26 @@ impl Coordinator {
             Later::Resume(instance) => {
                 if self.processes.contains_key(&instance) {
                     self.signal(instance, "-CONT")?;
+                    self.resumed(instance);
                     self.record(EventKind::Process { instance, state: ProcessState::Running });
+                    self.tell(Some(format!("{instance} resumes")));
                 }
                 Ok(())
             }
             Later::Restart(instance) => {
                 // A lost host's stopped process is gone for good; its sockets
-                // close into the silence, and the host comes back.
+                // close into the silence (their connections stay silent: no
+                // FIN reaches a server), and the host comes back: its new
+                // connections pass.
                 self.processes.remove(&instance);
+                self.resumed(instance);
                 for ((owner, _), proxy) in &self.proxies {
                     if *owner == instance {
                         proxy.restore();
                     }
                 }
                 self.record(EventKind::Process { instance, state: ProcessState::Restarted });
+                self.tell(Some(format!("{instance} restarts")));
                 self.spawn(instance, true)
             }
             Later::RedisUp(node) => {
@@ -1215,6 +1486,10 @@ impl Coordinator {
     /// Ends the run: every instance's input is closed, so it exits; one that
     /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
     fn stop(&mut self, end_ms: u64) -> Result<(), String> {
+        let stopped: Vec<InstanceId> = self.stopped_since.keys().copied().collect();
+        for instance in stopped {
+            self.resumed(instance);
+        }
         let mut processes = std::mem::take(&mut self.processes);
         for process in processes.values_mut() {
             let _ =
@@ -1330,12 +1605,17 @@ fn resource_request(
 /// leaving, the moment etcd reports it.
 /// The watch is opened again whenever its stream ends (its member died)
 /// until the guard it returns is dropped.
-fn watch_lease_key(port: u16, clock: ScaledClock, events: Sender<(Option<InstanceId>, Event)>) -> Watching {
+fn watch_lease_key(
+    port: u16,
+    key: String,
+    clock: ScaledClock,
+    events: Sender<(Option<InstanceId>, Event)>,
+) -> Watching {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
     std::thread::spawn(move || {
         while !stopped.load(Ordering::SeqCst) {
-            watch_once(port, clock, &events, &stopped);
+            watch_once(port, &key, clock, &events, &stopped);
             // Waiting for the member the link leads to now to take the watch.
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -1355,9 +1635,15 @@ impl Drop for Watching {
 }
 
 /// One watch stream, until it ends or the run does.
-fn watch_once(port: u16, clock: ScaledClock, events: &Sender<(Option<InstanceId>, Event)>, stopped: &AtomicBool) {
+fn watch_once(
+    port: u16,
+    key: &str,
+    clock: ScaledClock,
+    events: &Sender<(Option<InstanceId>, Event)>,
+    stopped: &AtomicBool,
+) {
     {
-        let _ = locklab_conformance::etcd::watch(port, locklab_engine::event::LEASE_KEY, |message| {
+        let _ = locklab_conformance::etcd::watch(port, key, |message| {
             let deleted = message["result"]["events"].as_array().into_iter().flatten().filter_map(|event| {
                 let value = event["prev_kv"]["value"].as_str()?;
                 (event["type"].as_str() == Some("DELETE")).then(|| {

@@ -1,4 +1,5 @@
-//! One instance's process (`locklab live-instance PLAN`): the scheduler's
+//! One instance's process (`locklab live-instance`, its plan the first line
+//! of its input): the scheduler's
 //! cron, its runs and the job, around the engine's own strategy code
 //! ([`locklab_engine::strategy::build_for`]) driven over real connections.
 //!
@@ -84,12 +85,24 @@ pub struct InstancePlan {
     pub redeliver: Vec<Redelivery>,
     /// Whether this process is a restart after a crash.
     pub restarted: bool,
+    /// What the names of the lock's keys begin with on the servers (a run
+    /// on servers of the user's has keys of its own; empty on live mode's).
+    pub key_prefix: String,
+    /// The watchdog's tick, and the lag it always reports (µs): see `stall.rs`.
+    pub lag_tick_us: u64,
+    pub lag_report_over_us: u64,
 }
 
-/// The process's entry point: reads the plan, runs until the coordinator
-/// closes standard input. A plan that does not parse is a usage error.
-pub fn main(plan: &str) -> ExitCode {
-    let plan: InstancePlan = match serde_json::from_str(plan) {
+/// The process's entry point: reads the plan (the first line of its
+/// input), runs until the coordinator closes standard input. A plan that
+/// does not parse is a usage error.
+pub fn main() -> ExitCode {
+    let mut plan = String::new();
+    if let Err(error) = std::io::stdin().read_line(&mut plan) {
+        eprintln!("locklab live-instance: cannot read the plan on standard input: {error}");
+        return ExitCode::from(2);
+    }
+    let plan: InstancePlan = match serde_json::from_str(&plan) {
         Ok(plan) => plan,
         Err(error) => {
             eprintln!("locklab live-instance: the plan does not parse: {error}");
@@ -103,6 +116,17 @@ pub fn main(plan: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // How late this process runs, for the coordinator to judge the run by.
+    let _watchdog = crate::stall::Watchdog::start(
+        Duration::from_micros(plan.lag_tick_us.max(1_000)),
+        Duration::from_micros(plan.lag_report_over_us),
+        |lag| {
+            let line = serde_json::to_string(&crate::stall::LagLine { lag }).unwrap_or_default();
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        },
+    );
     let (replies, inbox) = channel();
     let stop = replies.clone();
     std::thread::spawn(move || {
@@ -321,7 +345,11 @@ impl Host {
         for _ in 0..u32::from(plan.instance.0) + u32::from(plan.restarted) * 16 {
             rng = root.fork();
         }
-        let redis = plan.redis_ports.iter().map(|port| RedisLink::start(*port, replies.clone())).collect();
+        let redis = plan
+            .redis_ports
+            .iter()
+            .map(|port| RedisLink::start(*port, plan.key_prefix.clone(), replies.clone()))
+            .collect();
         Host {
             me: plan.instance,
             world: scenario.world.clone(),
@@ -344,7 +372,8 @@ impl Host {
             redis,
             consensus: plan.etcd_port.map(|port| {
                 let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
-                ConsensusLink::start(port, lease_base, plan.clock.1, replies.clone())
+                let lease_key = format!("{}{}", plan.key_prefix, locklab_engine::event::LEASE_KEY);
+                ConsensusLink::start(port, lease_key, lease_base, plan.clock.1, replies.clone())
             }),
             storage: ResourceLink::start(plan.storage_port, replies.clone()),
             slack: ResourceLink::start(plan.slack_port, replies.clone()),

@@ -8,8 +8,8 @@ use locklab_conformance::etcd::{self, EtcdClient};
 use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
 use locklab_conformance::resp::Connection;
 use locklab_engine::event::{
-    ConsensusOp, ConsensusReply, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql, SqlError,
-    SqlOutcome,
+    ConsensusOp, ConsensusReply, LOCK_KEY, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql,
+    SqlError, SqlOutcome, TOKEN_KEY,
 };
 use locklab_engine::ids::{LeaseId, ReportOf, SessionId, Token};
 use locklab_engine::strategy::Reply;
@@ -65,8 +65,9 @@ pub(crate) struct RedisLink(Sender<Job<Vec<String>>>);
 
 impl RedisLink {
     /// A connection to the node on `port`, opened lazily and again after
-    /// every failure, as client libraries reconnect.
-    pub(crate) fn start(port: u16, replies: Sender<Incoming>) -> RedisLink {
+    /// every failure, as client libraries reconnect. The lock's keys are
+    /// named with `key_prefix` first (a run's own keys on a server of the user's).
+    pub(crate) fn start(port: u16, key_prefix: String, replies: Sender<Incoming>) -> RedisLink {
         let (jobs, inbox) = channel::<Job<Vec<String>>>();
         std::thread::spawn(move || {
             // The connection is opened at once and again right after any
@@ -75,7 +76,14 @@ impl RedisLink {
             // is a few ms of the scenario, well under one on the wall clock)
             // would time it out.
             let mut connection: Option<Connection> = Connection::open(port).ok();
-            for job in inbox {
+            for mut job in inbox {
+                if !key_prefix.is_empty() {
+                    for word in &mut job.body {
+                        if word == LOCK_KEY || word == TOKEN_KEY {
+                            *word = format!("{key_prefix}{word}");
+                        }
+                    }
+                }
                 // A connection the server has closed since (a restart, a
                 // failover) is replaced before it is used, as a pool does.
                 if connection.as_ref().is_none_or(Connection::peer_closed) {
@@ -320,22 +328,35 @@ impl ResourceLink {
 pub(crate) struct ConsensusLink(Sender<Job<ConsensusOp>>);
 
 impl ConsensusLink {
-    pub(crate) fn start(port: u16, lease_base: u32, time_scale: u32, replies: Sender<Incoming>) -> ConsensusLink {
+    pub(crate) fn start(
+        port: u16,
+        lease_key: String,
+        lease_base: u32,
+        time_scale: u32,
+        replies: Sender<Incoming>,
+    ) -> ConsensusLink {
         let (jobs, inbox) = channel::<Job<ConsensusOp>>();
         std::thread::spawn(move || {
             let mut client = EtcdClient::new(port);
             let mut leases: BTreeMap<LeaseId, String> = BTreeMap::new();
             let mut next = lease_base;
             for job in inbox {
-                let reply =
-                    match etcd::consensus_call(&mut client, job.body, job.limit, time_scale, &mut leases, &mut next) {
-                        Ok(reply) => reply,
-                        Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                            ConsensusReply::Timeout
-                        }
-                        // Refused or cut off: the client library reports the call failed, as on a timeout.
-                        Err(_) => ConsensusReply::Timeout,
-                    };
+                let reply = match etcd::consensus_call_on(
+                    &lease_key,
+                    &mut client,
+                    job.body,
+                    job.limit,
+                    time_scale,
+                    &mut leases,
+                    &mut next,
+                ) {
+                    Ok(reply) => reply,
+                    Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                        ConsensusReply::Timeout
+                    }
+                    // Refused or cut off: the client library reports the call failed, as on a timeout.
+                    Err(_) => ConsensusReply::Timeout,
+                };
                 let reply = Reply::Consensus(reply);
                 if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
                     return;

@@ -15,6 +15,10 @@
 //!   strategy, driven by an event loop over real replies and timers.
 //! - [`record`]: turns what was collected into the engine's log: run ids
 //!   numbered across instances, and the lock service's truth.
+//! - [`stall`]: how late the machine lets each process run, and the run
+//!   judged by it: a run stalled beyond its time scale is inconclusive.
+//! - [`supervisor`]: the process that stops whatever a run started if the
+//!   coordinator is killed, and removes its folders.
 
 mod background;
 pub mod coordinator;
@@ -23,9 +27,11 @@ mod io;
 mod proxy;
 mod record;
 pub mod servers;
+mod stall;
+pub mod supervisor;
 
-pub use coordinator::{LiveOptions, LiveRun, run};
-pub use locklab_engine::races::{Agreement, RACES, Race, agreement};
+pub use coordinator::{LiveOptions, LiveRun, Progress, run};
+pub use locklab_engine::races::{Agreement, RACES, Race, agreement, recorded_agreement};
 pub use servers::ServerUrls;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

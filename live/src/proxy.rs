@@ -9,8 +9,10 @@
 //! - **drop**: bytes read while the rule holds are lost (a partition); a
 //!   client's timeout then ends its connection, as it would;
 //! - **silence**: the instance's host is gone: nothing more goes either way
-//!   and no FIN is sent to the server; the server-side connection is closed
-//!   when the server's TCP keepalive would give up on it.
+//!   on its connections and no FIN is sent to the server, ever, not even
+//!   when the host comes back and the lost process's sockets are closed; the
+//!   server-side connection is closed when the server's TCP keepalive would
+//!   give up on it. A host that comes back opens new connections, which pass.
 //!
 //! A proxy can also be repointed to another server: a failover, where the
 //! clients' way to "the primary" leads to the promoted replica from then on
@@ -20,7 +22,7 @@
 use crate::ScaledClock;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,8 +57,10 @@ struct State {
     rules: Vec<Rule>,
     /// Whether the instance's host is gone.
     silent: bool,
-    /// The server-side ends of the connections, to close when keepalive gives up.
-    servers: Vec<TcpStream>,
+    /// Each open connection's server-side end, to close when keepalive gives
+    /// up, and its flag: set, the connection belonged to a lost host, and
+    /// nothing passes on it any more.
+    connections: Vec<(TcpStream, Arc<AtomicBool>)>,
     /// The server died: bytes it had sent that are still held are lost with it.
     severed: bool,
 }
@@ -102,10 +106,16 @@ impl Proxy {
     /// out, and the server's side of each connection is closed at
     /// `close_at_ms`, when the server's TCP keepalive gives up on it.
     pub(crate) fn silence(&self, close_at_ms: u64) {
-        let servers = match self.state.lock() {
+        let servers: Vec<TcpStream> = match self.state.lock() {
             Ok(mut state) => {
                 state.silent = true;
-                std::mem::take(&mut state.servers)
+                std::mem::take(&mut state.connections)
+                    .into_iter()
+                    .map(|(server, lost)| {
+                        lost.store(true, Ordering::SeqCst);
+                        server
+                    })
+                    .collect()
             }
             Err(_) => return,
         };
@@ -136,6 +146,8 @@ impl Proxy {
     }
 
     /// A restarted instance's host is back: its new connections pass again.
+    /// The lost host's connections stay silent: its sockets closing now
+    /// send nothing, as a machine that vanished sends nothing.
     pub(crate) fn restore(&self) {
         if let Ok(mut state) = self.state.lock() {
             state.silent = false;
@@ -168,13 +180,14 @@ fn connect(client: TcpStream, upstream: SocketAddr, clock: ScaledClock, state: &
     else {
         return;
     };
+    let lost = Arc::new(AtomicBool::new(false));
     match state.lock() {
-        Ok(mut state) if !state.silent => state.servers.push(kept),
+        Ok(mut state) if !state.silent => state.connections.push((kept, Arc::clone(&lost))),
         Ok(_) | Err(_) => return,
     }
-    let out_state = Arc::clone(state);
-    std::thread::spawn(move || pump(client_reader, server, Direction::Out, clock, &out_state));
-    pump(server_reader, client, Direction::Back, clock, state);
+    let (out_state, out_lost) = (Arc::clone(state), Arc::clone(&lost));
+    std::thread::spawn(move || pump(client_reader, server, Direction::Out, clock, &out_state, &out_lost));
+    pump(server_reader, client, Direction::Back, clock, state, &lost);
 }
 
 /// Bytes to write, and when.
@@ -189,12 +202,13 @@ enum Piece {
     },
 }
 
-/// What the rules make of bytes read now: `None` to drop them, else their extra delay.
-fn effect_now(state: &Mutex<State>, direction: Direction, now: u64) -> Option<u64> {
-    let Ok(state) = state.lock() else { return Some(0) };
-    if state.silent {
+/// What the rules make of bytes read now on a connection (`lost`: its host
+/// is gone): `None` to drop them, else their extra delay.
+fn effect_now(state: &Mutex<State>, lost: &AtomicBool, direction: Direction, now: u64) -> Option<u64> {
+    if lost.load(Ordering::SeqCst) {
         return None;
     }
+    let Ok(state) = state.lock() else { return Some(0) };
     let mut extra_ms = 0;
     for rule in
         state.rules.iter().filter(|rule| rule.direction == direction && rule.from_ms <= now && now < rule.until_ms)
@@ -209,7 +223,14 @@ fn effect_now(state: &Mutex<State>, direction: Direction, now: u64) -> Option<u6
 
 /// Reads from `from`, applies the rules, and hands what passes to a writer
 /// thread that writes it to `to` at its due time, in order.
-fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledClock, state: &Arc<Mutex<State>>) {
+fn pump(
+    mut from: TcpStream,
+    to: TcpStream,
+    direction: Direction,
+    clock: ScaledClock,
+    state: &Arc<Mutex<State>>,
+    lost: &AtomicBool,
+) {
     let (pieces, inbox) = channel::<Piece>();
     // Bytes due now, with nothing held back before them, are written from
     // here: the hand-off to the writer thread would add its own latency to
@@ -224,7 +245,7 @@ fn pump(mut from: TcpStream, to: TcpStream, direction: Direction, clock: ScaledC
     loop {
         let read = from.read(&mut buffer);
         let now = u64::try_from(clock.now_ms()).unwrap_or(0);
-        let Some(extra_ms) = effect_now(state, direction, now) else {
+        let Some(extra_ms) = effect_now(state, lost, direction, now) else {
             // Lost (a partition), or the host is gone: nothing passes, not even a FIN.
             if matches!(read, Ok(0) | Err(_)) {
                 break;
@@ -284,5 +305,58 @@ fn write_in_order(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind;
+
+    /// A proxy to a listener of the test's, and the server's end of a first connection through it.
+    fn proxied() -> (Proxy, TcpListener, ScaledClock) {
+        let server = TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let address = server.local_addr().expect("an address");
+        let clock = ScaledClock { start_unix_us: crate::unix_us(), time_scale: 1 };
+        (Proxy::start(address, clock).expect("the proxy starts"), server, clock)
+    }
+
+    #[test]
+    fn a_lost_host_sends_no_fin_even_after_it_comes_back_and_its_sockets_close() {
+        let (proxy, server, clock) = proxied();
+        let mut client = TcpStream::connect(loopback(proxy.port)).expect("connects");
+        let (mut accepted, _) = server.accept().expect("the proxy connects on");
+        // Bytes pass while the host is there.
+        client.write_all(b"x").expect("writes");
+        let mut byte = [0_u8; 1];
+        accepted.read_exact(&mut byte).expect("the byte passes");
+        // The host is lost (its keepalive far off), comes back, and the lost process's socket closes.
+        let far_ms = u64::try_from(clock.now_ms()).unwrap_or(0) + 3_600_000;
+        proxy.silence(far_ms);
+        proxy.restore();
+        drop(client);
+        // A new connection from the host that came back passes.
+        let mut again = TcpStream::connect(loopback(proxy.port)).expect("connects again");
+        let (mut second, _) = server.accept().expect("the proxy connects on again");
+        again.write_all(b"y").expect("writes");
+        second.read_exact(&mut byte).expect("the new connection's byte passes");
+        assert_eq!(&byte, b"y");
+        // The old connection got no FIN: a read finds nothing, not an end
+        // (a bounded wait: what is checked is that nothing comes).
+        accepted.set_read_timeout(Some(Duration::from_millis(200))).expect("a read timeout");
+        match accepted.read(&mut byte) {
+            Err(error) => assert!(matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut), "{error}"),
+            Ok(read) => panic!("the server's side saw {read} bytes or an end from a lost host"),
+        }
+    }
+
+    #[test]
+    fn a_lost_hosts_connections_are_closed_when_keepalive_gives_up() {
+        let (proxy, server, clock) = proxied();
+        let _client = TcpStream::connect(loopback(proxy.port)).expect("connects");
+        let (mut accepted, _) = server.accept().expect("the proxy connects on");
+        proxy.silence(u64::try_from(clock.now_ms()).unwrap_or(0) + 50);
+        let mut byte = [0_u8; 1];
+        assert_eq!(accepted.read(&mut byte).expect("the server's side ends"), 0, "an end, when keepalive gives up");
     }
 }

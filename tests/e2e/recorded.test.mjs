@@ -4,7 +4,9 @@
 // twin's and moves both timelines on one cursor; "Open a recorded run" reads
 // a document the reader chooses (a run the lab's engine exports, which has
 // no live marker); a document that is not a log is refused by name and what
-// was shown stays; embedded it still says where the run was recorded. At
+// was shown stays, and so is a log out of time order or with a run id near
+// 4·10⁹, the place named; a recording the machine stalled says it is
+// inconclusive; embedded it still says where the run was recorded. At
 // 375 px nothing scrolls sideways; axe-core reports no violation. No sleeps:
 // every wait is for a condition.
 import { test, before, after } from 'node:test';
@@ -85,6 +87,51 @@ test('Open a recorded run reads a document the reader chooses; a file that is no
   assert.match(await page.textContent('[role="alert"]'), /format `locklab\/2` is not locklab-log\/1/);
   assert.match(await page.textContent('#recorded-title'), /Redlock/, 'what was shown stays');
   await shot(page, 'recorded-refused-file');
+  assert.deepEqual(problems, []);
+});
+
+test('a log out of time order, or with a run id no log reaches, is refused with its place and the run shown stays', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'locklab-recorded-'));
+  const shuffled = structuredClone(EXAMPLE);
+  // The example's tenth event moved past the last one's time.
+  shuffled.events[10].at_ms = shuffled.events.at(-1).at_ms + 1;
+  const outOfOrder = join(folder, 'shuffled.json');
+  writeFileSync(outOfOrder, JSON.stringify(shuffled));
+  const far = structuredClone(EXAMPLE);
+  const begins = far.events.findIndex((event) => event.type === 'run');
+  far.events[begins].run = 4000000000;
+  const farRun = join(folder, 'far.json');
+  writeFileSync(farRun, JSON.stringify(far));
+  const { page, problems } = await openRecorded();
+  await shown(page);
+  await page.setInputFiles('#recorded-file', outOfOrder);
+  await page.waitForSelector('[role="alert"]');
+  assert.match(await page.textContent('[role="alert"]'), /shuffled\.json: events\[11\]\.at_ms: .* a log is in time order/);
+  await page.setInputFiles('#recorded-file', farRun);
+  await page.waitForFunction(() => document.querySelector('[role="alert"]')?.textContent.includes('far.json'));
+  assert.match(await page.textContent('[role="alert"]'), new RegExp(`far\\.json: events\\[${begins}\\]\\.run: run 4000000000 is named before it begins`));
+  assert.equal(await page.getAttribute('.recorded-run', 'data-live'), 'true', 'what was shown stays');
+  assert.deepEqual(problems, []);
+});
+
+test('a recording the machine stalled says it is inconclusive and compares no verdicts', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'locklab-recorded-'));
+  const stalled = structuredClone(EXAMPLE);
+  stalled.live.allowed_lag_us = 16000;
+  stalled.live.longest_lag_us = 250000;
+  stalled.live.stalls = [{ at_ms: 61000, lag_us: 250000, allowed_us: 16000 }];
+  stalled.live.faithful_time_scale = 3;
+  const file = join(folder, 'stalled.json');
+  writeFileSync(file, JSON.stringify(stalled));
+  const { page, problems } = await openRecorded();
+  await shown(page);
+  await page.setInputFiles('#recorded-file', file);
+  await page.waitForFunction(() => document.querySelector('.recorded-run')?.dataset.inconclusive === 'true');
+  const said = await page.textContent('#recorded-inconclusive');
+  assert.match(said, /Inconclusive: the machine stalled the coordinator at t=61 s for 250 ms of wall time/);
+  assert.match(said, /--time-scale 3/);
+  assert.match(await page.textContent('.recorded-twin p'), /inconclusive, so the two verdicts are not compared/);
+  assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
 });
 

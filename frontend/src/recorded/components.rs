@@ -17,28 +17,36 @@ use locklab_engine::{LiveRecording, Scenario};
 use std::rc::Rc;
 use yew::prelude::*;
 
-/// Where the recorded run came from, in a sentence.
+/// Where the recorded run came from, in a sentence, and whether it was
+/// stopped before its end.
 pub fn origin(live: Option<&LiveRecording>, seed: u64) -> String {
     match live {
-        Some(live) => format!(
-            "Recorded live on real {}, time scaled ×{} (the loopback network was not scaled).",
-            live.servers.join(" / "),
-            live.time_scale
-        ),
+        Some(live) => {
+            let stopped = live.interrupted_at_ms.map_or_else(String::new, |at_ms| {
+                format!(" It was interrupted at {}: this is what was recorded up to then.", format::t_label(at_ms))
+            });
+            format!(
+                "Recorded live on real {}, time scaled ×{} (the loopback network was not scaled).{stopped}",
+                live.servers.join(" / "),
+                live.time_scale
+            )
+        }
         None => format!("Simulated by locklab's engine (seed {seed})."),
     }
 }
 
 /// How the recorded verdict compares with its simulated twin's, in a
-/// sentence: the same, the same but for a race or a stall of the machine named with its reason
-/// (`locklab_engine::races`), or different.
+/// sentence: the same, the same but for a race named with its reason
+/// (`locklab_engine::races`), different, or not comparable because the
+/// machine stalled the live run beyond what its time scale allows.
 pub fn twin_agreement(
     scenario: &Scenario,
     strategy: StrategyId,
     recorded: &StrategyReport,
     twin: &StrategyReport,
+    live: Option<&LiveRecording>,
 ) -> String {
-    match locklab_engine::races::agreement(scenario, strategy, recorded, twin) {
+    match locklab_engine::races::recorded_agreement(scenario, strategy, recorded, twin, live) {
         Agreement::Same => {
             "Its verdict is the recorded run's: the same safety, liveness, efficiency and kinds of findings.".to_owned()
         }
@@ -49,6 +57,10 @@ pub fn twin_agreement(
             "Its verdict differs from the recorded run's: safety, liveness, efficiency or the kinds of findings."
                 .to_owned()
         }
+        Agreement::Inconclusive => format!(
+            "The recorded run is inconclusive, so the two verdicts are not compared: {}.",
+            live.and_then(LiveRecording::stall_sentence).unwrap_or_default()
+        ),
     }
 }
 
@@ -159,9 +171,15 @@ fn shown_run(props: &ShownRunProps) -> Html {
     let on_seek = props.dispatch.reform(RecordedAction::Seek);
     html! {
         <>
-            <section class="recorded-run" aria-labelledby="recorded-title" data-live={shown.live.is_some().to_string()}>
+            <section class="recorded-run" aria-labelledby="recorded-title" data-live={shown.live.is_some().to_string()}
+                data-inconclusive={shown.live.as_ref().is_some_and(LiveRecording::inconclusive).to_string()}>
                 <h2 id="recorded-title">{ title }</h2>
                 <p class="recorded-origin" id="recorded-origin">{ origin(shown.live.as_ref(), scenario.seed) }</p>
+                if let Some(stall) = shown.live.as_ref().and_then(LiveRecording::stall_sentence) {
+                    <p class="message recorded-inconclusive" id="recorded-inconclusive">
+                        <strong>{"Inconclusive: "}</strong>{ stall }{". Its verdict below is what was recorded, not a finding about the lock."}
+                    </p>
+                }
                 <p class="recorded-source">{"Read from "}<code>{ shown.source.clone() }</code>{". A recorded run is shown as it happened; it cannot be changed or replayed."}</p>
                 <Verdict run={run.clone()} label="This run" findings_label="Findings of this run" />
                 <Timeline run={run.clone()} cursor_ms={props.cursor_ms} on_seek={on_seek.clone()}
@@ -170,7 +188,7 @@ fn shown_run(props: &ShownRunProps) -> Html {
             <section class="recorded-twin" aria-labelledby="twin-title">
                 <h2 id="twin-title">{"Its simulated twin"}</h2>
                 <p>{ format!("The same scenario and strategy in locklab's engine (seed {}). ", scenario.seed) }
-                    { twin_agreement(scenario, run.strategy, &run.report, &shown.twin.report) }</p>
+                    { twin_agreement(scenario, run.strategy, &run.report, &shown.twin.report, shown.live.as_ref()) }</p>
                 <Verdict run={shown.twin.clone()} label="The simulated twin" findings_label="Findings of the simulated twin" />
                 <Timeline run={shown.twin.clone()} cursor_ms={props.cursor_ms} on_seek={on_seek.clone()}
                     narrow={props.narrow} label={AttrValue::from("Time cursor of the simulated twin")} />

@@ -5,7 +5,7 @@
 use crate::ui::event_log::{FilterChange, LogFilters};
 use crate::ui::run::{LabRun, RunRef};
 use crate::ui::shared::Shared;
-use locklab_engine::{LiveRecording, LogDocument, Scenario};
+use locklab_engine::{LiveRecording, RecordedRun};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -18,18 +18,16 @@ pub struct Shown {
     pub twin: RunRef,
 }
 
-/// Reads a log document and computes what the page shows; a message names what is wrong.
+/// Reads a log document, checked against the scenario it carries
+/// (`RecordedRun::from_json`), and computes what the page shows; a message
+/// names the place that is wrong, and nothing is computed from such a log.
 pub fn read(text: &str, source: &str) -> Result<Shown, String> {
-    let document = LogDocument::from_json(text).map_err(|error| format!("{source}: {error}."))?;
-    let scenario_text = document.scenario_document.as_ref().ok_or_else(|| {
-        format!("{source} does not carry its scenario (`scenario_document`), so its verdict cannot be computed.")
-    })?;
-    let scenario = Scenario::from_json(&scenario_text.to_string()).map_err(|error| format!("{source}: {error}."))?;
-    let scenario = Rc::new(scenario);
-    let strategy = document.strategy;
-    let run = LabRun::from_log(Rc::clone(&scenario), strategy, document.events);
+    let recorded = RecordedRun::from_json(text).map_err(|error| format!("{source}: {error}."))?;
+    let scenario = Rc::new(recorded.scenario);
+    let strategy = recorded.strategy;
+    let run = LabRun::from_log(Rc::clone(&scenario), strategy, recorded.events);
     let twin = LabRun::compute(scenario, strategy);
-    Ok(Shown { source: source.to_owned(), live: document.live, run: Shared(Rc::new(run)), twin: Shared(Rc::new(twin)) })
+    Ok(Shown { source: source.to_owned(), live: recorded.live, run: Shared(Rc::new(run)), twin: Shared(Rc::new(twin)) })
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,233 @@
+//! How late the machine lets a live run's processes run. Every process of
+//! the run (the coordinator, which also carries the network's proxies, and
+//! each instance) keeps a watchdog: a thread that sleeps a short tick and
+//! measures, on the monotonic clock, how much longer than the tick it was
+//! away. That excess is the process's *lag*: time it wanted to run and the
+//! machine (other processes, both cores busy, the disk) did not let it. A
+//! lag of `d` wall ms moves what the process does by `d × time_scale` of the
+//! scenario's time, which no simulated run has.
+//!
+//! The coordinator gathers every lag and judges the run ([`judge`]): a lag
+//! longer than the time scale allows makes it *inconclusive*. What it
+//! allows is a margin of the scenario's time, scaled
+//! (`coordinator::lag_margins`): the coordinator's is the tighter, since it
+//! carries the network. A process the coordinator stopped itself (a
+//! `gc_pause`'s SIGSTOP, a lost host) is away by the fault's design, so the
+//! time it was stopped is not counted; nor is a lag before the scenario's
+//! time 0 or after the run's end.
+
+use crate::coordinator::LagMargins;
+use crate::unix_us;
+use locklab_engine::ids::InstanceId;
+use locklab_engine::{LiveRecording, Stall};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One time a process was away longer than it asked to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Lag {
+    /// When it should have woken, by the system's wall clock (µs since the epoch).
+    pub(crate) from_unix_us: u64,
+    /// How much later it woke, in µs.
+    pub(crate) lag_us: u64,
+}
+
+/// The line an instance writes on its output for a lag, beside its events.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LagLine {
+    pub(crate) lag: Lag,
+}
+
+/// A watchdog's thread; dropping this stops it.
+#[derive(Debug)]
+pub(crate) struct Watchdog {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The tick a watchdog sleeps when a lag of `allowed` counts: a quarter of
+/// it, so a stall that long is seen whole, between 1 and 20 ms.
+pub(crate) fn tick_for(allowed: Duration) -> Duration {
+    (allowed / 4).clamp(Duration::from_millis(1), Duration::from_millis(20))
+}
+
+impl Watchdog {
+    /// Starts the watchdog: every `tick` it measures its lag, and hands
+    /// `seen` every lag longer than `report_over`, and every lag longer than
+    /// all before it (so the longest is known, counted or not).
+    pub(crate) fn start(tick: Duration, report_over: Duration, mut seen: impl FnMut(Lag) + Send + 'static) -> Watchdog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut longest = Duration::ZERO;
+            while !stopped.load(Ordering::SeqCst) {
+                let asleep = Instant::now();
+                // The watchdog's own tick: the sleep is what it measures.
+                std::thread::sleep(tick);
+                let lag = asleep.elapsed().saturating_sub(tick);
+                if lag > report_over || lag > longest {
+                    longest = longest.max(lag);
+                    let lag_us = u64::try_from(lag.as_micros()).unwrap_or(u64::MAX);
+                    seen(Lag { from_unix_us: unix_us().saturating_sub(lag_us), lag_us });
+                }
+            }
+        });
+        Watchdog { stop }
+    }
+}
+
+/// A stretch of wall time (µs since the epoch) a process was stopped by a fault.
+pub(crate) type Stopped = (u64, u64);
+
+/// What is left of a lag inside the run (`run`: when its clock was set,
+/// shortly before the scenario's time 0, and when it ended, on the wall
+/// clock) once the time the process was stopped on purpose is taken out: a
+/// process late while the servers start, or while the run is being
+/// stopped, moves nothing; one late in the lead-in to time 0 (the
+/// instances opening their first connections) can.
+fn unplanned_us(lag: Lag, run: Stopped, stopped: &[Stopped]) -> u64 {
+    let from = lag.from_unix_us.max(run.0);
+    let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
+    let planned: u64 = stopped.iter().map(|(stop, resume)| until.min(*resume).saturating_sub(from.max(*stop))).sum();
+    until.saturating_sub(from).saturating_sub(planned)
+}
+
+/// Every lag a run's processes reported, with whose it was.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lags {
+    pub(crate) seen: Vec<(Option<InstanceId>, Lag)>,
+    /// When each instance's process was stopped by a fault, on the wall clock.
+    pub(crate) stopped: Vec<(InstanceId, Stopped)>,
+}
+
+/// The run's recording judged by its lags: the longest, the allowance at
+/// its time scale (the coordinator's margin of the scenario's time,
+/// scaled; an instance's is `margins.process_ms`), the stalls beyond what
+/// each process is allowed (when each began on the scenario's clock), and
+/// the time scale at which every one of them would have been within it.
+/// `run` is when the run's clock was set and when the run ended, on the
+/// wall clock; `start_unix_us` is the scenario's time 0; `scale_fits` says
+/// which slower scales the run can be played at.
+pub(crate) fn judge(
+    recording: &mut LiveRecording,
+    lags: &Lags,
+    margins: LagMargins,
+    run: Stopped,
+    start_unix_us: u64,
+    scale_fits: impl Fn(u32) -> bool,
+) {
+    recording.longest_lag_us = 0;
+    let time_scale = recording.time_scale.max(1);
+    let allowed_us = |margin_ms: u64| margin_ms.saturating_mul(1_000) / u64::from(time_scale);
+    recording.allowed_lag_us = allowed_us(margins.network_ms);
+    // The fastest scale at which every stall would have been allowed.
+    let mut within = u64::MAX;
+    let mut stalls = Vec::new();
+    for (instance, lag) in &lags.seen {
+        let stopped: Vec<Stopped> =
+            lags.stopped.iter().filter(|(whose, _)| Some(*whose) == *instance).map(|(_, window)| *window).collect();
+        let lag_us = unplanned_us(*lag, run, &stopped);
+        recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
+        let margin_ms = if instance.is_some() { margins.process_ms } else { margins.network_ms };
+        if lag_us > allowed_us(margin_ms) {
+            let since_us = lag.from_unix_us.saturating_sub(start_unix_us);
+            let at_ms = since_us.saturating_mul(u64::from(time_scale)) / 1_000;
+            stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance: *instance });
+            within = within.min(margin_ms.saturating_mul(1_000) / lag_us.max(1));
+        }
+    }
+    stalls.sort_by_key(|stall| (stall.at_ms, stall.lag_us));
+    if stalls.len() > locklab_engine::recorded::MAX_STALLS_KEPT {
+        // Keep the longest ones, in time order.
+        stalls.sort_by_key(|stall| std::cmp::Reverse(stall.lag_us));
+        stalls.truncate(locklab_engine::recorded::MAX_STALLS_KEPT);
+        stalls.sort_by_key(|stall| (stall.at_ms, stall.lag_us));
+    }
+    // None when even ×1 does not allow the longest stall.
+    recording.faithful_time_scale = if stalls.is_empty() {
+        None
+    } else {
+        (1..time_scale).rev().filter(|scale| u64::from(*scale) <= within).find(|scale| scale_fits(*scale))
+    };
+    recording.stalls = stalls;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lag_beyond_the_allowance_is_a_stall_named_with_a_faithful_scale() {
+        let start = 1_000_000_000;
+        let mut lags = Lags::default();
+        // The coordinator away 40 ms one second in; instance b 3 ms two seconds in.
+        lags.seen.push((None, Lag { from_unix_us: start + 1_000_000, lag_us: 40_000 }));
+        lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 2_000_000, lag_us: 3_000 }));
+        let mut recording = LiveRecording::new(Vec::new(), 60);
+        // A 1 s margin at ×60 allows 16.6 ms.
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 1_000, network_ms: 1_000 };
+        judge(&mut recording, &lags, margins, run, start, |_| true);
+        assert_eq!(recording.allowed_lag_us, 16_666);
+        assert_eq!(recording.longest_lag_us, 40_000);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None }]);
+        // 1 s over 40 ms is ×25; a scale that must divide 30 (a consensus lease) takes ×15.
+        assert_eq!(recording.faithful_time_scale, Some(25));
+        judge(&mut recording, &lags, margins, run, start, |scale| 30 % scale == 0);
+        assert_eq!(recording.faithful_time_scale, Some(15));
+        // A lag while the servers start, before the run's clock was set, or
+        // after the run ended, moves nothing; one in the lead-in to time 0
+        // counts from the clock's setting, at time 0.
+        let mut outside = Lags::default();
+        let run = (start - 700_000, start + 60_000_000);
+        outside.seen.push((None, Lag { from_unix_us: start - 1_500_000, lag_us: 400_000 }));
+        outside.seen.push((None, Lag { from_unix_us: start + 60_000_000, lag_us: 400_000 }));
+        outside.seen.push((None, Lag { from_unix_us: start - 720_000, lag_us: 50_000 }));
+        judge(&mut recording, &outside, margins, run, start, |_| true);
+        assert_eq!(recording.longest_lag_us, 30_000);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None }]);
+    }
+
+    #[test]
+    fn the_coordinator_carries_the_network_so_its_lag_is_held_to_the_client_timeout() {
+        let start = 1_000_000_000;
+        let run = (start, start + 60_000_000);
+        // Redlock at ×10: a 50 ms per-node timeout allows the coordinator 5 ms, an instance 100 ms.
+        let margins = LagMargins { process_ms: 1_000, network_ms: 50 };
+        let mut lags = Lags::default();
+        lags.seen.push((Some(InstanceId(2)), Lag { from_unix_us: start + 1_000_000, lag_us: 30_000 }));
+        let mut recording = LiveRecording::new(Vec::new(), 10);
+        judge(&mut recording, &lags, margins, run, start, |_| true);
+        assert_eq!((recording.allowed_lag_us, recording.stalls.len()), (5_000, 0), "an instance 30 ms late is allowed");
+        lags.seen.push((None, Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
+        judge(&mut recording, &lags, margins, run, start, |_| true);
+        assert_eq!(recording.stalls, vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None }]);
+        assert_eq!(recording.faithful_time_scale, Some(1), "50 ms over 30 ms is ×1");
+    }
+
+    #[test]
+    fn a_process_stopped_by_a_fault_is_not_stalled_by_the_machine() {
+        let start = 5_000_000;
+        let mut lags = Lags::default();
+        // Instance a was SIGSTOPped for 500 ms (a gc_pause) and woke 2 ms after SIGCONT.
+        lags.seen.push((Some(InstanceId(0)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
+        lags.stopped.push((InstanceId(0), (start + 99_000, start + 600_000)));
+        let mut recording = LiveRecording::new(Vec::new(), 15);
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 400, network_ms: 400 };
+        judge(&mut recording, &lags, margins, run, start, |_| true);
+        assert_eq!((recording.longest_lag_us, recording.stalls.len()), (2_000, 0));
+        // The same stop counts for instance b, which no fault stopped.
+        lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
+        judge(&mut recording, &lags, margins, run, start, |_| true);
+        assert_eq!(recording.stalls.len(), 1);
+        assert_eq!(recording.faithful_time_scale, None, "a lag longer than the margin is too long even at ×1");
+    }
+}

@@ -1,0 +1,228 @@
+//! Nothing a live run starts outlives the process that started it, however
+//! that process ends: a run's guards stop its servers and instances when it
+//! ends, fails or is interrupted, and for the one end no guard sees —
+//! `kill -9` of the coordinator, or its crash — a supervisor does.
+//!
+//! The supervisor is a small process of its own (`locklab
+//! live-supervisor ROOT`), started once per coordinator process before its
+//! first server. It leads a process group that every server, `initdb`, the
+//! clock shim's compiler and every instance joins (children such as
+//! PostgreSQL's backends join it by being born in it), and the servers'
+//! directories are made under one folder, ROOT. It reads its standard
+//! input, a pipe from the coordinator, and when that pipe closes — the
+//! kernel closes it when the coordinator exits, whichever way — it stops
+//! every process left in the group (PostgreSQL first by its immediate
+//! shutdown, which also frees its shared memory), undoes what a run made on
+//! servers of the user's that was not undone yet, removes ROOT, and exits.
+//!
+//! Why a supervisor, and not `PR_SET_PDEATHSIG`: a parent-death signal is
+//! delivered when the *thread* that started a child ends, not the process;
+//! it is cleared when a child changes its user (PostgreSQL runs as
+//! `postgres` when live mode runs as root); it reaches only direct children
+//! (not PostgreSQL's backends, or what `initdb` starts); and no signal can
+//! remove a folder. A process group alone has no one left to signal it
+//! once the coordinator is gone. Being out of the terminal's foreground
+//! group also keeps a Ctrl-C at the terminal from reaching `initdb` or an
+//! instance: only the coordinator hears it, and stops them in order.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// What the supervisor undoes on a server of the user's if the run that
+/// made it could not: the run's Redis keys, its PostgreSQL schema, its etcd key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Undo {
+    RedisKeys { address: std::net::SocketAddr, keys: Vec<String> },
+    PostgresSchema { address: std::net::SocketAddr, user: String, database: String, schema: String },
+    EtcdKey { address: std::net::SocketAddr, key: String },
+}
+
+/// A line on the supervisor's input.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Order {
+    /// Undo this if the coordinator dies before it says `Done` with the same number.
+    Undo {
+        number: u64,
+        undo: Undo,
+    },
+    Done {
+        number: u64,
+    },
+}
+
+/// The running supervisor, as the coordinator's process holds it.
+#[derive(Debug)]
+pub(crate) struct Supervision {
+    /// The process group every process of a run joins: the supervisor's pid.
+    pub(crate) group: u32,
+    orders: Mutex<(ChildStdin, u64)>,
+    /// Kept so the supervisor is never reaped as a zombie while it runs.
+    _child: Child,
+}
+
+static SUPERVISION: OnceLock<Result<Supervision, String>> = OnceLock::new();
+
+/// The supervisor of this process's live runs, started on first use with
+/// `program` (`locklab`); servers started from now on are placed under it.
+pub(crate) fn ensure(program: &Path) -> Result<&'static Supervision, String> {
+    let supervision = SUPERVISION.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("locklab-live-{}", std::process::id()));
+        std::fs::create_dir_all(&root).map_err(|error| format!("cannot make {}: {error}", root.display()))?;
+        let mut child = Command::new(program)
+            .arg("live-supervisor")
+            .arg(&root)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|error| format!("cannot start live mode's supervisor ({}): {error}", program.display()))?;
+        let stdin = child.stdin.take().ok_or("the supervisor has no input")?;
+        let group = child.id();
+        locklab_conformance::server::place_servers(group, root.clone());
+        Ok(Supervision { group, orders: Mutex::new((stdin, 0)), _child: child })
+    });
+    supervision.as_ref().map_err(Clone::clone)
+}
+
+impl Supervision {
+    /// Asks the supervisor to undo `undo` should this process die first;
+    /// the number to give [`Supervision::done`] once it is undone.
+    pub(crate) fn undo_later(&self, undo: Undo) -> u64 {
+        let Ok(mut orders) = self.orders.lock() else { return 0 };
+        orders.1 += 1;
+        let number = orders.1;
+        let line = serde_json::to_string(&Order::Undo { number, undo }).unwrap_or_default();
+        let _ = writeln!(orders.0, "{line}");
+        number
+    }
+
+    /// What `undo_later` gave `number` for is undone: the supervisor forgets it.
+    pub(crate) fn done(&self, number: u64) {
+        let Ok(mut orders) = self.orders.lock() else { return };
+        let line = serde_json::to_string(&Order::Done { number }).unwrap_or_default();
+        let _ = writeln!(orders.0, "{line}");
+    }
+}
+
+/// How long PostgreSQL gets to shut down on its own before it is killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long the supervisor keeps at a group that does not empty.
+const GIVE_UP_AFTER: Duration = Duration::from_secs(20);
+
+/// The supervisor's process (`locklab live-supervisor ROOT`): waits for its
+/// input to close, then leaves nothing of the coordinator's runs behind.
+pub fn main(root: &Path) -> ExitCode {
+    let mut pending: Vec<(u64, Undo)> = Vec::new();
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        match serde_json::from_str::<Order>(&line) {
+            Ok(Order::Undo { number, undo }) => pending.push((number, undo)),
+            Ok(Order::Done { number }) => pending.retain(|(pending_number, _)| *pending_number != number),
+            Err(error) => eprintln!("locklab live-supervisor: a line it cannot read ({error}): {line}"),
+        }
+    }
+    // The coordinator is gone.
+    stop_group(std::process::id());
+    for (_, undo) in pending {
+        undo_now(&undo);
+    }
+    let _ = std::fs::remove_dir_all(root);
+    ExitCode::SUCCESS
+}
+
+/// A process in the group: its pid, and whether it is a PostgreSQL process.
+fn members(group: u32) -> Vec<(u32, bool)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let me = std::process::id();
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; the name may hold spaces and parentheses.
+            let (head, tail) = stat.rsplit_once(')')?;
+            let name = head.split_once('(')?.1;
+            let mut fields = tail.split_whitespace();
+            let state = fields.next()?;
+            let process_group: u32 = fields.nth(1)?.parse().ok()?;
+            // A zombie has ended; its parent (init, by now) reaps it.
+            (process_group == group && state != "Z").then_some((pid, name == "postgres"))
+        })
+        .collect()
+}
+
+fn signal(signal: &str, pids: &[u32]) {
+    if pids.is_empty() {
+        return;
+    }
+    let _ = Command::new("kill")
+        .arg(signal)
+        .args(pids.iter().map(u32::to_string))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Stops every process of the group: PostgreSQL by its immediate shutdown
+/// (SIGQUIT: the postmaster ends its backends and frees its shared memory),
+/// then whatever is left by SIGKILL, woken first if it was stopped.
+fn stop_group(group: u32) {
+    let postgres: Vec<u32> = members(group).into_iter().filter(|(_, postgres)| *postgres).map(|(pid, _)| pid).collect();
+    signal("-QUIT", &postgres);
+    let asked = Instant::now();
+    while members(group).iter().any(|(_, postgres)| *postgres) && asked.elapsed() < SHUTDOWN_GRACE {
+        // Waiting for the condition: PostgreSQL has shut down.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    loop {
+        let left: Vec<u32> = members(group).into_iter().map(|(pid, _)| pid).collect();
+        if left.is_empty() || asked.elapsed() > GIVE_UP_AFTER {
+            return;
+        }
+        signal("-CONT", &left);
+        signal("-KILL", &left);
+        // Waiting for the condition: the killed processes are gone.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Undoes what a run made on a server of the user's, with short timeouts:
+/// a server that is gone keeps nothing to undo.
+pub(crate) fn undo_now(undo: &Undo) {
+    match undo {
+        Undo::RedisKeys { address, keys } => {
+            if let Ok(mut connection) = locklab_conformance::resp::Connection::open_at(*address) {
+                let mut command = vec!["DEL".to_owned()];
+                command.extend(keys.iter().cloned());
+                let _ = connection.call(&command);
+            }
+        }
+        Undo::PostgresSchema { address, user, database, schema } => {
+            let login = locklab_conformance::pg::PgLogin {
+                user: user.clone(),
+                database: database.clone(),
+                schema: None,
+                application_name: crate::servers::APPLICATION_NAME.to_owned(),
+            };
+            if let Ok(Ok(mut connection)) = locklab_conformance::pg::PgConnection::open_at(*address, &login) {
+                let _ = connection.query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+            }
+        }
+        Undo::EtcdKey { address, key } => {
+            let body = serde_json::json!({"key": locklab_conformance::etcd::encode(key)});
+            let _ = locklab_conformance::etcd::EtcdClient::at(*address).post(
+                "/v3/kv/deleterange",
+                &body,
+                Duration::from_secs(2),
+            );
+        }
+    }
+}
