@@ -146,6 +146,14 @@ pub use crate::vocab::{CHUNK_UPLOAD_MS, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS};
 pub trait Drives<H>: for<'a> Strategy<RunCx<'a, H>> {}
 impl<H, S: ?Sized + for<'a> Strategy<RunCx<'a, H>>> Drives<H> for S {}
 
+/// A boxed strategy for host `H`, as a host that is not the simulator holds it.
+pub type Driven<H> = dyn for<'a> Strategy<RunCx<'a, H>>;
+
+/// The scenario's strategy for host `H`: the same code the simulator runs.
+pub fn strategy_for<H: Host>(settings: &crate::scenario::StrategySettings) -> Box<Driven<H>> {
+    crate::strategy::boxed_strategy!(settings)
+}
+
 /// One scheduler instance's process: its cron, its runs, its requests in
 /// flight and its pool. A process that dies keeps only what the job runner
 /// outside it keeps: the jobs to hand back ([`Runtime::die`]).

@@ -12,7 +12,7 @@
 //! simulator: the simulator's context is its own, and anything that carries
 //! requests and timers (a real network, a test's script) can drive the same
 //! code, as `locklab-live`'s instance processes do over real sockets
-//! ([`build_for`]).
+//! (`crate::runtime::strategy_for`).
 
 pub(crate) mod consensus;
 pub(crate) mod db_lock;
@@ -51,7 +51,7 @@ pub fn shortest_timeout_ms(settings: &StrategySettings) -> u64 {
 
 /// The one list of strategy constructors, boxed as the caller's type asks:
 /// a boxed strategy cannot be turned into the simulator's higher-ranked type
-/// after the fact, so the simulator's `sim::build` and [`build_for`] each box
+/// after the fact, so the simulator's `sim::build` and `runtime::strategy_for` each box
 /// from this list.
 macro_rules! boxed_strategy {
     ($settings:expr) => {{
@@ -68,12 +68,6 @@ macro_rules! boxed_strategy {
     }};
 }
 pub(crate) use boxed_strategy;
-
-/// Builds the strategy for a setting, to be driven by any context: the
-/// same code the simulator runs, for a runtime of another kind.
-pub fn build_for<C: Context + ?Sized>(settings: &StrategySettings) -> Box<dyn Strategy<C>> {
-    boxed_strategy!(settings)
-}
 
 #[cfg(test)]
 mod tests {
