@@ -392,92 +392,106 @@ fn check_events(scenario: &Scenario, strategy: StrategyId, events: &[Event]) -> 
                 ),
             ));
         }
-        for party in event.parties() {
-            world.party(party).map_err(|message| refuse(place("parties"), message))?;
-        }
-        for instance in instances_named(&event.kind) {
-            world.instance(instance).map_err(|message| refuse(place("instance"), message))?;
-        }
-        if let Some(period) = period_named(&event.kind) {
-            world.period(period).map_err(|message| refuse(place("period"), message))?;
-        }
-        match &event.kind {
-            EventKind::Fault { fault, .. } => {
-                if !scenario.faults.contains(fault) {
-                    return Err(refuse(place("fault"), "a fault the scenario it carries does not have"));
-                }
-                if event.at_ms < fault.at_ms() {
-                    return Err(refuse(
-                        place("at_ms"),
-                        format!("the fault struck at {}, before its own time, {}", event.at_ms, fault.at_ms()),
-                    ));
-                }
+        check_names(&world, event).map_err(|(field, message)| refuse(place(field), message))?;
+        check_kind(scenario, strategy, &world, event).map_err(|(field, message)| refuse(place(field), message))?;
+        check_run(&mut runs, event).map_err(|(field, message)| refuse(place(field), message))?;
+    }
+    Ok(())
+}
+
+/// A refusal's field within its event, and what is wrong there.
+type Misplaced = (&'static str, String);
+
+/// The parties, instances and period an event names are the world's.
+fn check_names(world: &Bounds, event: &Event) -> Result<(), Misplaced> {
+    for party in event.parties() {
+        world.party(party).map_err(|message| ("parties", message))?;
+    }
+    for instance in instances_named(&event.kind) {
+        world.instance(instance).map_err(|message| ("instance", message))?;
+    }
+    if let Some(period) = period_named(&event.kind) {
+        world.period(period).map_err(|message| ("period", message))?;
+    }
+    Ok(())
+}
+
+/// What an event of its kind must agree with: a fault is the scenario's
+/// and strikes at or after its time, a pause ends after it begins, and the
+/// strategy talks to the servers it uses.
+fn check_kind(scenario: &Scenario, strategy: StrategyId, world: &Bounds, event: &Event) -> Result<(), Misplaced> {
+    match &event.kind {
+        EventKind::Fault { fault, .. } => {
+            if !scenario.faults.contains(fault) {
+                return Err(("fault", "a fault the scenario it carries does not have".to_owned()));
             }
-            EventKind::Process { state: ProcessState::Paused { until_ms }, .. } if *until_ms < event.at_ms => {
-                return Err(refuse(
-                    place("state.until_ms"),
-                    format!("a pause until {until_ms} cannot begin later, at {}", event.at_ms),
-                ));
-            }
-            EventKind::Redis { .. } if world.redis_nodes == 0 => {
-                return Err(refuse(place("type"), format!("{strategy} sends no Redis command")));
-            }
-            EventKind::Consensus { .. } if strategy != StrategyId::Consensus => {
-                return Err(refuse(place("type"), format!("{strategy} does not use the consensus store")));
-            }
-            EventKind::Process { .. }
-            | EventKind::Redis { .. }
-            | EventKind::Consensus { .. }
-            | EventKind::Cron { .. }
-            | EventKind::Clock { .. }
-            | EventKind::Sent { .. }
-            | EventKind::Lost { .. }
-            | EventKind::Run { .. }
-            | EventKind::Granted { .. }
-            | EventKind::Revoked { .. }
-            | EventKind::Belief { .. }
-            | EventKind::KeyExpired { .. }
-            | EventKind::KeysLost { .. }
-            | EventKind::Replicated { .. }
-            | EventKind::RedisDown { .. }
-            | EventKind::RedisUp { .. }
-            | EventKind::Sql { .. }
-            | EventKind::Connection { .. }
-            | EventKind::RowLock { .. }
-            | EventKind::Pool { .. }
-            | EventKind::Background { .. }
-            | EventKind::Put { .. }
-            | EventKind::Post { .. }
-            | EventKind::LeaseExpired { .. }
-            | EventKind::Leader { .. }
-            | EventKind::LeaseRefreshed { .. }
-            | EventKind::RowApplied { .. }
-            | EventKind::DbSlow { .. } => {}
-        }
-        if let Some((run, instance)) = run_and_instance(&event.kind) {
-            // `check_order` has made sure a run is named first by its own `run` event.
-            let index_of = usize::try_from(run.0).unwrap_or(usize::MAX);
-            match (runs.get(index_of).copied(), &event.kind) {
-                (None, EventKind::Run { period, .. }) => runs.push(Owned { instance, period: *period }),
-                (None, _) => return Err(refuse(place("run"), format!("{run} is named before it begins"))),
-                (Some(owned), _) if owned.instance != instance => {
-                    return Err(refuse(
-                        place("instance"),
-                        format!("{run} is {}'s, not {instance}'s: a run is one instance's", owned.instance),
-                    ));
-                }
-                (Some(owned), EventKind::Run { period, .. }) if *period != owned.period => {
-                    return Err(refuse(
-                        place("period"),
-                        format!(
-                            "{run} is period {}'s, not period {}'s: a run does one period's job",
-                            owned.period.0, period.0
-                        ),
-                    ));
-                }
-                (Some(_), _) => {}
+            if event.at_ms < fault.at_ms() {
+                let said = format!("the fault struck at {}, before its own time, {}", event.at_ms, fault.at_ms());
+                return Err(("at_ms", said));
             }
         }
+        EventKind::Process { state: ProcessState::Paused { until_ms }, .. } if *until_ms < event.at_ms => {
+            return Err(("state.until_ms", format!("a pause until {until_ms} cannot begin later, at {}", event.at_ms)));
+        }
+        EventKind::Redis { .. } if world.redis_nodes == 0 => {
+            return Err(("type", format!("{strategy} sends no Redis command")));
+        }
+        EventKind::Consensus { .. } if strategy != StrategyId::Consensus => {
+            return Err(("type", format!("{strategy} does not use the consensus store")));
+        }
+        EventKind::Process { .. }
+        | EventKind::Redis { .. }
+        | EventKind::Consensus { .. }
+        | EventKind::Cron { .. }
+        | EventKind::Clock { .. }
+        | EventKind::Sent { .. }
+        | EventKind::Lost { .. }
+        | EventKind::Run { .. }
+        | EventKind::Granted { .. }
+        | EventKind::Revoked { .. }
+        | EventKind::Belief { .. }
+        | EventKind::KeyExpired { .. }
+        | EventKind::KeysLost { .. }
+        | EventKind::Replicated { .. }
+        | EventKind::RedisDown { .. }
+        | EventKind::RedisUp { .. }
+        | EventKind::Sql { .. }
+        | EventKind::Connection { .. }
+        | EventKind::RowLock { .. }
+        | EventKind::Pool { .. }
+        | EventKind::Background { .. }
+        | EventKind::Put { .. }
+        | EventKind::Post { .. }
+        | EventKind::LeaseExpired { .. }
+        | EventKind::Leader { .. }
+        | EventKind::LeaseRefreshed { .. }
+        | EventKind::RowApplied { .. }
+        | EventKind::DbSlow { .. } => {}
+    }
+    Ok(())
+}
+
+/// A run is named first by its own `run` event, and is one instance's, for one period.
+fn check_run(runs: &mut Vec<Owned>, event: &Event) -> Result<(), Misplaced> {
+    let Some((run, instance)) = run_and_instance(&event.kind) else { return Ok(()) };
+    // `check_order` has made sure a run is named first by its own `run` event.
+    let index_of = usize::try_from(run.0).unwrap_or(usize::MAX);
+    match (runs.get(index_of).copied(), &event.kind) {
+        (None, EventKind::Run { period, .. }) => runs.push(Owned { instance, period: *period }),
+        (None, _) => return Err(("run", format!("{run} is named before it begins"))),
+        (Some(owned), _) if owned.instance != instance => {
+            return Err((
+                "instance",
+                format!("{run} is {}'s, not {instance}'s: a run is one instance's", owned.instance),
+            ));
+        }
+        (Some(owned), EventKind::Run { period, .. }) if *period != owned.period => {
+            return Err((
+                "period",
+                format!("{run} is period {}'s, not period {}'s: a run does one period's job", owned.period.0, period.0),
+            ));
+        }
+        (Some(_), _) => {}
     }
     Ok(())
 }
@@ -519,49 +533,14 @@ fn run_and_instance(kind: &EventKind) -> Option<(RunId, InstanceId)> {
 /// The instances an event names beyond its parties: in lock values, a
 /// key's setter, a holder the consensus store names.
 fn instances_named(kind: &EventKind) -> Vec<InstanceId> {
-    let value = |value: &LockValue| match value {
-        LockValue::Owner(owner) => Some(owner.instance),
-        LockValue::Locked => None,
-    };
+    let value = value_instance;
     match kind {
-        EventKind::Redis { command, reply, .. } => {
-            let commanded = match command {
-                RedisCommand::SetNxEx { value: held, .. } | RedisCommand::SetNxPx { value: held, .. } => value(held),
-                RedisCommand::SetNxPxIncr { value: owner, .. }
-                | RedisCommand::CompareAndDelete { value: owner }
-                | RedisCommand::CompareAndExtend { value: owner, .. } => Some(owner.instance),
-                RedisCommand::Get | RedisCommand::Del | RedisCommand::Pexpire { .. } | RedisCommand::Incr => None,
-            };
-            let replied = match reply {
-                RedisReply::Value(held) => value(held),
-                RedisReply::Ok
-                | RedisReply::Nil
-                | RedisReply::Integer(_)
-                | RedisReply::ConnectionRefused
-                | RedisReply::Timeout => None,
-            };
-            commanded.into_iter().chain(replied).collect()
-        }
+        EventKind::Redis { command, reply, .. } => redis_instances(command, reply),
         EventKind::KeyExpired { value: held, .. } => value(held).into_iter().collect(),
         EventKind::Replicated { key, .. } => {
             key.iter().flat_map(|key| [Some(key.setter), value(&key.value)]).flatten().collect()
         }
-        EventKind::Consensus { op, reply, .. } => {
-            let asked = match op {
-                crate::event::ConsensusOp::Acquire { value: owner, .. } => Some(owner.instance),
-                crate::event::ConsensusOp::KeepAlive { .. } | crate::event::ConsensusOp::Revoke { .. } => None,
-            };
-            let held = match reply {
-                ConsensusReply::Taken { holder } => Some(holder.instance),
-                ConsensusReply::Acquired { .. }
-                | ConsensusReply::Alive { .. }
-                | ConsensusReply::LeaseNotFound
-                | ConsensusReply::Revoked
-                | ConsensusReply::NoLeader
-                | ConsensusReply::Timeout => None,
-            };
-            asked.into_iter().chain(held).collect()
-        }
+        EventKind::Consensus { op, reply, .. } => consensus_instances(op, reply),
         EventKind::LeaseExpired { value: owner, .. } => vec![owner.instance],
         EventKind::Fault { .. }
         | EventKind::Cron { .. }
@@ -588,6 +567,52 @@ fn instances_named(kind: &EventKind) -> Vec<InstanceId> {
         | EventKind::RowApplied { .. }
         | EventKind::DbSlow { .. } => Vec::new(),
     }
+}
+
+/// The instance a lock value names, if it names one.
+fn value_instance(value: &LockValue) -> Option<InstanceId> {
+    match value {
+        LockValue::Owner(owner) => Some(owner.instance),
+        LockValue::Locked => None,
+    }
+}
+
+/// The instances a Redis command and its reply name in their lock values.
+fn redis_instances(command: &RedisCommand, reply: &RedisReply) -> Vec<InstanceId> {
+    let commanded = match command {
+        RedisCommand::SetNxEx { value: held, .. } | RedisCommand::SetNxPx { value: held, .. } => value_instance(held),
+        RedisCommand::SetNxPxIncr { value: owner, .. }
+        | RedisCommand::CompareAndDelete { value: owner }
+        | RedisCommand::CompareAndExtend { value: owner, .. } => Some(owner.instance),
+        RedisCommand::Get | RedisCommand::Del | RedisCommand::Pexpire { .. } | RedisCommand::Incr => None,
+    };
+    let replied = match reply {
+        RedisReply::Value(held) => value_instance(held),
+        RedisReply::Ok
+        | RedisReply::Nil
+        | RedisReply::Integer(_)
+        | RedisReply::ConnectionRefused
+        | RedisReply::Timeout => None,
+    };
+    commanded.into_iter().chain(replied).collect()
+}
+
+/// The instances a consensus operation and its reply name: who asks, and who holds.
+fn consensus_instances(op: &crate::event::ConsensusOp, reply: &ConsensusReply) -> Vec<InstanceId> {
+    let asked = match op {
+        crate::event::ConsensusOp::Acquire { value: owner, .. } => Some(owner.instance),
+        crate::event::ConsensusOp::KeepAlive { .. } | crate::event::ConsensusOp::Revoke { .. } => None,
+    };
+    let held = match reply {
+        ConsensusReply::Taken { holder } => Some(holder.instance),
+        ConsensusReply::Acquired { .. }
+        | ConsensusReply::Alive { .. }
+        | ConsensusReply::LeaseNotFound
+        | ConsensusReply::Revoked
+        | ConsensusReply::NoLeader
+        | ConsensusReply::Timeout => None,
+    };
+    asked.into_iter().chain(held).collect()
 }
 
 /// The period an event names: its own, or its report's when that is a period's.

@@ -1055,23 +1055,7 @@ impl Timeline {
                     self.grants.push(span);
                 }
             }
-            EventKind::Put { instance, run, period, chunk, own_object, token, outcome, .. } => {
-                let verdict = WriteVerdict::of_put(*outcome);
-                let target = WriteTarget::Storage { chunk: *chunk, own_object: *own_object };
-                let (instance, run, period, token) = (*instance, *run, *period, *token);
-                self.writes.push(WriteMark { at_ms: at, instance, run, period, target, token, verdict, event: index });
-            }
-            EventKind::Sql {
-                client: DbClient::Instance(instance),
-                run: Some(run),
-                statement: Sql::WriteReport { period, token, .. },
-                outcome,
-                ..
-            } => {
-                let verdict = WriteVerdict::of_row_write(*outcome);
-                let (instance, run, period, token, target) = (*instance, *run, *period, *token, WriteTarget::Row);
-                self.writes.push(WriteMark { at_ms: at, instance, run, period, target, token, verdict, event: index });
-            }
+            EventKind::Put { .. } | EventKind::Sql { .. } => self.track_write(index, event),
             EventKind::Post { instance, period, .. } => {
                 self.posts.push(PostMark { at_ms: at, instance: *instance, period: *period, event: index })
             }
@@ -1101,7 +1085,6 @@ impl Timeline {
             | EventKind::KeyExpired { .. }
             | EventKind::KeysLost { .. }
             | EventKind::RedisDown { .. }
-            | EventKind::Sql { .. }
             | EventKind::Connection { .. }
             | EventKind::RowLock { .. }
             | EventKind::Pool { .. }
@@ -1116,6 +1099,29 @@ impl Timeline {
         }
         self.track_holders(open, world, at);
         self.track_working(open, world, at);
+    }
+
+    /// A write's mark: a chunk's PUT, or an instance's report row.
+    fn track_write(&mut self, index: u32, event: &Event) {
+        let at_ms = event.at_ms;
+        let (instance, run, period, token, target, verdict) =
+            if let EventKind::Put { instance, run, period, chunk, own_object, token, outcome, .. } = &event.kind {
+                let target = WriteTarget::Storage { chunk: *chunk, own_object: *own_object };
+                (*instance, *run, *period, *token, target, WriteVerdict::of_put(*outcome))
+            } else if let EventKind::Sql {
+                client: DbClient::Instance(instance),
+                run: Some(run),
+                statement: Sql::WriteReport { period, token, .. },
+                outcome,
+                ..
+            } = &event.kind
+            {
+                (*instance, *run, *period, *token, WriteTarget::Row, WriteVerdict::of_row_write(*outcome))
+            } else {
+                // Any other statement writes nothing a lane marks.
+                return;
+            };
+        self.writes.push(WriteMark { at_ms, instance, run, period, target, token, verdict, event: index });
     }
 
     /// Opens or closes the stretch when some live instance's job is at work.

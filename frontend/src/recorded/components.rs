@@ -122,33 +122,43 @@ pub fn recorded_app(props: &RecordedProps) -> Html {
     let ready = matches!(state.page, Page::Shown(_) | Page::Failed(_));
     html! {
         <div class={classes!("recorded-page", state.embed.then_some("embed"))} data-ready={ready.to_string()}>
-            if !state.embed {
-                <header class="topbar">
-                    <div class="brand">
-                        <p class="site-name"><a href="index.html">{"locklab"}</a></p>
-                        <h1>{"A recorded run"}</h1>
-                    </div>
-                    <nav class="pages" aria-label="Other pages">
-                        <a href="index.html">{"Lab"}</a>
-                        <a href="story.html">{"Story"}</a>
-                        <a href="quiz.html">{"Quiz"}</a>
-                    </nav>
-                </header>
-            }
+            if !state.embed { { top_bar() } }
             <main id="main" class="recorded-main">
-                if !state.embed {
-                    <p class="recorded-open">
-                        <label for="recorded-file">{"Open a recorded run"}</label>
-                        <input id="recorded-file" type="file" accept=".json,application/json" onchange={on_file} />
-                        <span class="hint">{" a locklab-log/1 document, from "}<code>{"locklab live --log OUT"}</code>{" or the lab's Export"}</span>
-                    </p>
-                }
+                if !state.embed { { file_picker(on_file) } }
                 if let Some(problem) = state.problem.clone() {
                     <p class="message error" role="alert">{ problem }{" What was shown stays."}</p>
                 }
                 { body }
             </main>
         </div>
+    }
+}
+
+/// The page's header: the brand and the other pages.
+fn top_bar() -> Html {
+    html! {
+        <header class="topbar">
+            <div class="brand">
+                <p class="site-name"><a href="index.html">{"locklab"}</a></p>
+                <h1>{"A recorded run"}</h1>
+            </div>
+            <nav class="pages" aria-label="Other pages">
+                <a href="index.html">{"Lab"}</a>
+                <a href="story.html">{"Story"}</a>
+                <a href="quiz.html">{"Quiz"}</a>
+            </nav>
+        </header>
+    }
+}
+
+/// The way to open a recorded run from a file.
+fn file_picker(on_file: Callback<Event>) -> Html {
+    html! {
+        <p class="recorded-open">
+            <label for="recorded-file">{"Open a recorded run"}</label>
+            <input id="recorded-file" type="file" accept=".json,application/json" onchange={on_file} />
+            <span class="hint">{" a locklab-log/1 document, from "}<code>{"locklab live --log OUT"}</code>{" or the lab's Export"}</span>
+        </p>
     }
 }
 

@@ -26,24 +26,7 @@ pub struct StoryAppProps {
 #[function_component(StoryApp)]
 pub fn story_app(props: &StoryAppProps) -> Html {
     let boot = props.boot.clone();
-    let state = use_reducer(move || {
-        let named = locklab_engine::story::find(&boot.story);
-        let (story, notice) = match named {
-            Some(story) => (Some(story), None),
-            None => (
-                locklab_engine::story::find(effects::DEFAULT_STORY),
-                Some(format!("There is no story named `{}`; here is the post's night instead.", boot.story)),
-            ),
-        };
-        let mut state = match story {
-            Some(story) => StoryState::new(&story, boot.step.as_deref(), boot.autoplay, boot.embed, boot.narrow),
-            None => StoryState::failed("This build of locklab has no stories.".to_owned(), boot.embed, boot.narrow),
-        };
-        if state.problem.is_none() {
-            state.problem = notice;
-        }
-        state
-    });
+    let state = use_reducer(move || first_state(&boot));
     let dispatch = {
         let dispatcher = state.dispatcher();
         Callback::from(move |action: StoryAction| dispatcher.dispatch(action))
@@ -73,19 +56,7 @@ pub fn story_app(props: &StoryAppProps) -> Html {
         <div class={classes!("story-page", state.embed.then_some("embed"))} data-ready="true" data-step={step.id.clone()}
             data-strategy={step.run.strategy.name()}
             data-playing={state.playing.to_string()} data-cursor-ms={state.cursor_ms.to_string()}>
-            if !state.embed {
-                <a class="skip-link" href="#story-text">{"Skip to the story"}</a>
-                <header class="topbar story-top">
-                    <div class="brand">
-                        <p class="site-name"><a href="index.html">{"locklab"}</a></p>
-                        <h1>{ state.title.clone() }</h1>
-                    </div>
-                    <nav class="pages" aria-label="Other pages">
-                        <a href="index.html">{"Lab"}</a>
-                        <a href="quiz.html">{"Quiz"}</a>
-                    </nav>
-                </header>
-            }
+            if !state.embed { { top_bar(&state.title) } }
             { for notice }
             <main id="main" class="story-main">
                 <StepCard step={step.clone()} index={state.current} count={state.steps.len()}
@@ -95,6 +66,45 @@ pub fn story_app(props: &StoryAppProps) -> Html {
                 <StepList steps={state.steps.clone()} current={state.current} dispatch={dispatch} />
             </main>
         </div>
+    }
+}
+
+/// The page's first state: the story the address names, or the post's
+/// night with a notice saying the named one does not exist.
+fn first_state(boot: &StoryBoot) -> StoryState {
+    let (story, notice) = match locklab_engine::story::find(&boot.story) {
+        Some(story) => (Some(story), None),
+        None => (
+            locklab_engine::story::find(effects::DEFAULT_STORY),
+            Some(format!("There is no story named `{}`; here is the post's night instead.", boot.story)),
+        ),
+    };
+    let mut state = match story {
+        Some(story) => StoryState::new(&story, boot.step.as_deref(), boot.autoplay, boot.embed, boot.narrow),
+        None => StoryState::failed("This build of locklab has no stories.".to_owned(), boot.embed, boot.narrow),
+    };
+    if state.problem.is_none() {
+        state.problem = notice;
+    }
+    state
+}
+
+/// The page's header: the skip link, the brand with the story's title, and the other pages.
+fn top_bar(title: &str) -> Html {
+    html! {
+        <>
+            <a class="skip-link" href="#story-text">{"Skip to the story"}</a>
+            <header class="topbar story-top">
+                <div class="brand">
+                    <p class="site-name"><a href="index.html">{"locklab"}</a></p>
+                    <h1>{ title.to_owned() }</h1>
+                </div>
+                <nav class="pages" aria-label="Other pages">
+                    <a href="index.html">{"Lab"}</a>
+                    <a href="quiz.html">{"Quiz"}</a>
+                </nav>
+            </header>
+        </>
     }
 }
 
@@ -263,82 +273,106 @@ pub struct HighlightsProps {
 #[function_component(Highlights)]
 pub fn highlights(props: &HighlightsProps) -> Html {
     let step = &props.step;
-    let run = &step.run;
-    let geometry = geometry(&run.timeline, false, props.narrow);
-    let timeline = &run.timeline;
-    let row = |which: Band| band(&run.timeline, false, which);
-    let outline = |name: String, x: f64, y: f64, width: f64, height: f64| {
+    let pen = Highlighter { timeline: &step.run.timeline, geometry: geometry(&step.run.timeline, false, props.narrow) };
+    let shapes: Vec<Html> = step.look_at.iter().flat_map(|look_at| pen.shapes(step, *look_at)).collect();
+    html! {
+        <svg class="highlight-layer" viewBox={format!("0 0 {} {}", Num(pen.geometry.width), Num(pen.geometry.height))}
+            aria-hidden="true">
+            { for shapes }
+        </svg>
+    }
+}
+
+/// Draws a step's highlights over its timeline, in the timeline's geometry.
+struct Highlighter<'a> {
+    timeline: &'a locklab_engine::view::Timeline,
+    geometry: locklab_engine::svg::Geometry,
+}
+
+impl Highlighter<'_> {
+    /// Where a band of the timeline sits: its top and its height.
+    fn row(&self, which: Band) -> Option<(f64, f64)> {
+        band(self.timeline, false, which)
+    }
+
+    fn outline(name: String, x: f64, y: f64, width: f64, height: f64) -> Html {
         html! {
             <rect class="highlight" data-look-at={name} x={Num(x).to_string()} y={Num(y + 1.0).to_string()}
                 width={Num(width.max(4.0)).to_string()} height={Num((height - 2.0).max(4.0)).to_string()} rx="4" />
         }
-    };
-    let ring = |name: String, x: f64, (top, height): (f64, f64)| {
+    }
+
+    fn ring(name: String, x: f64, (top, height): (f64, f64)) -> Html {
         html! {
             <circle class="highlight ring" data-look-at={name} cx={Num(x).to_string()}
                 cy={Num(top + height - 9.0).to_string()} r="10" />
         }
-    };
-    let whole_row = |name: String, which: Band| {
-        row(which).map(|(top, height)| outline(name, 2.0, top, geometry.width - 4.0, height))
-    };
-    let mut shapes: Vec<Html> = Vec::new();
-    for look_at in &step.look_at {
-        let name = look_at_name(*look_at);
-        match *look_at {
-            LookAt::Lane(instance) => shapes.extend(whole_row(name, Band::Instance(instance))),
-            LookAt::Resource(resource) => shapes.extend(whole_row(name, Band::Holder(resource))),
-            LookAt::Storage => shapes.extend(whole_row(name, Band::Storage)),
-            LookAt::Rows => shapes.extend(whole_row(name, Band::Rows)),
-            LookAt::Slack => shapes.extend(whole_row(name, Band::Slack)),
-            LookAt::Faults => shapes.extend(whole_row(name, Band::Faults)),
-            LookAt::Overlap => {
-                let lanes: Vec<(f64, f64)> = (0..timeline.instances)
-                    .filter_map(|index| row(Band::Instance(locklab_engine::ids::InstanceId(index))))
-                    .collect();
-                if let (Some(first), Some(last)) = (lanes.first(), lanes.last()) {
-                    for span in &timeline.overlaps {
-                        let x = geometry.x(span.from_ms);
-                        let width = geometry.x(span.to_ms) - x;
-                        shapes.push(outline(name.clone(), x, first.0, width, last.0 + last.1 - first.0));
-                    }
-                }
-            }
-            LookAt::Mark => {
-                let Some(event) = step.found.event else {
-                    continue;
-                };
-                let x = geometry.x(step.found.at_ms);
-                let mark = timeline
-                    .writes
-                    .iter()
-                    .find(|write| write.event == event)
-                    .map(write_band)
-                    .or_else(|| timeline.posts.iter().any(|post| post.event == event).then_some(Band::Slack))
-                    .or_else(|| timeline.faults.iter().any(|fault| fault.event == event).then_some(Band::Faults));
-                shapes.extend(mark.and_then(row).map(|place| ring(name, x, place)));
-            }
+    }
+
+    fn whole_row(&self, name: String, which: Band) -> Vec<Html> {
+        let width = self.geometry.width - 4.0;
+        self.row(which).map(|(top, height)| Self::outline(name, 2.0, top, width, height)).into_iter().collect()
+    }
+
+    /// The shapes one look-at of the step draws.
+    fn shapes(&self, step: &Shown, look_at: LookAt) -> Vec<Html> {
+        let name = look_at_name(look_at);
+        match look_at {
+            LookAt::Lane(instance) => self.whole_row(name, Band::Instance(instance)),
+            LookAt::Resource(resource) => self.whole_row(name, Band::Holder(resource)),
+            LookAt::Storage => self.whole_row(name, Band::Storage),
+            LookAt::Rows => self.whole_row(name, Band::Rows),
+            LookAt::Slack => self.whole_row(name, Band::Slack),
+            LookAt::Faults => self.whole_row(name, Band::Faults),
+            LookAt::Overlap => self.overlaps(&name),
+            LookAt::Mark => self.mark(step, name),
             // The moment's line of the log is outlined under the caption, not on the drawing.
-            LookAt::Wire => {}
-            LookAt::Token(token) => {
-                for write in timeline.writes.iter().filter(|write| write.token == Some(token)) {
-                    shapes
-                        .extend(row(write_band(write)).map(|place| ring(name.clone(), geometry.x(write.at_ms), place)));
-                }
-                for span in timeline.beliefs.iter().filter(|span| span.token == Some(token)) {
-                    if let Some((top, height)) = row(Band::Instance(span.instance)) {
-                        let x = geometry.x(span.span.from_ms);
-                        shapes.push(outline(name.clone(), x, top, geometry.x(span.span.to_ms) - x, height));
-                    }
-                }
-            }
+            LookAt::Wire => Vec::new(),
+            LookAt::Token(token) => self.token(&name, token),
         }
     }
-    html! {
-        <svg class="highlight-layer" viewBox={format!("0 0 {} {}", Num(geometry.width), Num(geometry.height))}
-            aria-hidden="true">
-            { for shapes }
-        </svg>
+
+    /// Every overlap, across the instances' lanes.
+    fn overlaps(&self, name: &str) -> Vec<Html> {
+        let lanes: Vec<(f64, f64)> = (0..self.timeline.instances)
+            .filter_map(|index| self.row(Band::Instance(locklab_engine::ids::InstanceId(index))))
+            .collect();
+        let (Some(first), Some(last)) = (lanes.first(), lanes.last()) else { return Vec::new() };
+        let (top, height) = (first.0, last.0 + last.1 - first.0);
+        let x_of = |at_ms| self.geometry.x(at_ms);
+        let outline = |span: &locklab_engine::view::Span| {
+            Self::outline(name.to_owned(), x_of(span.from_ms), top, x_of(span.to_ms) - x_of(span.from_ms), height)
+        };
+        self.timeline.overlaps.iter().map(outline).collect()
+    }
+
+    /// A ring on the mark of the event the step found.
+    fn mark(&self, step: &Shown, name: String) -> Vec<Html> {
+        let Some(event) = step.found.event else { return Vec::new() };
+        let timeline = self.timeline;
+        let x = self.geometry.x(step.found.at_ms);
+        let mark = timeline
+            .writes
+            .iter()
+            .find(|write| write.event == event)
+            .map(write_band)
+            .or_else(|| timeline.posts.iter().any(|post| post.event == event).then_some(Band::Slack))
+            .or_else(|| timeline.faults.iter().any(|fault| fault.event == event).then_some(Band::Faults));
+        mark.and_then(|which| self.row(which)).map(|place| Self::ring(name, x, place)).into_iter().collect()
+    }
+
+    /// Every write that carried `token`, and every belief that held it.
+    fn token(&self, name: &str, token: locklab_engine::ids::Token) -> Vec<Html> {
+        let timeline = self.timeline;
+        let writes = timeline.writes.iter().filter(|write| write.token == Some(token)).filter_map(|write| {
+            self.row(write_band(write)).map(|place| Self::ring(name.to_owned(), self.geometry.x(write.at_ms), place))
+        });
+        let beliefs = timeline.beliefs.iter().filter(|span| span.token == Some(token)).filter_map(|span| {
+            let (top, height) = self.row(Band::Instance(span.instance))?;
+            let x = self.geometry.x(span.span.from_ms);
+            Some(Self::outline(name.to_owned(), x, top, self.geometry.x(span.span.to_ms) - x, height))
+        });
+        writes.chain(beliefs).collect()
     }
 }
 
