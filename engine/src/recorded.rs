@@ -240,13 +240,13 @@ fn path_of(text: &str, error: &serde_json::Error) -> String {
 /// numbered from 0 in the order they begin), so a run id is never more
 /// than the log's count of runs.
 fn check_order(events: &[Event]) -> Result<(), ScenarioError> {
-    let mut runs_begun: u32 = 0;
+    // Time first, over the whole log: a shuffled log is named as such, not
+    // by the first run it happens to name early.
     let mut previous_ms = 0;
     for (index, event) in events.iter().enumerate() {
-        let place = |field: &str| format!("events[{index}].{field}");
         if event.at_ms < previous_ms {
             return Err(refuse(
-                place("at_ms"),
+                format!("events[{index}].at_ms"),
                 format!(
                     "{} comes before the event ahead of it, at {}: a log is in time order",
                     event.at_ms, previous_ms
@@ -254,21 +254,24 @@ fn check_order(events: &[Event]) -> Result<(), ScenarioError> {
             ));
         }
         previous_ms = event.at_ms;
+    }
+    let mut runs_begun: u32 = 0;
+    for (index, event) in events.iter().enumerate() {
         for run in runs_named(&event.kind) {
             if run.0 < runs_begun {
                 continue;
             }
-            let begins = matches!(event.kind, EventKind::Run { run: begun, .. } if begun == run);
+            let place = format!("events[{index}].run");
             if run.0 > runs_begun {
                 return Err(refuse(
-                    place("run"),
+                    place,
                     format!(
                         "{run} is named before it begins: runs are numbered from 0 in the order they begin, and the next to begin here is run {runs_begun}"
                     ),
                 ));
             }
-            if !begins {
-                return Err(refuse(place("run"), format!("{run} is named before its own `run` event begins it")));
+            if !matches!(event.kind, EventKind::Run { run: begun, .. } if begun == run) {
+                return Err(refuse(place, format!("{run} is named before its own `run` event begins it")));
             }
             runs_begun += 1;
         }

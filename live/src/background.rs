@@ -37,7 +37,7 @@ use std::time::Duration;
 
 /// A query that took longer than this (scenario time, on top of its wait for
 /// a connection) waited for a row lock: the simulator's statements take 20 ms.
-pub(crate) const LOCK_WAIT_MS: u64 = 1_000;
+const LOCK_WAIT_MS: u64 = 1_000;
 /// A wait for a connection shorter than this is the threads' own scheduling,
 /// not a full pool.
 const CONNECTION_WAIT_NOISE_MS: u64 = 100;
@@ -134,7 +134,7 @@ impl Shared {
     fn check_waits_for_row(&self, now_ms: u64) -> bool {
         self.inserts_since_ms.iter().any(|since| {
             let since = since.load(Ordering::SeqCst);
-            since != u64::MAX && now_ms.saturating_sub(since) > LOCK_WAIT_MS
+            since != u64::MAX && now_ms.saturating_sub(since) > LOCK_WAIT_MS && self.holds.held_during(since, now_ms)
         })
     }
 }
