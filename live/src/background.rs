@@ -20,7 +20,7 @@
 //! an insert held one waited behind the lock too.
 
 use crate::ScaledClock;
-use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
+use locklab_clients::{PostgresEndpoint, PostgresSession, SessionSettings};
 use locklab_engine::event::{BackgroundOutcome, BackgroundQuery};
 use locklab_engine::ids::InstanceId;
 use locklab_engine::rng::SimRng;
@@ -37,6 +37,9 @@ pub(crate) const LOCK_WAIT_MS: u64 = 1_000;
 /// A wait for a connection shorter than this is the threads' own scheduling,
 /// not a full pool.
 const CONNECTION_WAIT_NOISE_MS: u64 = 100;
+/// How long a services' connection may take to open: the server is a
+/// loopback proxy away; this only bounds one that hangs.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 const INSERT: &str = "INSERT INTO job_events (job) VALUES ('daily-report')";
 const READ: &str = "SELECT count(*) FROM job_events";
 
@@ -80,10 +83,11 @@ impl Shared {
     }
 }
 
-/// Starts other services' traffic against the server on `port`, recording to `events`.
+/// Starts other services' traffic against the server `endpoint` names (its
+/// way routed through their proxy), its sessions set up with `settings`,
+/// recording to `events`.
 pub(crate) fn start(
-    port: u16,
-    login: PgLogin,
+    (endpoint, settings): (PostgresEndpoint, SessionSettings),
     world: &World,
     seed: u64,
     clock: ScaledClock,
@@ -104,8 +108,9 @@ pub(crate) fn start(
         timeout_ms: world.background_timeout_ms,
     });
     for connection in 0..pool_size {
-        let (shared, events, login) = (Arc::clone(&shared), events.clone(), login.clone());
-        std::thread::spawn(move || serve(port, &login, clock, connection, &shared, &events));
+        let (shared, events) = (Arc::clone(&shared), events.clone());
+        let (endpoint, settings) = (endpoint.clone(), settings.clone());
+        std::thread::spawn(move || serve((&endpoint, &settings), clock, connection, &shared, &events));
     }
     let arrivals_stop = Arc::clone(&stop);
     let foreign_key_percent = world.background_foreign_key_percent;
@@ -137,14 +142,13 @@ pub(crate) fn start(
 
 /// One of the services' connections: takes arrivals in order, runs each.
 fn serve(
-    port: u16,
-    login: &PgLogin,
+    (endpoint, settings): (&PostgresEndpoint, &SessionSettings),
     clock: ScaledClock,
     slot: usize,
     shared: &Shared,
     events: &Sender<(Option<InstanceId>, Event)>,
 ) {
-    let mut connection: Option<PgConnection> = None;
+    let mut connection: Option<PostgresSession> = None;
     let now_ms = || u64::try_from(clock.now_ms()).unwrap_or(0);
     loop {
         let arrival = {
@@ -167,10 +171,7 @@ fn serve(
             BackgroundOutcome::Timeout
         } else {
             if connection.is_none() {
-                connection = match PgConnection::open_as(port, login) {
-                    Ok(Ok(open)) => Some(open),
-                    Ok(Err(_)) | Err(_) => None,
-                };
+                connection = PostgresSession::connect(endpoint, settings, CONNECT_LIMIT).ok();
             }
             match connection.as_mut() {
                 None => BackgroundOutcome::Refused,
@@ -187,20 +188,20 @@ fn serve(
                     if arrival.what == BackgroundQuery::ForeignKeyInsert {
                         shared.inserts_since_ms[slot].store(connected_ms, Ordering::SeqCst);
                     }
-                    open.send(&sql);
                     // Without a timeout the reply comes when the row is free,
                     // or when the run's end closes the server.
                     let patience = if left.is_zero() { Duration::from_secs(24 * 3600) } else { left };
-                    let reply = open.wait(patience + Duration::from_secs(2));
+                    let reply = open.batch(&sql, patience + Duration::from_secs(2));
                     shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
                     let ran_ms = now_ms().saturating_sub(connected_ms);
                     if arrival.what == BackgroundQuery::ForeignKeyInsert && ran_ms > LOCK_WAIT_MS {
                         behind_lock = true;
                     }
                     match reply {
-                        Ok(PgReply::Done { .. }) => BackgroundOutcome::Ok,
-                        Ok(PgReply::Error { code, .. }) if code == "57014" => BackgroundOutcome::Timeout,
-                        Ok(PgReply::Error { .. } | PgReply::Closed) | Err(_) => {
+                        Ok(_) => BackgroundOutcome::Ok,
+                        // The server cancelled it: statement_timeout ran out.
+                        Err(error) if error.sqlstate() == Some("57014") => BackgroundOutcome::Timeout,
+                        Err(_) => {
                             connection = None;
                             BackgroundOutcome::Timeout
                         }

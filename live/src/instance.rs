@@ -24,7 +24,7 @@
 
 use crate::ScaledClock;
 use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
-use locklab_conformance::pg::PgLogin;
+use locklab_clients::{EtcdEndpoint, PostgresEndpoint, RedisEndpoint, SessionSettings};
 use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
     AbortReason, ConnectionChange, DbClient, Owner, PutOutcome, RedisCommand, RedisReply, RowLockChange, RowLockMode,
@@ -69,14 +69,14 @@ pub struct InstancePlan {
     pub scenario_json: String,
     pub strategy: StrategyId,
     pub clock: (u64, u32),
-    pub redis_ports: Vec<u16>,
-    pub postgres_port: u16,
-    /// Who the instance logs in to PostgreSQL as, and the schema its names resolve in.
-    pub postgres_user: String,
-    pub postgres_database: String,
+    /// Each Redis node the strategy locks.
+    pub redis: Vec<Dial>,
+    /// The PostgreSQL server (its URL says who logs in, with what password),
+    /// and the schema the sessions' names resolve in.
+    pub postgres: Dial,
     pub postgres_schema: Option<String>,
-    /// The etcd server's client port, for the consensus lease.
-    pub etcd_port: Option<u16>,
+    /// The etcd member, for the consensus lease.
+    pub etcd: Option<Dial>,
     /// Storage's and Slack's ports (the coordinator plays both).
     pub storage_port: u16,
     pub slack_port: u16,
@@ -93,9 +93,47 @@ pub struct InstancePlan {
     pub lag_report_over_us: u64,
 }
 
+/// A server as an instance reaches it: its URL, with the credentials (the
+/// plan goes on the instance's standard input, never its command line,
+/// where any user of the machine could read it), and the port of the
+/// loopback proxy the instance dials, which forwards to the server.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dial {
+    pub url: String,
+    pub proxy_port: u16,
+}
+
+impl std::fmt::Debug for Dial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = locklab_clients::endpoint::redacted(&self.url);
+        f.debug_struct("Dial").field("url", &url).field("proxy_port", &self.proxy_port).finish()
+    }
+}
+
+impl Dial {
+    /// The URL and the proxy's port, as the connections take them.
+    fn route(&self) -> (String, u16) {
+        (self.url.clone(), self.proxy_port)
+    }
+}
+
+/// Whether every URL of the plan is one its client can use: checked once,
+/// before any connection is opened, so that a bad one is a usage error.
+fn check_urls(plan: &InstancePlan) -> Result<(), String> {
+    for redis in &plan.redis {
+        RedisEndpoint::parse(&redis.url).map_err(|error| error.to_string())?;
+    }
+    PostgresEndpoint::parse(&plan.postgres.url).map_err(|error| error.to_string())?;
+    if let Some(etcd) = &plan.etcd {
+        EtcdEndpoint::parse(&etcd.url).map_err(|error| error.to_string())?;
+    }
+    Ok(())
+}
+
 /// The process's entry point: reads the plan (the first line of its
 /// input), runs until the coordinator closes standard input. A plan that
-/// does not parse is a usage error.
+/// does not parse, or names a server by a URL its client cannot use, is a
+/// usage error.
 pub fn main() -> ExitCode {
     let mut plan = String::new();
     if let Err(error) = std::io::stdin().read_line(&mut plan) {
@@ -109,6 +147,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(error) = check_urls(&plan) {
+        eprintln!("locklab live-instance: {error}");
+        return ExitCode::from(2);
+    }
     let scenario = match Scenario::from_json(&plan.scenario_json) {
         Ok(scenario) => scenario,
         Err(error) => {
@@ -310,8 +352,8 @@ pub struct Host {
     consensus: Option<ConsensusLink>,
     storage: ResourceLink,
     slack: ResourceLink,
-    postgres_port: u16,
-    postgres_login: PgLogin,
+    /// The PostgreSQL server's URL and the proxy's port.
+    postgres: (String, u16),
     replies: Sender<Incoming>,
     sessions: BTreeMap<SessionId, Session>,
     pool_free: Vec<SessionId>,
@@ -319,8 +361,9 @@ pub struct Host {
     pool_connecting: u8,
     pool_waiters: VecDeque<(RunId, PoolJob)>,
     next_session: u32,
-    /// What every session runs when it opens: the db-lock strategy's server settings, scaled.
-    session_init: Option<String>,
+    /// What every session sets with its login: its name, its schema, and
+    /// the db-lock strategy's server timeouts, scaled.
+    session_settings: SessionSettings,
     /// Sessions the server ended between statements, and what their next statement gets.
     ended_sessions: BTreeMap<SessionId, SqlError>,
     /// The sessions holding the jobs row's `FOR UPDATE`.
@@ -346,9 +389,9 @@ impl Host {
             rng = root.fork();
         }
         let redis = plan
-            .redis_ports
+            .redis
             .iter()
-            .map(|port| RedisLink::start(*port, plan.key_prefix.clone(), replies.clone()))
+            .map(|node| RedisLink::start(node.url.clone(), node.proxy_port, plan.key_prefix.clone(), replies.clone()))
             .collect();
         Host {
             me: plan.instance,
@@ -370,20 +413,14 @@ impl Host {
             next_request: 0,
             notices: VecDeque::new(),
             redis,
-            consensus: plan.etcd_port.map(|port| {
+            consensus: plan.etcd.as_ref().map(|etcd| {
                 let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
                 let lease_key = format!("{}{}", plan.key_prefix, locklab_engine::event::LEASE_KEY);
-                ConsensusLink::start(port, lease_key, lease_base, plan.clock.1, replies.clone())
+                ConsensusLink::start(etcd.route(), lease_key, lease_base, plan.clock.1, replies.clone())
             }),
             storage: ResourceLink::start(plan.storage_port, replies.clone()),
             slack: ResourceLink::start(plan.slack_port, replies.clone()),
-            postgres_port: plan.postgres_port,
-            postgres_login: PgLogin {
-                user: plan.postgres_user.clone(),
-                database: plan.postgres_database.clone(),
-                schema: plan.postgres_schema.clone(),
-                application_name: crate::servers::APPLICATION_NAME.to_owned(),
-            },
+            postgres: plan.postgres.route(),
             replies,
             sessions: BTreeMap::new(),
             pool_free: Vec::new(),
@@ -391,7 +428,11 @@ impl Host {
             pool_connecting: 0,
             pool_waiters: VecDeque::new(),
             next_session: u32::from(plan.instance.0) * 1_000 + plan.first_run * 10,
-            session_init: session_init(&scenario.settings_for(plan.strategy), plan.clock.1),
+            session_settings: session_settings(
+                &scenario.settings_for(plan.strategy),
+                plan.clock.1,
+                plan.postgres_schema.clone(),
+            ),
             ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
             pool_logged: (0, 0, 0),
@@ -1118,9 +1159,8 @@ impl Host {
         let request = Request::Sql { session: SessionId(0), sql: Sql::Connect };
         let id = self.track(run, Purpose::PoolConnect, request, Party::Db, Some(SQL_TIMEOUT_MS));
         self.next_session += 1;
-        let init = self.session_init.clone();
-        let (port, login) = (self.postgres_port, self.postgres_login.clone());
-        Session::open(id, SessionId(self.next_session), port, login, init, self.replies.clone());
+        let settings = self.session_settings.clone();
+        Session::open(id, SessionId(self.next_session), self.postgres.clone(), settings, self.replies.clone());
     }
 
     /// The server ended `session` on its own: recorded now, with the row lock it held.
@@ -1293,21 +1333,22 @@ fn scaled(command: RedisCommand, time_scale: u32) -> RedisCommand {
     }
 }
 
-/// What every session of the instance runs when it opens: the db-lock
-/// strategy's `lock_timeout` and `idle_in_transaction_session_timeout`, on the
-/// wall clock's scale (as the simulator applies them to instances' sessions).
-fn session_init(settings: &StrategySettings, time_scale: u32) -> Option<String> {
-    let StrategySettings::DbLock(db_lock) = settings else { return None };
-    let scaled = |ms: u64| (ms / u64::from(time_scale.max(1))).max(1);
-    let mut sql = Vec::new();
-    if db_lock.lock_timeout_ms > 0 {
-        sql.push(format!("SET lock_timeout = {}", scaled(db_lock.lock_timeout_ms)));
+/// What every session of the instance sets with its login: live mode's
+/// application name (the coordinator counts its sessions by it), the run's
+/// schema on a server of the user's, and the db-lock strategy's
+/// `lock_timeout` and `idle_in_transaction_session_timeout` on the wall
+/// clock's scale (as the simulator applies them to instances' sessions).
+fn session_settings(settings: &StrategySettings, time_scale: u32, schema: Option<String>) -> SessionSettings {
+    let scaled = |ms: u64| Duration::from_millis((ms / u64::from(time_scale.max(1))).max(1));
+    let mut session = SessionSettings {
+        application_name: Some(crate::servers::APPLICATION_NAME.to_owned()),
+        search_path: schema,
+        ..SessionSettings::default()
+    };
+    if let StrategySettings::DbLock(db_lock) = settings {
+        session.lock_timeout = (db_lock.lock_timeout_ms > 0).then(|| scaled(db_lock.lock_timeout_ms));
+        session.idle_in_transaction_session_timeout =
+            (db_lock.idle_in_transaction_timeout_ms > 0).then(|| scaled(db_lock.idle_in_transaction_timeout_ms));
     }
-    if db_lock.idle_in_transaction_timeout_ms > 0 {
-        sql.push(format!(
-            "SET idle_in_transaction_session_timeout = {}",
-            scaled(db_lock.idle_in_transaction_timeout_ms)
-        ));
-    }
-    (!sql.is_empty()).then(|| sql.join("; "))
+    session
 }
