@@ -534,12 +534,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         }
         Some(_) | None => None,
     };
-    let admin_endpoint = servers.postgres_via(servers.postgres_address)?;
-    let mut admin = PostgresSession::connect(&admin_endpoint, &servers.session_settings(), SERVER_LIMIT)
-        .map_err(|error| format!("cannot connect to {admin_endpoint}: {error}"))?;
-    admin
-        .batch(locklab_clients::postgres::LAB_TABLES, SERVER_LIMIT)
-        .map_err(|error| format!("cannot make the lab's tables on {admin_endpoint}: {error}"))?;
+    let admin = admin_session(&servers)?;
     // Storage and Slack are one service on two ports, so that the network
     // can treat the way to each on its own.
     let open = || -> Result<(TcpListener, u16), String> {
@@ -602,13 +597,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     );
     let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
     let lease_key = format!("{}{}", servers.key_prefix, locklab_engine::event::LEASE_KEY);
-    let watching = match (&watch_link, &servers.etcd_url) {
-        (Some(link), Some(url)) => {
-            let endpoint = EtcdEndpoint::parse(url).map_err(|error| error.to_string())?.via(loopback(link.port));
-            Some(watch_lease_key(endpoint, lease_key, clock, events.clone()))
-        }
-        (Some(_) | None, _) => None,
-    };
+    let watching = watch_link.as_ref().map(|link| watch_lease_key(&servers, link, lease_key, clock, &events));
+    let watching = watching.transpose()?;
     let mut coordinator = Coordinator {
         clock,
         proxies,
@@ -658,6 +648,17 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     drop(watching);
     drop(coordinator.servers);
     Ok(LiveRun { log, recording })
+}
+
+/// The coordinator's own session on the run's PostgreSQL, the lab's tables made.
+fn admin_session(servers: &Servers) -> Result<PostgresSession, String> {
+    let endpoint = servers.postgres_via(servers.postgres_address)?;
+    let mut admin = PostgresSession::connect(&endpoint, &servers.session_settings(), SERVER_LIMIT)
+        .map_err(|error| format!("cannot connect to {endpoint}: {error}"))?;
+    admin
+        .batch(locklab_clients::postgres::LAB_TABLES, SERVER_LIMIT)
+        .map_err(|error| format!("cannot make the lab's tables on {endpoint}: {error}"))?;
+    Ok(admin)
 }
 
 /// A `db_slow` factor in hundredths, as the simulator records it (validation bounds it to 1..=1000).
@@ -890,22 +891,13 @@ impl Coordinator {
             scenario_json: self.options.scenario.to_json(),
             strategy: self.options.strategy,
             clock: (self.clock.start_unix_us, self.clock.time_scale),
-            redis: self
-                .proxies
-                .range((instance, Party::Redis(locklab_engine::ids::RedisNodeId(0)))..)
-                .take_while(|((owner, party), _)| *owner == instance && matches!(party, Party::Redis(_)))
-                .zip(&self.servers.redis_urls)
-                .map(|((_, proxy), url)| Dial { url: url.clone(), proxy_port: proxy.port })
-                .collect(),
+            redis: self.redis_dials(instance),
             postgres: Dial {
                 url: self.servers.postgres_url.clone(),
                 proxy_port: self.port_of(instance, Party::Db).unwrap_or(0),
             },
             postgres_schema: self.servers.postgres_schema.clone(),
-            etcd: self.servers.etcd_url.as_ref().and_then(|url| {
-                let proxy_port = self.port_of(instance, Party::Consensus)?;
-                Some(Dial { url: url.clone(), proxy_port })
-            }),
+            etcd: self.etcd_dial(instance),
             storage_port: self.port_of(instance, Party::Storage).unwrap_or(0),
             slack_port: self.port_of(instance, Party::Slack).unwrap_or(0),
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
@@ -932,38 +924,26 @@ impl Coordinator {
             writeln!(input, "{plan}").map_err(|error| format!("cannot hand {instance} its plan: {error}"))?;
         }
         let stdout = child.stdout.take().ok_or("an instance has no output")?;
-        let events = self.events.clone();
-        let lags = Arc::clone(&self.lags);
-        let failure = Arc::clone(&self.failure);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
-                    if let Ok(mut lags) = lags.lock() {
-                        lags.seen.push((Some(instance), lag));
-                    }
-                    continue;
-                }
-                if let Ok(crate::io::FailedLine { failed }) = serde_json::from_str(&line) {
-                    if let Ok(mut failure) = failure.lock() {
-                        failure.get_or_insert(format!("{instance} stopped the run: {failed}"));
-                    }
-                    continue;
-                }
-                match serde_json::from_str::<Event>(&line) {
-                    Ok(event) => {
-                        if events.send((Some(instance), event)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(error) => {
-                        eprintln!("locklab live: {instance} wrote a line that is not an event ({error}): {line}")
-                    }
-                }
-            }
-        });
+        let (events, lags, failure) = (self.events.clone(), Arc::clone(&self.lags), Arc::clone(&self.failure));
+        std::thread::spawn(move || read_instance(instance, stdout, &events, &lags, &failure));
         self.processes.insert(instance, Process { child, stdin });
         Ok(())
+    }
+
+    /// How `instance` reaches each Redis node: the node's URL, and its own proxy's port.
+    fn redis_dials(&self, instance: InstanceId) -> Vec<Dial> {
+        self.proxies
+            .range((instance, Party::Redis(locklab_engine::ids::RedisNodeId(0)))..)
+            .take_while(|((owner, party), _)| *owner == instance && matches!(party, Party::Redis(_)))
+            .zip(&self.servers.redis_urls)
+            .map(|((_, proxy), url)| Dial { url: url.clone(), proxy_port: proxy.port })
+            .collect()
+    }
+
+    /// How `instance` reaches etcd, under consensus.
+    fn etcd_dial(&self, instance: InstanceId) -> Option<Dial> {
+        let url = self.servers.etcd_url.clone()?;
+        Some(Dial { url, proxy_port: self.port_of(instance, Party::Consensus)? })
     }
 
     /// Redlock's delayed restart keeps a node out one TTL more (the Redis page's advice).
@@ -1551,6 +1531,41 @@ impl Coordinator {
     }
 }
 
+/// Reads what `instance` writes, a line at a time: its lags, the message it
+/// stopped the run with if a server answered what the engine has no word
+/// for, and its events.
+fn read_instance(
+    instance: InstanceId,
+    stdout: std::process::ChildStdout,
+    events: &Sender<(Option<InstanceId>, Event)>,
+    lags: &Mutex<stall::Lags>,
+    failure: &Mutex<Option<String>>,
+) {
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { return };
+        if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
+            if let Ok(mut lags) = lags.lock() {
+                lags.seen.push((Some(instance), lag));
+            }
+            continue;
+        }
+        if let Ok(crate::io::FailedLine { failed }) = serde_json::from_str(&line) {
+            if let Ok(mut failure) = failure.lock() {
+                failure.get_or_insert(format!("{instance} stopped the run: {failed}"));
+            }
+            continue;
+        }
+        match serde_json::from_str::<Event>(&line) {
+            Ok(event) => {
+                if events.send((Some(instance), event)).is_err() {
+                    return;
+                }
+            }
+            Err(error) => eprintln!("locklab live: {instance} wrote a line that is not an event ({error}): {line}"),
+        }
+    }
+}
+
 /// Plays storage and Slack on `listener`: each connection is an instance's
 /// client, a line per request. Storage refuses a chunk whose token is lower
 /// than the highest it has seen for that report, when the world says it
@@ -1640,11 +1655,15 @@ fn resource_request(
 /// The watch is opened again whenever its stream ends (its member died)
 /// until the guard it returns is dropped.
 fn watch_lease_key(
-    endpoint: EtcdEndpoint,
+    servers: &Servers,
+    link: &Proxy,
     key: String,
     clock: ScaledClock,
-    events: Sender<(Option<InstanceId>, Event)>,
-) -> Watching {
+    events: &Sender<(Option<InstanceId>, Event)>,
+) -> Result<Watching, String> {
+    let url = servers.etcd_url.as_deref().ok_or("etcd has no URL")?;
+    let endpoint = EtcdEndpoint::parse(url).map_err(|error| error.to_string())?.via(loopback(link.port));
+    let events = events.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
     std::thread::spawn(move || {
@@ -1654,7 +1673,7 @@ fn watch_lease_key(
             std::thread::sleep(Duration::from_millis(5));
         }
     });
-    Watching { stop }
+    Ok(Watching { stop })
 }
 
 /// The lease key's watch; dropping it stops the watch from being opened again.

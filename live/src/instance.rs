@@ -112,13 +112,27 @@ impl std::fmt::Debug for Dial {
 
 impl Dial {
     /// The URL and the proxy's port, as the connections take them.
-    fn route(&self) -> (String, u16) {
+    fn url_and_port(&self) -> (String, u16) {
         (self.url.clone(), self.proxy_port)
     }
 }
 
-/// Whether every URL of the plan is one its client can use: checked once,
-/// before any connection is opened, so that a bad one is a usage error.
+/// The plan, the first line of standard input (a pipe from the
+/// coordinator: the passwords in its URLs are on no command line), with
+/// every URL checked to be one its client can use before any connection is
+/// opened, so that a bad one is a usage error.
+fn read_plan() -> Result<InstancePlan, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|error| format!("cannot read the plan on standard input: {error}"))?;
+    let plan: InstancePlan =
+        serde_json::from_str(&line).map_err(|error| format!("the plan does not parse: {error}"))?;
+    check_urls(&plan)?;
+    Ok(plan)
+}
+
+/// Whether every URL of the plan is one its client can use.
 fn check_urls(plan: &InstancePlan) -> Result<(), String> {
     for redis in &plan.redis {
         RedisEndpoint::parse(&redis.url).map_err(|error| error.to_string())?;
@@ -135,22 +149,13 @@ fn check_urls(plan: &InstancePlan) -> Result<(), String> {
 /// does not parse, or names a server by a URL its client cannot use, is a
 /// usage error.
 pub fn main() -> ExitCode {
-    let mut plan = String::new();
-    if let Err(error) = std::io::stdin().read_line(&mut plan) {
-        eprintln!("locklab live-instance: cannot read the plan on standard input: {error}");
-        return ExitCode::from(2);
-    }
-    let plan: InstancePlan = match serde_json::from_str(&plan) {
+    let plan = match read_plan() {
         Ok(plan) => plan,
         Err(error) => {
-            eprintln!("locklab live-instance: the plan does not parse: {error}");
+            eprintln!("locklab live-instance: {error}");
             return ExitCode::from(2);
         }
     };
-    if let Err(error) = check_urls(&plan) {
-        eprintln!("locklab live-instance: {error}");
-        return ExitCode::from(2);
-    }
     let scenario = match Scenario::from_json(&plan.scenario_json) {
         Ok(scenario) => scenario,
         Err(error) => {
@@ -416,11 +421,11 @@ impl Host {
             consensus: plan.etcd.as_ref().map(|etcd| {
                 let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
                 let lease_key = format!("{}{}", plan.key_prefix, locklab_engine::event::LEASE_KEY);
-                ConsensusLink::start(etcd.route(), lease_key, lease_base, plan.clock.1, replies.clone())
+                ConsensusLink::start(etcd.url_and_port(), lease_key, lease_base, plan.clock.1, replies.clone())
             }),
             storage: ResourceLink::start(plan.storage_port, replies.clone()),
             slack: ResourceLink::start(plan.slack_port, replies.clone()),
-            postgres: plan.postgres.route(),
+            postgres: plan.postgres.url_and_port(),
             replies,
             sessions: BTreeMap::new(),
             pool_free: Vec::new(),
