@@ -148,7 +148,11 @@ fn serve(
     shared: &Shared,
     events: &Sender<(Option<InstanceId>, Event)>,
 ) {
-    let mut connection: Option<PostgresSession> = None;
+    // Opened before the first arrival, and again right after one broke, as
+    // a pool keeps its connections ready: a login (a runtime, a backend) is
+    // no query's wait, and at a fast time scale it would read as a wait for the row.
+    let connect = || PostgresSession::connect(endpoint, settings, CONNECT_LIMIT).ok();
+    let mut connection = connect();
     let now_ms = || u64::try_from(clock.now_ms()).unwrap_or(0);
     loop {
         let arrival = {
@@ -171,7 +175,7 @@ fn serve(
             BackgroundOutcome::Timeout
         } else {
             if connection.is_none() {
-                connection = PostgresSession::connect(endpoint, settings, CONNECT_LIMIT).ok();
+                connection = connect();
             }
             match connection.as_mut() {
                 None => BackgroundOutcome::Refused,
@@ -225,6 +229,9 @@ fn serve(
         };
         if events.send((None, Event { at_ms, kind })).is_err() {
             return;
+        }
+        if connection.is_none() {
+            connection = connect();
         }
     }
 }

@@ -650,6 +650,40 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     Ok(LiveRun { log, recording })
 }
 
+/// The members of etcd still running after its leader died, each with a
+/// client, to see when they have elected a leader among them.
+struct Survivors {
+    clients: Vec<EtcdClient>,
+    ids: Vec<u64>,
+}
+
+impl Survivors {
+    /// How long one look at a member's status may take.
+    const LOOK: Duration = Duration::from_millis(200);
+
+    /// Clients of `members` (client ports and ids, as `EtcdServer::running` gives them).
+    fn of(members: &[(u16, String)]) -> Survivors {
+        let clients = members
+            .iter()
+            .filter_map(|(port, _)| {
+                let endpoint = EtcdEndpoint::parse(&format!("http://127.0.0.1:{port}")).ok()?;
+                EtcdClient::connect(&endpoint, locklab_engine::ids::LeaseId(0), Survivors::LOOK).ok()
+            })
+            .collect();
+        Survivors { clients, ids: members.iter().filter_map(|(_, id)| id.parse().ok()).collect() }
+    }
+
+    /// Whether a survivor's status names a survivor as leader: a follower
+    /// keeps naming the dead leader until it has elected another, and a
+    /// member without a leader refuses the call.
+    fn elected(&mut self) -> bool {
+        let ids = &self.ids;
+        self.clients
+            .iter_mut()
+            .any(|client| client.status(Survivors::LOOK).is_ok_and(|(_, leader)| ids.contains(&leader)))
+    }
+}
+
 /// The coordinator's own session on the run's PostgreSQL, the lab's tables made.
 fn admin_session(servers: &Servers) -> Result<PostgresSession, String> {
     let endpoint = servers.postgres_via(servers.postgres_address)?;
@@ -1293,7 +1327,8 @@ impl Coordinator {
         let (events, clock) = (self.events.clone(), self.clock);
         std::thread::spawn(move || {
             let asked = std::time::Instant::now();
-            while locklab_servers::server::leader_among(&survivors).is_none() {
+            let mut survivors = Survivors::of(&survivors);
+            while !survivors.elected() {
                 if asked.elapsed() > Duration::from_secs(60) {
                     return;
                 }
