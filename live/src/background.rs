@@ -140,6 +140,51 @@ pub(crate) fn start(
     Background { stop }
 }
 
+/// What running one query came to.
+struct Ran {
+    outcome: BackgroundOutcome,
+    /// An insert that took longer than [`LOCK_WAIT_MS`]: it waited for the row.
+    waited_for_row: bool,
+    /// The session broke (or timed out on the client's side): it is not used again.
+    broke: bool,
+}
+
+/// Runs `arrival`'s query on `open`, taken at `connected_ms`, with what is
+/// left before `deadline_ms` as its `statement_timeout`; the connection is
+/// `slot` of the pool `shared` describes.
+fn run_query(
+    open: &mut PostgresSession,
+    arrival: &Arrival,
+    (connected_ms, deadline_ms): (u64, Option<u64>),
+    clock: ScaledClock,
+    (slot, shared): (usize, &Shared),
+) -> Ran {
+    let statement = match arrival.what {
+        BackgroundQuery::ForeignKeyInsert => INSERT,
+        BackgroundQuery::Read => READ,
+    };
+    // 0 is PostgreSQL's "no timeout", as the world's 0 is.
+    let left = deadline_ms
+        .map_or(Duration::ZERO, |deadline| clock.real(deadline - connected_ms).max(Duration::from_millis(1)));
+    let sql = format!("SET statement_timeout = {}; {statement}", left.as_millis());
+    if arrival.what == BackgroundQuery::ForeignKeyInsert {
+        shared.inserts_since_ms[slot].store(connected_ms, Ordering::SeqCst);
+    }
+    // Without a timeout the reply comes when the row is free, or when the run's end closes the server.
+    let patience = if left.is_zero() { Duration::from_secs(24 * 3600) } else { left };
+    let reply = open.batch(&sql, patience + Duration::from_secs(2));
+    shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
+    let ran_ms = u64::try_from(clock.now_ms()).unwrap_or(0).saturating_sub(connected_ms);
+    let waited_for_row = arrival.what == BackgroundQuery::ForeignKeyInsert && ran_ms > LOCK_WAIT_MS;
+    let (outcome, broke) = match reply {
+        Ok(_) => (BackgroundOutcome::Ok, false),
+        // The server cancelled it: statement_timeout ran out.
+        Err(error) if error.sqlstate() == Some("57014") => (BackgroundOutcome::Timeout, false),
+        Err(_) => (BackgroundOutcome::Timeout, true),
+    };
+    Ran { outcome, waited_for_row, broke }
+}
+
 /// One of the services' connections: takes arrivals in order, runs each.
 fn serve(
     (endpoint, settings): (&PostgresEndpoint, &SessionSettings),
@@ -180,36 +225,12 @@ fn serve(
             match connection.as_mut() {
                 None => BackgroundOutcome::Refused,
                 Some(open) => {
-                    let statement = match arrival.what {
-                        BackgroundQuery::ForeignKeyInsert => INSERT,
-                        BackgroundQuery::Read => READ,
-                    };
-                    // 0 is PostgreSQL's "no timeout", as the world's 0 is.
-                    let left = deadline_ms.map_or(Duration::ZERO, |deadline| {
-                        clock.real(deadline - connected_ms).max(Duration::from_millis(1))
-                    });
-                    let sql = format!("SET statement_timeout = {}; {statement}", left.as_millis());
-                    if arrival.what == BackgroundQuery::ForeignKeyInsert {
-                        shared.inserts_since_ms[slot].store(connected_ms, Ordering::SeqCst);
+                    let ran = run_query(open, &arrival, (connected_ms, deadline_ms), clock, (slot, shared));
+                    behind_lock |= ran.waited_for_row;
+                    if ran.broke {
+                        connection = None;
                     }
-                    // Without a timeout the reply comes when the row is free,
-                    // or when the run's end closes the server.
-                    let patience = if left.is_zero() { Duration::from_secs(24 * 3600) } else { left };
-                    let reply = open.batch(&sql, patience + Duration::from_secs(2));
-                    shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
-                    let ran_ms = now_ms().saturating_sub(connected_ms);
-                    if arrival.what == BackgroundQuery::ForeignKeyInsert && ran_ms > LOCK_WAIT_MS {
-                        behind_lock = true;
-                    }
-                    match reply {
-                        Ok(_) => BackgroundOutcome::Ok,
-                        // The server cancelled it: statement_timeout ran out.
-                        Err(error) if error.sqlstate() == Some("57014") => BackgroundOutcome::Timeout,
-                        Err(_) => {
-                            connection = None;
-                            BackgroundOutcome::Timeout
-                        }
-                    }
+                    ran.outcome
                 }
             }
         };
