@@ -36,11 +36,11 @@ step "formatting (cargo fmt --check)"
 cargo fmt --all -- --check
 
 step "lints (clippy, warnings are errors)"
-cargo clippy -p locklab-engine -p locklab -p locklab-conformance -p locklab-live -p locklab-clients --all-targets -- -D warnings
+cargo clippy -p locklab-engine -p locklab -p locklab-conformance -p locklab-live -p locklab-clients -p locklab-servers --all-targets -- -D warnings
 cargo clippy -p locklab-frontend --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "engine, clients and CLI tests (native)"
-cargo test -p locklab-engine -p locklab-conformance -p locklab-live -p locklab-clients
+cargo test -p locklab-engine -p locklab-conformance -p locklab-live -p locklab-clients -p locklab-servers
 cargo test -p locklab --bins --test cli
 
 step "live mode: every built-in and fixture it plays, side by side on real servers, gives its simulated verdict or is inconclusive and does slower (cli/tests/live.rs)"

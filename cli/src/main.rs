@@ -126,19 +126,22 @@ enum Command {
         /// [default: 60, or the fastest faithful one where that is slower (docs/live.md)]
         #[arg(long, value_name = "N")]
         time_scale: Option<u32>,
-        /// A Redis you run, instead of a throwaway one: redis://HOST[:PORT], once per node the
-        /// strategy locks (naive and fencing: 1; redlock: 5, all different). Live mode creates and
-        /// deletes only its own two keys there, named for the run.
+        /// A Redis you run, instead of a throwaway one: redis://[[USER]:PASSWORD@]HOST[:PORT] or
+        /// rediss://…[?cacert=CA.pem], once per node the strategy locks (naive and fencing: 1;
+        /// redlock: 5, all different). Live mode creates and deletes only its own two keys there,
+        /// named for the run. A password is never shown: URLs are printed with `***`.
         /// [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         redis: Vec<String>,
-        /// A PostgreSQL you run: postgres://USER@HOST[:PORT]/DATABASE, where that user gets in
-        /// without a password. Live mode works in a schema of its own and drops it at the end.
-        /// [default: live mode starts its own]
+        /// A PostgreSQL you run: postgres://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE], with
+        /// ?sslmode=disable|prefer|require|verify-ca|verify-full and &sslrootcert=CA.pem as libpq
+        /// reads them (SCRAM-SHA-256 logins). Live mode works in a schema of its own and drops it
+        /// at the end. [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         postgres: Option<String>,
-        /// An etcd you run, for consensus: http://HOST[:PORT]. Live mode creates and deletes only
-        /// its own lease key, named for the run. [default: live mode starts its own]
+        /// An etcd you run, for consensus: http://[USER:PASSWORD@]HOST[:PORT] or
+        /// https://…[?cacert=CA.pem]. Live mode creates and deletes only its own lease key, named
+        /// for the run. [default: live mode starts its own]
         #[arg(long, value_name = "URL")]
         etcd: Option<String>,
         /// Also run the simulated twin and print both verdicts side by side.

@@ -16,6 +16,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// Servers of "yours" that ask for passwords and TLS, started as the
+/// clients' own tests start them.
+#[allow(dead_code, reason = "this file uses the part of the servers it needs")]
+#[path = "../../clients/tests/support/mod.rs"]
+mod support;
+
 /// How many live runs go at once: a run mostly waits on the wall clock, so
 /// several share two cores, each on servers of its own.
 const AT_ONCE: usize = 8;
@@ -582,24 +588,47 @@ fn a_scenario_too_long_for_a_command_line_plays() {
     assert!(text.contains("the same verdict") || text.contains("inconclusive"), "{text}");
 }
 
+/// A session of the SCRAM- and TLS-only PostgreSQL at `url`, for the test's own looks.
+fn postgres_session(url: &str) -> Result<locklab_clients::PostgresSession, String> {
+    let endpoint = locklab_clients::PostgresEndpoint::parse(url).map_err(|error| error.to_string())?;
+    let settings = locklab_clients::SessionSettings::default();
+    locklab_clients::PostgresSession::connect(&endpoint, &settings, Duration::from_secs(5))
+        .map_err(|error| error.to_string())
+}
+
+/// The Redis password of "your" server in the test below.
+const YOUR_REDIS_PASSWORD: &str = "s3cret-redis";
+
 #[test]
 fn on_servers_you_run_it_touches_only_what_it_creates_and_two_runs_share_nothing() {
-    use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
-    // "Your" servers, each holding something of yours the run must leave alone.
-    let redis = RedisServer::start().expect("redis-server starts");
-    let postgres = PgServer::start(&[]).expect("PostgreSQL starts");
+    use locklab_conformance::server::EtcdServer;
+    use support::{Certificates, Postgres, Redis, Scratch};
+    // "Your" servers, each holding something of yours the run must leave
+    // alone: a Redis that asks for a password, a PostgreSQL that takes only
+    // TLS logins checked with SCRAM, an etcd.
+    let redis = Redis::start(&["--requirepass", YOUR_REDIS_PASSWORD], None);
+    let scratch = Scratch::new("live-yours");
+    let certificates = Certificates::write(&scratch);
+    let hba = "local all all scram-sha-256\nhostssl all all 127.0.0.1/32 scram-sha-256\n";
+    let tls = |password: &str, port: u16| {
+        let authority = certificates.authority.display();
+        // verify-ca: the chain is checked; the certificate names db.locklab.test, which no resolver knows.
+        format!("postgres://postgres:{password}@127.0.0.1:{port}/postgres?sslmode=verify-ca&sslrootcert={authority}")
+    };
+    let postgres = Postgres::start(Some(hba), &[], Some(&certificates), |port, password| {
+        postgres_session(&tls(password, port)).is_ok()
+    });
     let etcd = EtcdServer::start().expect("etcd starts");
-    let mut redis_client = redis.connect().expect("Redis answers");
+    let mut redis_client = locklab_conformance::resp::Connection::open(redis.port).expect("Redis answers");
+    redis_client.call(&["AUTH", YOUR_REDIS_PASSWORD]).expect("AUTH");
     redis_client.call(&["SET", "yours", "1"]).expect("SET");
     // A key of yours named as the lock's: the run's are its own, and leave it be.
     redis_client.call(&["SET", locklab_engine::event::LOCK_KEY, "theirs"]).expect("SET");
-    let mut admin = locklab_conformance::pg::PgConnection::open(postgres.port, "postgres")
-        .expect("PostgreSQL answers")
-        .expect("trusted");
-    admin.query("CREATE TABLE mine (id int)").expect("CREATE TABLE");
-    let (redis_url, postgres_url, etcd_url) = (
-        format!("redis://127.0.0.1:{}", redis.port),
-        format!("postgres://postgres@127.0.0.1:{}/postgres", postgres.port),
+    let postgres_url = tls(&postgres.password, postgres.port);
+    let mut admin = postgres_session(&postgres_url).expect("PostgreSQL lets the test in");
+    admin.batch("CREATE TABLE mine (id int)", Duration::from_secs(5)).expect("CREATE TABLE");
+    let (redis_url, etcd_url) = (
+        format!("redis://:{YOUR_REDIS_PASSWORD}@127.0.0.1:{}", redis.port),
         format!("http://127.0.0.1:{}", etcd.port()),
     );
     let night = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/live/short-night.json");
@@ -618,6 +647,7 @@ fn on_servers_you_run_it_touches_only_what_it_creates_and_two_runs_share_nothing
             assert!(matches!(code, Some(0 | 3)), "{text}");
             assert!(text.contains("(yours)"), "{text}");
             assert!(text.contains("the same verdict") || text.contains("-- inconclusive"), "{text}");
+            assert!(!text.contains(YOUR_REDIS_PASSWORD) && !text.contains(&postgres.password), "{text}");
         }
     }
     // What the runs created is gone; what was there stays.
@@ -627,14 +657,32 @@ fn on_servers_you_run_it_touches_only_what_it_creates_and_two_runs_share_nothing
         "{keys}"
     );
     assert_eq!(redis_client.call(&["GET", locklab_engine::event::LOCK_KEY]).expect("GET"), "\"theirs\"");
-    let schemas = admin.query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'locklab_live_%'").expect("query");
+    let limit = Duration::from_secs(5);
+    let schemas =
+        admin.batch("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'locklab_live_%'", limit).expect("query");
     assert_eq!(schemas.first_value(), Some("0"), "the runs' schemas are dropped");
-    let mine = admin.query("SELECT count(*) FROM pg_tables WHERE tablename = 'mine'").expect("query");
+    let mine = admin.batch("SELECT count(*) FROM pg_tables WHERE tablename = 'mine'", limit).expect("query");
     assert_eq!(mine.first_value(), Some("1"), "the user's table stays");
     let mut etcd_client = locklab_conformance::etcd::EtcdClient::new(etcd.port());
     let everything = serde_json::json!({"key": locklab_conformance::etcd::encode("\0"), "range_end": locklab_conformance::etcd::encode("\0")});
     let left = etcd_client.post("/v3/kv/range", &everything, Duration::from_secs(2)).expect("etcd answers");
     assert!(left.get("kvs").is_none(), "the lease keys are gone: {left}");
+
+    // A wrong password is refused with the server's own code, the URL shown without it.
+    let wrong = format!("redis://:not-it@127.0.0.1:{}", redis.port);
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--redis", &wrong]);
+    assert_eq!(code, Some(2), "{text}");
+    let shown = format!("redis://:***@127.0.0.1:{}", redis.port);
+    assert!(text.contains(&format!("{shown} refused the login: -WRONGPASS")) && !text.contains("not-it"), "{text}");
+    let wrong = tls("not-it", postgres.port);
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--postgres", &wrong]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("refused the login: FATAL 28P01") && !text.contains("not-it"), "{text}");
+    let plain =
+        format!("postgres://postgres:{}@127.0.0.1:{}/postgres?sslmode=disable", postgres.password, postgres.port);
+    let (code, text) = live_command(&[night, "--strategy", "fencing", "--postgres", &plain]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("refused the login: FATAL 28000") && !text.contains(&postgres.password), "{text}");
 
     // A URL nothing answers at, and ports in use by another server, are named.
     let closed = format!("redis://127.0.0.1:{}", free_port());

@@ -181,6 +181,11 @@ macro_rules! endpoint_basics {
                 self.via = Some(address);
                 self
             }
+
+            /// The host the URL names (a name or an address), and its port.
+            pub fn host_and_port(&self) -> (String, u16) {
+                (self.url.host.to_string(), self.url.port)
+            }
         }
     };
 }
@@ -188,7 +193,7 @@ pub(crate) use endpoint_basics;
 
 /// `text` with the password of its user information replaced by `***`, so
 /// that no message or log shows it, whether or not the rest is a valid URL.
-pub(crate) fn redacted(text: &str) -> String {
+pub fn redacted(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else { return text.to_owned() };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let Some(at) = rest[..authority_end].rfind('@') else { return text.to_owned() };

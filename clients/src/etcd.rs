@@ -180,6 +180,9 @@ pub struct EtcdClient {
     /// The engine's lease numbers this client gave out: etcd's lease, and the TTL it was granted (s).
     leases: BTreeMap<LeaseId, (i64, u64)>,
     next_lease: u32,
+    /// The key the lease lock is taken on: the engine's, or live mode's
+    /// own for a run on an etcd of the user's.
+    lease_key: String,
     runtime: Runtime,
 }
 
@@ -200,7 +203,14 @@ impl EtcdClient {
         let (target, options) = endpoint.connection(limit);
         let connected = runtime.block_on(within(limit, etcd_client::Client::connect([target], Some(options))));
         let client = connected.ok_or(EtcdError::Timeout(limit))?.map_err(|error| EtcdError::from_library(&error))?;
-        Ok(EtcdClient { client, leases: BTreeMap::new(), next_lease: first_lease.0, runtime })
+        let lease_key = LEASE_KEY.to_owned();
+        Ok(EtcdClient { client, leases: BTreeMap::new(), next_lease: first_lease.0, lease_key, runtime })
+    }
+
+    /// The same client taking the lease lock on `key` instead of the engine's `LEASE_KEY`.
+    pub fn with_lease_key(mut self, key: impl Into<String>) -> EtcdClient {
+        self.lease_key = key.into();
+        self
     }
 
     /// Plays one of the engine's operations within `limit` and answers as
@@ -208,11 +218,11 @@ impl EtcdClient {
     /// not found, no answer) comes back as that reply, anything else
     /// (refused credentials, a permission) as an error that keeps etcd's code.
     pub fn execute(&mut self, op: ConsensusOp, limit: Duration) -> Result<ConsensusReply, EtcdError> {
-        let EtcdClient { client, leases, next_lease, runtime } = self;
+        let EtcdClient { client, leases, next_lease, lease_key, runtime } = self;
         let answer = runtime.block_on(within(limit, async {
             match op {
                 ConsensusOp::Acquire { value, ttl_ms } => {
-                    let acquired = acquire(client, value, ttl_ms).await?;
+                    let acquired = acquire(client, lease_key, value, ttl_ms).await?;
                     Ok(acquired.map_or_else(
                         |holder| ConsensusReply::Taken { holder },
                         |(lease_id, ttl_s, revision)| {
@@ -296,6 +306,7 @@ impl EtcdClient {
 /// revision, or, when the key is taken, its holder (the unused lease revoked).
 async fn acquire(
     client: &mut etcd_client::Client,
+    key: &str,
     value: Owner,
     ttl_ms: u64,
 ) -> Result<Result<(i64, u64, Token), Owner>, EtcdError> {
@@ -304,9 +315,9 @@ async fn acquire(
     let granted = client.lease_grant(asked_s, None).await.map_err(library)?;
     let (lease, ttl_s) = (granted.id(), u64::try_from(granted.ttl()).unwrap_or(0));
     let txn = Txn::new()
-        .when([Compare::create_revision(LEASE_KEY, CompareOp::Equal, 0)])
-        .and_then([TxnOp::put(LEASE_KEY, value.to_string(), Some(PutOptions::new().with_lease(lease)))])
-        .or_else([TxnOp::get(LEASE_KEY, None)]);
+        .when([Compare::create_revision(key, CompareOp::Equal, 0)])
+        .and_then([TxnOp::put(key, value.to_string(), Some(PutOptions::new().with_lease(lease)))])
+        .or_else([TxnOp::get(key, None)]);
     let answer = client.txn(txn).await.map_err(library)?;
     if answer.succeeded() {
         let revision = answer.header().map_or(0, etcd_client::ResponseHeader::revision);
@@ -319,7 +330,7 @@ async fn acquire(
         TxnOpResponse::Put(_) | TxnOpResponse::Delete(_) | TxnOpResponse::Txn(_) => None,
     });
     let text = held.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-    Owner::parse(&text).map(Err).ok_or_else(|| EtcdError::UnexpectedReply(format!("{LEASE_KEY} holds `{text}`")))
+    Owner::parse(&text).map(Err).ok_or_else(|| EtcdError::UnexpectedReply(format!("{key} holds `{text}`")))
 }
 
 /// One keep-alive of etcd's lease `id`, granted for `ttl_s`: etcd-client

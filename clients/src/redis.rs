@@ -17,9 +17,11 @@
 
 use crate::endpoint::{EndpointError, ServerUrl, UrlRules};
 use crate::runtime::within;
-use locklab_engine::event::{LockValue, Owner, RedisCommand, RedisReply};
+use locklab_engine::event::{LOCK_KEY, LockValue, Owner, RedisCommand, RedisReply, TOKEN_KEY};
+/// A reply as redis-rs reads it, which [`RedisClient::call`] answers.
+pub use redis::Value;
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, RedisConnectionInfo, Value};
+use redis::{AsyncConnectionConfig, RedisConnectionInfo};
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -72,6 +74,11 @@ impl RedisEndpoint {
             _ => None,
         };
         Ok(RedisEndpoint { url, database, tls, via: None })
+    }
+
+    /// The database number the client selects.
+    pub fn database(&self) -> i64 {
+        self.database
     }
 
     /// Whether the connection is TLS.
@@ -132,6 +139,9 @@ pub struct RedisClient {
     endpoint: RedisEndpoint,
     runtime: Runtime,
     open: Option<OpenConnection>,
+    /// What the lock's keys are named with first (live mode's run on a
+    /// server of the user's has keys of its own); empty for the engine's names.
+    key_prefix: String,
 }
 
 impl fmt::Debug for RedisClient {
@@ -150,7 +160,14 @@ impl RedisClient {
     /// A client of `endpoint`; it connects on [`RedisClient::connect`] or its first command.
     pub fn new(endpoint: RedisEndpoint) -> Result<RedisClient, RedisError> {
         let runtime = crate::runtime::build().map_err(|error| RedisError::Setup(error.to_string()))?;
-        Ok(RedisClient { endpoint, runtime, open: None })
+        Ok(RedisClient { endpoint, runtime, open: None, key_prefix: String::new() })
+    }
+
+    /// The same client with the lock's keys (`LOCK_KEY`, `TOKEN_KEY`) named
+    /// with `prefix` first in every command [`RedisClient::execute`] sends.
+    pub fn with_key_prefix(mut self, prefix: impl Into<String>) -> RedisClient {
+        self.key_prefix = prefix.into();
+        self
     }
 
     /// Whether a connection is open, as far as the client has seen: one the
@@ -206,7 +223,14 @@ impl RedisClient {
     /// (`Timeout`), comes back as that reply; an error reply from the server
     /// or a reply the command never gives is an error that keeps its kind.
     pub fn execute(&mut self, command: RedisCommand, limit: Duration) -> Result<RedisReply, RedisError> {
-        let words = command.wire();
+        let mut words = command.wire();
+        if !self.key_prefix.is_empty() {
+            for word in &mut words {
+                if word == LOCK_KEY || word == TOKEN_KEY {
+                    *word = format!("{}{word}", self.key_prefix);
+                }
+            }
+        }
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
         match self.call(&words, limit) {
             Ok(value) => engine_reply(command, &value),

@@ -110,6 +110,25 @@ fn the_lease_lock_answers_as_the_engine_models_it() {
     watching.join().expect("the watch ends with the member");
 }
 
+#[test]
+fn a_lease_key_of_the_caller_s_holds_the_lock_instead_of_the_engine_s() {
+    let etcd = Etcd::start(None, |port| {
+        EtcdClient::connect(&plain(port), LeaseId(1), LIMIT).and_then(|mut client| client.status(LIMIT)).is_ok()
+    });
+    let endpoint = plain(etcd.port);
+    let key = format!("run-7:{LEASE_KEY}");
+    let (mut run, mut engine) = (client(&endpoint, 1).with_lease_key(key.as_str()), client(&endpoint, 100));
+    let (owner_a, owner_b) = (owner(0, 1), owner(1, 2));
+    let ConsensusReply::Acquired { lease, .. } = acquire(&mut run, owner_a, 60_000) else { panic!("the run's lock") };
+    assert!(run.key_exists(&key, LIMIT).expect("a range"));
+    assert!(!run.key_exists(LEASE_KEY, LIMIT).expect("a range"), "the engine's key is left alone");
+    // The engine's key is free for another holder; the run's stays taken.
+    assert!(matches!(acquire(&mut engine, owner_b, 60_000), ConsensusReply::Acquired { .. }));
+    assert_eq!(acquire(&mut run, owner_b, 60_000), ConsensusReply::Taken { holder: owner_a });
+    assert_eq!(play(&mut run, ConsensusOp::Revoke { lease }), ConsensusReply::Revoked);
+    assert!(!run.key_exists(&key, LIMIT).expect("a range"));
+}
+
 /// Turns etcd's auth on (it is off by default): `root`, and `reader`, who may read only elsewhere.
 fn enable_auth(target: &str, tls: etcd_client::TlsOptions) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");

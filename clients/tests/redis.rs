@@ -143,6 +143,26 @@ fn a_node_that_cannot_be_reached_or_does_not_answer_is_what_the_engine_models() 
 }
 
 #[test]
+fn a_key_prefix_names_the_lock_s_keys_and_nothing_else() {
+    let redis = Redis::start(&["--requirepass", PASSWORD], None);
+    let url = format!("redis://:{PASSWORD}@127.0.0.1:{}", redis.port);
+    let mut run = client(&url).with_key_prefix("run-7:");
+    let mut plain = client(&url);
+    let a = owner(0, 1);
+    let lock = RedisCommand::SetNxPxIncr { value: a, ttl_ms: 10_000 };
+    assert_eq!(play(&mut run, lock), RedisReply::Integer(1));
+    assert_eq!(play(&mut run, RedisCommand::Get), RedisReply::Value(LockValue::Owner(a)));
+    // The engine's own names are left alone: a client without the prefix finds nothing there.
+    assert_eq!(play(&mut plain, RedisCommand::Get), RedisReply::Nil);
+    let held = plain.call(&["GET", &format!("run-7:{LOCK_KEY}")], LIMIT).expect("GET");
+    assert_eq!(held, locklab_clients::redis::Value::BulkString(a.to_string().into_bytes()));
+    let counter = plain.call(&["GET", &format!("run-7:{LOCK_KEY}:token")], LIMIT).expect("GET");
+    assert_eq!(counter, locklab_clients::redis::Value::BulkString(b"1".to_vec()));
+    assert_eq!(play(&mut run, RedisCommand::CompareAndDelete { value: a }), RedisReply::Integer(1));
+    assert_eq!(play(&mut run, RedisCommand::Get), RedisReply::Nil);
+}
+
+#[test]
 fn a_connection_the_server_closed_is_replaced_before_it_is_used() {
     let mut redis = Redis::start(&["--requirepass", PASSWORD], None);
     let mut lab = client(&format!("redis://:{PASSWORD}@127.0.0.1:{}", redis.port));

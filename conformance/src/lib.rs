@@ -1,10 +1,6 @@
-//! Real servers and minimal clients for them, shared by the conformance
-//! suite (this crate's binary) and live mode (`locklab-live`): throwaway
-//! `redis-server`, PostgreSQL and etcd processes on loopback ports that stop when
-//! their guard drops ([`server`]), a RESP2 client ([`resp`]), a
-//! PostgreSQL protocol-3.0 client ([`pg`]) and an etcd JSON-gateway client ([`etcd`]).
+//! The conformance suite's shared parts: the throwaway servers and the
+//! minimal clients it checks the engine's models with live in
+//! `locklab-servers` (live mode starts the same servers), and are named
+//! here as the suite has always named them.
 
-pub mod etcd;
-pub mod pg;
-pub mod resp;
-pub mod server;
+pub use locklab_servers::{etcd, pg, resp, server};

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const LONGEST_FUNCTION_LINES: usize = 70;
-const CRATES: [&str; 6] = ["engine", "live", "cli", "conformance", "frontend", "clients"];
+const CRATES: [&str; 7] = ["engine", "live", "cli", "conformance", "frontend", "clients", "servers"];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the engine sits in the workspace").to_path_buf()

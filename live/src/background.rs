@@ -23,7 +23,7 @@
 //! all, and a stall is not a lock.
 
 use crate::ScaledClock;
-use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
+use locklab_clients::{PostgresEndpoint, PostgresSession, SessionSettings};
 use locklab_engine::event::{BackgroundOutcome, BackgroundQuery, ConnectionChange, RowLockChange, RowLockMode};
 use locklab_engine::ids::InstanceId;
 use locklab_engine::ids::SessionId;
@@ -41,6 +41,9 @@ const LOCK_WAIT_MS: u64 = 1_000;
 /// A wait for a connection shorter than this is the threads' own scheduling,
 /// not a full pool.
 const CONNECTION_WAIT_NOISE_MS: u64 = 100;
+/// How long a services' connection may take to open: the server is a
+/// loopback proxy away; this only bounds one that hangs.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 const INSERT: &str = "INSERT INTO job_events (job) VALUES ('daily-report')";
 const READ: &str = "SELECT count(*) FROM job_events";
 
@@ -139,10 +142,11 @@ impl Shared {
     }
 }
 
-/// Starts other services' traffic against the server on `port`, recording to `events`.
+/// Starts other services' traffic against the server `endpoint` names (its
+/// way routed through their proxy), its sessions set up with `settings`,
+/// recording to `events`.
 pub(crate) fn start(
-    port: u16,
-    login: PgLogin,
+    (endpoint, settings): (PostgresEndpoint, SessionSettings),
     world: &World,
     seed: u64,
     clock: ScaledClock,
@@ -165,8 +169,9 @@ pub(crate) fn start(
         holds: Arc::clone(&holds),
     });
     for connection in 0..pool_size {
-        let (shared, events, login) = (Arc::clone(&shared), events.clone(), login.clone());
-        std::thread::spawn(move || serve(port, &login, clock, connection, &shared, &events));
+        let (shared, events) = (Arc::clone(&shared), events.clone());
+        let (endpoint, settings) = (endpoint.clone(), settings.clone());
+        std::thread::spawn(move || serve((&endpoint, &settings), clock, connection, &shared, &events));
     }
     let arrivals_stop = Arc::clone(&stop);
     let foreign_key_percent = world.background_foreign_key_percent;
@@ -196,16 +201,67 @@ pub(crate) fn start(
     Background { stop, holds }
 }
 
+/// What running one query came to.
+struct Ran {
+    outcome: BackgroundOutcome,
+    /// An insert that took longer than [`LOCK_WAIT_MS`] while an instance held the row: it waited for it.
+    waited_for_row: bool,
+    /// The session broke (or timed out on the client's side): it is not used again.
+    broke: bool,
+}
+
+/// Runs `arrival`'s query on `open`, taken at `connected_ms`, with what is
+/// left before `deadline_ms` as its `statement_timeout`; the connection is
+/// `slot` of the pool `shared` describes.
+fn run_query(
+    open: &mut PostgresSession,
+    arrival: &Arrival,
+    (connected_ms, deadline_ms): (u64, Option<u64>),
+    clock: ScaledClock,
+    (slot, shared): (usize, &Shared),
+) -> Ran {
+    let statement = match arrival.what {
+        BackgroundQuery::ForeignKeyInsert => INSERT,
+        BackgroundQuery::Read => READ,
+    };
+    // 0 is PostgreSQL's "no timeout", as the world's 0 is.
+    let left = deadline_ms
+        .map_or(Duration::ZERO, |deadline| clock.real(deadline - connected_ms).max(Duration::from_millis(1)));
+    let sql = format!("SET statement_timeout = {}; {statement}", left.as_millis());
+    if arrival.what == BackgroundQuery::ForeignKeyInsert {
+        shared.inserts_since_ms[slot].store(connected_ms, Ordering::SeqCst);
+    }
+    // Without a timeout the reply comes when the row is free, or when the run's end closes the server.
+    let patience = if left.is_zero() { Duration::from_secs(24 * 3600) } else { left };
+    let reply = open.batch(&sql, patience + Duration::from_secs(2));
+    shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
+    let ran_ms = u64::try_from(clock.now_ms()).unwrap_or(0).saturating_sub(connected_ms);
+    // Slow while an instance held the row so: it waited for the row, not for a busy machine.
+    let waited_for_row = arrival.what == BackgroundQuery::ForeignKeyInsert
+        && ran_ms > LOCK_WAIT_MS
+        && shared.holds.held_during(connected_ms, connected_ms + ran_ms);
+    let (outcome, broke) = match reply {
+        Ok(_) => (BackgroundOutcome::Ok, false),
+        // The server cancelled it: statement_timeout ran out.
+        Err(error) if error.sqlstate() == Some("57014") => (BackgroundOutcome::Timeout, false),
+        Err(_) => (BackgroundOutcome::Timeout, true),
+    };
+    Ran { outcome, waited_for_row, broke }
+}
+
 /// One of the services' connections: takes arrivals in order, runs each.
 fn serve(
-    port: u16,
-    login: &PgLogin,
+    (endpoint, settings): (&PostgresEndpoint, &SessionSettings),
     clock: ScaledClock,
     slot: usize,
     shared: &Shared,
     events: &Sender<(Option<InstanceId>, Event)>,
 ) {
-    let mut connection: Option<PgConnection> = None;
+    // Opened before the first arrival, and again right after one broke, as
+    // a pool keeps its connections ready: a login (a runtime, a backend) is
+    // no query's wait, and at a fast time scale it would read as a wait for the row.
+    let connect = || PostgresSession::connect(endpoint, settings, CONNECT_LIMIT).ok();
+    let mut connection = connect();
     let now_ms = || u64::try_from(clock.now_ms()).unwrap_or(0);
     loop {
         let arrival = {
@@ -228,48 +284,17 @@ fn serve(
             BackgroundOutcome::Timeout
         } else {
             if connection.is_none() {
-                connection = match PgConnection::open_as(port, login) {
-                    Ok(Ok(open)) => Some(open),
-                    Ok(Err(_)) | Err(_) => None,
-                };
+                connection = connect();
             }
             match connection.as_mut() {
                 None => BackgroundOutcome::Refused,
                 Some(open) => {
-                    let statement = match arrival.what {
-                        BackgroundQuery::ForeignKeyInsert => INSERT,
-                        BackgroundQuery::Read => READ,
-                    };
-                    // 0 is PostgreSQL's "no timeout", as the world's 0 is.
-                    let left = deadline_ms.map_or(Duration::ZERO, |deadline| {
-                        clock.real(deadline - connected_ms).max(Duration::from_millis(1))
-                    });
-                    let sql = format!("SET statement_timeout = {}; {statement}", left.as_millis());
-                    if arrival.what == BackgroundQuery::ForeignKeyInsert {
-                        shared.inserts_since_ms[slot].store(connected_ms, Ordering::SeqCst);
+                    let ran = run_query(open, &arrival, (connected_ms, deadline_ms), clock, (slot, shared));
+                    behind_lock |= ran.waited_for_row;
+                    if ran.broke {
+                        connection = None;
                     }
-                    open.send(&sql);
-                    // Without a timeout the reply comes when the row is free,
-                    // or when the run's end closes the server.
-                    let patience = if left.is_zero() { Duration::from_secs(24 * 3600) } else { left };
-                    let reply = open.wait(patience + Duration::from_secs(2));
-                    shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
-                    let ran_ms = now_ms().saturating_sub(connected_ms);
-                    let slow = ran_ms > LOCK_WAIT_MS;
-                    if arrival.what == BackgroundQuery::ForeignKeyInsert
-                        && slow
-                        && shared.holds.held_during(connected_ms, connected_ms + ran_ms)
-                    {
-                        behind_lock = true;
-                    }
-                    match reply {
-                        Ok(PgReply::Done { .. }) => BackgroundOutcome::Ok,
-                        Ok(PgReply::Error { code, .. }) if code == "57014" => BackgroundOutcome::Timeout,
-                        Ok(PgReply::Error { .. } | PgReply::Closed) | Err(_) => {
-                            connection = None;
-                            BackgroundOutcome::Timeout
-                        }
-                    }
+                    ran.outcome
                 }
             }
         };
@@ -289,6 +314,9 @@ fn serve(
         };
         if events.send((None, Event { at_ms, kind })).is_err() {
             return;
+        }
+        if connection.is_none() {
+            connection = connect();
         }
     }
 }

@@ -12,18 +12,22 @@
 //! own lag and gathers the instances' (`stall.rs`): a run the machine
 //! stalled beyond what its time scale allows is recorded as inconclusive.
 
+use crate::instance::Dial;
 use crate::instance::{InstancePlan, Redelivery};
 use crate::proxy::{Direction, Effect, Proxy, Rule, loopback};
 use crate::record::Truth;
 use crate::servers::{ServerUrls, Servers};
 use crate::{ScaledClock, record, stall, unix_us};
-use locklab_conformance::pg::PgConnection;
-use locklab_conformance::server::RedisServer;
+use locklab_clients::redis::Value;
+use locklab_clients::{EtcdClient, EtcdEndpoint, PostgresSession, RedisClient, RedisEndpoint};
 use locklab_engine::clock::LocalClock;
-use locklab_engine::event::{AbortReason, ProcessState, PutOutcome, RedisReply, RunPhase, TerminateReason};
+use locklab_engine::event::{
+    AbortReason, ProcessState, PutOutcome, RedisCommand, RedisReply, RunPhase, TerminateReason,
+};
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
+use locklab_servers::server::RedisServer;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -35,14 +39,10 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The tables live mode writes. The conformance suite's schema keys the
-/// report row by day only; a live run may write per-period rows too (the
-/// unique-insert pattern, or a per-period output), so here both keys are
-/// unique and the day may be empty.
-const SCHEMA: &str = "CREATE TABLE jobs (name text PRIMARY KEY);\
-    INSERT INTO jobs VALUES ('daily-report');\
-    CREATE TABLE reports (job text NOT NULL, day integer, period integer NOT NULL, run integer NOT NULL, token bigint, UNIQUE (job, day), UNIQUE (job, period));\
-    CREATE TABLE job_events (id bigserial PRIMARY KEY, job text NOT NULL REFERENCES jobs (name))";
+/// How long the coordinator's own calls to a server may take (its admin
+/// session's queries, a look at a node it started): every server is on
+/// this machine, so this only bounds one that hangs.
+const SERVER_LIMIT: Duration = Duration::from_secs(10);
 
 /// How long the processes get to start before the scenario's time 0, on the wall clock.
 const START_LEAD: Duration = Duration::from_millis(700);
@@ -389,7 +389,7 @@ struct Replica {
     server: RedisServer,
     /// The replication stream goes through it.
     link: Proxy,
-    primary_held: Option<[String; 2]>,
+    primary_held: Option<[Option<String>; 2]>,
 }
 
 impl Replica {
@@ -399,7 +399,7 @@ impl Replica {
     fn start(primary: &RedisServer, lag_ms: u64, time_scale: u32) -> Result<Replica, String> {
         let server = RedisServer::start()?;
         // A primary waits five seconds for more replicas before a full sync by default.
-        primary.connect()?.call(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
+        local_call(&mut local_redis(primary.port)?, &["CONFIG", "SET", "repl-diskless-sync-delay", "0"])?;
         let clock = ScaledClock { start_unix_us: unix_us(), time_scale };
         let link = Proxy::start(loopback(primary.port), clock)?;
         link.add(Rule {
@@ -408,20 +408,33 @@ impl Replica {
             until_ms: u64::MAX,
             effect: Effect::Delay { extra_ms: lag_ms },
         });
-        server.connect()?.call(&["REPLICAOF", "127.0.0.1", &link.port.to_string()])?;
+        local_call(&mut local_redis(server.port)?, &["REPLICAOF", "127.0.0.1", &link.port.to_string()])?;
         let synchronised = |info: &str| info.contains("master_link_status:up");
         server.wait_for(&["INFO", "replication"], synchronised, "the Redis replica's synchronisation")?;
         Ok(Replica { server, link, primary_held: None })
     }
 }
 
-/// The lock key and the counter on a node, as `GET` prints them.
-fn held_keys(server: &RedisServer) -> Result<[String; 2], String> {
-    let mut connection = server.connect()?;
-    Ok([
-        connection.call(&["GET", locklab_engine::event::LOCK_KEY])?,
-        connection.call(&["GET", locklab_engine::event::TOKEN_KEY])?,
-    ])
+/// A client of a Redis node live mode started on `port` (no password, database 0).
+fn local_redis(port: u16) -> Result<RedisClient, String> {
+    let endpoint = RedisEndpoint::parse(&format!("redis://127.0.0.1:{port}")).map_err(|error| error.to_string())?;
+    RedisClient::new(endpoint).map_err(|error| error.to_string())
+}
+
+/// One command to a node live mode started; any error is said with the node's words.
+fn local_call(client: &mut RedisClient, words: &[&str]) -> Result<Value, String> {
+    client.call(words, SERVER_LIMIT).map_err(|error| format!("`{}` on live mode's Redis: {error}", words.join(" ")))
+}
+
+/// The lock key and the counter on a node, as text (`None` where there is none).
+fn held_keys(port: u16) -> Result<[Option<String>; 2], String> {
+    let mut client = local_redis(port)?;
+    let mut get = |key: &str| match local_call(&mut client, &["GET", key])? {
+        Value::BulkString(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Value::Nil => Ok(None),
+        other => Err(format!("live mode's Redis answered GET {key} with {other:?}")),
+    };
+    Ok([get(locklab_engine::event::LOCK_KEY)?, get(locklab_engine::event::TOKEN_KEY)?])
 }
 
 struct Coordinator {
@@ -454,7 +467,9 @@ struct Coordinator {
     /// The database sessions each instance has used, for when it dies.
     sessions: BTreeMap<InstanceId, std::collections::BTreeSet<locklab_engine::ids::SessionId>>,
     /// The coordinator's own database session, to watch the server.
-    admin: PgConnection,
+    admin: PostgresSession,
+    /// What an instance said stopped the run (a server's answer the engine has no word for).
+    failure: Arc<Mutex<Option<String>>>,
     arrived: u64,
     next_run: BTreeMap<InstanceId, u32>,
     redeliver: BTreeMap<InstanceId, Vec<Redelivery>>,
@@ -520,11 +535,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         }
         Some(_) | None => None,
     };
-    let mut admin = match PgConnection::open_at(servers.postgres_address, &servers.login)? {
-        Ok(connection) => connection,
-        Err(refused) => return Err(format!("cannot connect to the live PostgreSQL: {}", refused.text())),
-    };
-    admin.query(SCHEMA)?;
+    let admin = admin_session(&servers)?;
     // Storage and Slack are one service on two ports, so that the network
     // can treat the way to each on its own.
     let open = || -> Result<(TcpListener, u16), String> {
@@ -578,8 +589,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     // Other services reach the database through a proxy of their own, so a slowed database slows them too.
     let services_link = Proxy::start(servers.postgres_address, clock)?;
     let traffic = crate::background::start(
-        services_link.port,
-        servers.login.clone(),
+        (servers.postgres_via(loopback(services_link.port))?, servers.session_settings()),
         world,
         options.scenario.seed,
         clock,
@@ -589,7 +599,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let row_holds = traffic.holds();
     let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
     let lease_key = format!("{}{}", servers.key_prefix, locklab_engine::event::LEASE_KEY);
-    let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, lease_key, clock, events.clone()));
+    let watching = watch_link.as_ref().map(|link| watch_lease_key(&servers, link, lease_key, clock, &events));
+    let watching = watching.transpose()?;
     let mut coordinator = Coordinator {
         clock,
         proxies,
@@ -608,6 +619,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         truth: Truth::new(record::lock_nodes(&settings)),
         sessions: BTreeMap::new(),
         admin,
+        failure: Arc::new(Mutex::new(None)),
         arrived: 0,
         next_run: BTreeMap::new(),
         redeliver: BTreeMap::new(),
@@ -639,6 +651,51 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     drop(watching);
     drop(coordinator.servers);
     Ok(LiveRun { log, recording })
+}
+
+/// The members of etcd still running after its leader died, each with a
+/// client, to see when they have elected a leader among them.
+struct Survivors {
+    clients: Vec<EtcdClient>,
+    ids: Vec<u64>,
+}
+
+impl Survivors {
+    /// How long one look at a member's status may take.
+    const LOOK: Duration = Duration::from_millis(200);
+
+    /// Clients of `members` (client ports and ids, as `EtcdServer::running` gives them).
+    fn of(members: &[(u16, String)]) -> Survivors {
+        let clients = members
+            .iter()
+            .filter_map(|(port, _)| {
+                let endpoint = EtcdEndpoint::parse(&format!("http://127.0.0.1:{port}")).ok()?;
+                EtcdClient::connect(&endpoint, locklab_engine::ids::LeaseId(0), Survivors::LOOK).ok()
+            })
+            .collect();
+        Survivors { clients, ids: members.iter().filter_map(|(_, id)| id.parse().ok()).collect() }
+    }
+
+    /// Whether a survivor's status names a survivor as leader: a follower
+    /// keeps naming the dead leader until it has elected another, and a
+    /// member without a leader refuses the call.
+    fn elected(&mut self) -> bool {
+        let ids = &self.ids;
+        self.clients
+            .iter_mut()
+            .any(|client| client.status(Survivors::LOOK).is_ok_and(|(_, leader)| ids.contains(&leader)))
+    }
+}
+
+/// The coordinator's own session on the run's PostgreSQL, the lab's tables made.
+fn admin_session(servers: &Servers) -> Result<PostgresSession, String> {
+    let endpoint = servers.postgres_via(servers.postgres_address)?;
+    let mut admin = PostgresSession::connect(&endpoint, &servers.session_settings(), SERVER_LIMIT)
+        .map_err(|error| format!("cannot connect to {endpoint}: {error}"))?;
+    admin
+        .batch(locklab_clients::postgres::LAB_TABLES, SERVER_LIMIT)
+        .map_err(|error| format!("cannot make the lab's tables on {endpoint}: {error}"))?;
+    Ok(admin)
 }
 
 /// A `db_slow` factor in hundredths, as the simulator records it (validation bounds it to 1..=1000).
@@ -705,6 +762,9 @@ impl Coordinator {
             let next_at =
                 [fault_at, later_at, Some(look_at), Some(horizon_ms)].into_iter().flatten().min().unwrap_or(end_ms);
             if !self.collect_until(next_at) {
+                if let Some(failed) = self.failure.lock().ok().and_then(|failure| failure.clone()) {
+                    return Err(failed);
+                }
                 let at_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
                 return Ok(Ended { at_ms, interrupted: true });
             }
@@ -762,7 +822,7 @@ impl Coordinator {
         let mut told = std::time::Instant::now();
         self.tell(None);
         loop {
-            if INTERRUPTED.load(Ordering::SeqCst) {
+            if INTERRUPTED.load(Ordering::SeqCst) || self.failure.lock().is_ok_and(|failure| failure.is_some()) {
                 return false;
             }
             if told.elapsed() >= PROGRESS_EVERY {
@@ -869,17 +929,13 @@ impl Coordinator {
             scenario_json: self.options.scenario.to_json(),
             strategy: self.options.strategy,
             clock: (self.clock.start_unix_us, self.clock.time_scale),
-            redis_ports: self
-                .proxies
-                .range((instance, Party::Redis(locklab_engine::ids::RedisNodeId(0)))..)
-                .take_while(|((owner, party), _)| *owner == instance && matches!(party, Party::Redis(_)))
-                .map(|(_, proxy)| proxy.port)
-                .collect(),
-            postgres_port: self.port_of(instance, Party::Db).unwrap_or(0),
-            postgres_user: self.servers.login.user.clone(),
-            postgres_database: self.servers.login.database.clone(),
-            postgres_schema: self.servers.login.schema.clone(),
-            etcd_port: self.port_of(instance, Party::Consensus),
+            redis: self.redis_dials(instance),
+            postgres: Dial {
+                url: self.servers.postgres_url.clone(),
+                proxy_port: self.port_of(instance, Party::Db).unwrap_or(0),
+            },
+            postgres_schema: self.servers.postgres_schema.clone(),
+            etcd: self.etcd_dial(instance),
             storage_port: self.port_of(instance, Party::Storage).unwrap_or(0),
             slack_port: self.port_of(instance, Party::Slack).unwrap_or(0),
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
@@ -906,31 +962,26 @@ impl Coordinator {
             writeln!(input, "{plan}").map_err(|error| format!("cannot hand {instance} its plan: {error}"))?;
         }
         let stdout = child.stdout.take().ok_or("an instance has no output")?;
-        let events = self.events.clone();
-        let lags = Arc::clone(&self.lags);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
-                    if let Ok(mut lags) = lags.lock() {
-                        lags.seen.push((Some(instance), lag));
-                    }
-                    continue;
-                }
-                match serde_json::from_str::<Event>(&line) {
-                    Ok(event) => {
-                        if events.send((Some(instance), event)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(error) => {
-                        eprintln!("locklab live: {instance} wrote a line that is not an event ({error}): {line}")
-                    }
-                }
-            }
-        });
+        let (events, lags, failure) = (self.events.clone(), Arc::clone(&self.lags), Arc::clone(&self.failure));
+        std::thread::spawn(move || read_instance(instance, stdout, &events, &lags, &failure));
         self.processes.insert(instance, Process { child, stdin });
         Ok(())
+    }
+
+    /// How `instance` reaches each Redis node: the node's URL, and its own proxy's port.
+    fn redis_dials(&self, instance: InstanceId) -> Vec<Dial> {
+        self.proxies
+            .range((instance, Party::Redis(locklab_engine::ids::RedisNodeId(0)))..)
+            .take_while(|((owner, party), _)| *owner == instance && matches!(party, Party::Redis(_)))
+            .zip(&self.servers.redis_urls)
+            .map(|((_, proxy), url)| Dial { url: url.clone(), proxy_port: proxy.port })
+            .collect()
+    }
+
+    /// How `instance` reaches etcd, under consensus.
+    fn etcd_dial(&self, instance: InstanceId) -> Option<Dial> {
+        let url = self.servers.etcd_url.clone()?;
+        Some(Dial { url, proxy_port: self.port_of(instance, Party::Consensus)? })
     }
 
     /// Redlock's delayed restart keeps a node out one TTL more (the Redis page's advice).
@@ -1227,12 +1278,10 @@ impl Coordinator {
         let Party::Redis(node) = party else { return Ok(None) };
         let back_ms = now + down_ms + self.restart_delay_ms();
         let Some(server) = self.servers.redis.get_mut(usize::from(node.0)) else { return Ok(None) };
-        let keys = server
-            .connect()
-            .and_then(|mut connection| connection.call(&["DBSIZE"]))
-            .ok()
-            .and_then(|reply| reply.strip_prefix("(integer) ").and_then(|keys| keys.parse().ok()))
-            .unwrap_or(0);
+        let keys = match local_redis(server.port).and_then(|mut client| local_call(&mut client, &["DBSIZE"])) {
+            Ok(Value::Int(keys)) => u32::try_from(keys).unwrap_or(u32::MAX),
+            Ok(_) | Err(_) => 0,
+        };
         server.shut_down()?;
         self.record(EventKind::RedisDown { node: party });
         if keys > 0 {
@@ -1245,7 +1294,7 @@ impl Coordinator {
     /// not received is gone); the promotion is due `failover_ms` later.
     fn fail_primary(&mut self, now: u64) -> Result<(u64, Later), String> {
         let primary = self.servers.redis.first_mut().ok_or("no Redis node to fail over")?;
-        let held = held_keys(primary)?;
+        let held = held_keys(primary.port)?;
         primary.kill()?;
         if let Some(replica) = self.replica.as_mut() {
             replica.link.sever();
@@ -1282,7 +1331,8 @@ impl Coordinator {
         let (events, clock) = (self.events.clone(), self.clock);
         std::thread::spawn(move || {
             let asked = std::time::Instant::now();
-            while locklab_conformance::server::leader_among(&survivors).is_none() {
+            let mut survivors = Survivors::of(&survivors);
+            while !survivors.elected() {
                 if asked.elapsed() > Duration::from_secs(60) {
                     return;
                 }
@@ -1302,14 +1352,13 @@ impl Coordinator {
     /// counter is recorded as lost.
     fn promote(&mut self) -> Result<(), String> {
         let Some(replica) = self.replica.as_ref() else { return Ok(()) };
-        let mut connection = replica.server.connect()?;
-        connection.call(&["REPLICAOF", "NO", "ONE"])?;
-        let kept = held_keys(&replica.server)?;
-        let ttl_ms: i64 = connection
-            .call(&["PTTL", locklab_engine::event::LOCK_KEY])?
-            .strip_prefix("(integer) ")
-            .and_then(|ttl| ttl.parse().ok())
-            .unwrap_or(-2);
+        let mut client = local_redis(replica.server.port)?;
+        local_call(&mut client, &["REPLICAOF", "NO", "ONE"])?;
+        let kept = held_keys(replica.server.port)?;
+        let ttl_ms = match local_call(&mut client, &["PTTL", locklab_engine::event::LOCK_KEY])? {
+            Value::Int(ttl_ms) => ttl_ms,
+            other => return Err(format!("live mode's Redis answered PTTL with {other:?}")),
+        };
         for ((_, party), proxy) in &self.proxies {
             if *party == record::PRIMARY {
                 proxy.repoint(loopback(replica.server.port));
@@ -1318,14 +1367,15 @@ impl Coordinator {
         let lost = replica
             .primary_held
             .as_ref()
-            .map_or(0, |held| u32::from(held[0] != "(nil)" && held[0] != kept[0]) + u32::from(held[1] != kept[1]));
+            .map_or(0, |held| u32::from(held[0].is_some() && held[0] != kept[0]) + u32::from(held[1] != kept[1]));
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
         // PTTL counts the wall clock's ms; -1 is a key with no expiry.
         let expires_ms = match u64::try_from(ttl_ms) {
             Ok(ttl_ms) => now + ttl_ms * u64::from(self.clock.time_scale),
             Err(_) => u64::MAX / 2,
         };
-        let key = match crate::io::redis_reply(&kept[0]) {
+        let lock = client.execute(RedisCommand::Get, SERVER_LIMIT).map_err(|error| error.to_string())?;
+        let key = match lock {
             RedisReply::Value(value) => Some((value, expires_ms)),
             RedisReply::Ok
             | RedisReply::Nil
@@ -1333,8 +1383,7 @@ impl Coordinator {
             | RedisReply::ConnectionRefused
             | RedisReply::Timeout => None,
         };
-        // GET answers the counter as a quoted string, or (nil) where there is none.
-        let counter = kept[1].trim_matches('"').parse().unwrap_or(0);
+        let counter = kept[1].as_deref().and_then(|counter| counter.parse().ok()).unwrap_or(0);
         let promotion = record::Promotion { key, counter };
         self.promotions.push(promotion);
         self.truth.promotions.push(promotion);
@@ -1399,7 +1448,7 @@ impl Coordinator {
     fn client_sessions(&mut self) -> Option<u64> {
         let sql =
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locklab-live' AND pid <> pg_backend_pid()";
-        self.admin.query(sql).ok()?.first_value()?.parse().ok()
+        self.admin.batch(sql, SERVER_LIMIT).ok()?.first_value()?.parse().ok()
     }
 
     /// The kernel closed a killed process's sockets: waits until the server
@@ -1521,6 +1570,41 @@ impl Coordinator {
     }
 }
 
+/// Reads what `instance` writes, a line at a time: its lags, the message it
+/// stopped the run with if a server answered what the engine has no word
+/// for, and its events.
+fn read_instance(
+    instance: InstanceId,
+    stdout: std::process::ChildStdout,
+    events: &Sender<(Option<InstanceId>, Event)>,
+    lags: &Mutex<stall::Lags>,
+    failure: &Mutex<Option<String>>,
+) {
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { return };
+        if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
+            if let Ok(mut lags) = lags.lock() {
+                lags.seen.push((Some(instance), lag));
+            }
+            continue;
+        }
+        if let Ok(crate::io::FailedLine { failed }) = serde_json::from_str(&line) {
+            if let Ok(mut failure) = failure.lock() {
+                failure.get_or_insert(format!("{instance} stopped the run: {failed}"));
+            }
+            continue;
+        }
+        match serde_json::from_str::<Event>(&line) {
+            Ok(event) => {
+                if events.send((Some(instance), event)).is_err() {
+                    return;
+                }
+            }
+            Err(error) => eprintln!("locklab live: {instance} wrote a line that is not an event ({error}): {line}"),
+        }
+    }
+}
+
 /// Plays storage and Slack on `listener`: each connection is an instance's
 /// client, a line per request. Storage refuses a chunk whose token is lower
 /// than the highest it has seen for that report, when the world says it
@@ -1610,21 +1694,25 @@ fn resource_request(
 /// The watch is opened again whenever its stream ends (its member died)
 /// until the guard it returns is dropped.
 fn watch_lease_key(
-    port: u16,
+    servers: &Servers,
+    link: &Proxy,
     key: String,
     clock: ScaledClock,
-    events: Sender<(Option<InstanceId>, Event)>,
-) -> Watching {
+    events: &Sender<(Option<InstanceId>, Event)>,
+) -> Result<Watching, String> {
+    let url = servers.etcd_url.as_deref().ok_or("etcd has no URL")?;
+    let endpoint = EtcdEndpoint::parse(url).map_err(|error| error.to_string())?.via(loopback(link.port));
+    let events = events.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
     std::thread::spawn(move || {
         while !stopped.load(Ordering::SeqCst) {
-            watch_once(port, &key, clock, &events, &stopped);
+            watch_once(&endpoint, &key, clock, &events, &stopped);
             // Waiting for the member the link leads to now to take the watch.
             std::thread::sleep(Duration::from_millis(5));
         }
     });
-    Watching { stop }
+    Ok(Watching { stop })
 }
 
 /// The lease key's watch; dropping it stops the watch from being opened again.
@@ -1640,29 +1728,23 @@ impl Drop for Watching {
 
 /// One watch stream, until it ends or the run does.
 fn watch_once(
-    port: u16,
+    endpoint: &EtcdEndpoint,
     key: &str,
     clock: ScaledClock,
     events: &Sender<(Option<InstanceId>, Event)>,
     stopped: &AtomicBool,
 ) {
-    {
-        let _ = locklab_conformance::etcd::watch(port, key, |message| {
-            let deleted = message["result"]["events"].as_array().into_iter().flatten().filter_map(|event| {
-                let value = event["prev_kv"]["value"].as_str()?;
-                (event["type"].as_str() == Some("DELETE")).then(|| {
-                    locklab_conformance::etcd::decode(value).and_then(|text| locklab_engine::event::Owner::parse(&text))
-                })?
-            });
-            for value in deleted.collect::<Vec<_>>() {
-                let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
-                let kind = EventKind::LeaseExpired { lease: record::KEY_GONE, value };
-                if events.send((None, Event { at_ms, kind })).is_err() {
-                    stopped.store(true, Ordering::SeqCst);
-                    return false;
-                }
-            }
-            true
-        });
-    }
+    let Ok(mut client) = EtcdClient::connect(endpoint, locklab_engine::ids::LeaseId(0), SERVER_LIMIT) else { return };
+    let _ = client.watch_deletions(key, |value| {
+        let Some(value) = std::str::from_utf8(value).ok().and_then(locklab_engine::event::Owner::parse) else {
+            return true;
+        };
+        let at_ms = u64::try_from(clock.now_ms()).unwrap_or(0);
+        let kind = EventKind::LeaseExpired { lease: record::KEY_GONE, value };
+        if events.send((None, Event { at_ms, kind })).is_err() {
+            stopped.store(true, Ordering::SeqCst);
+            return false;
+        }
+        true
+    });
 }

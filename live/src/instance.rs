@@ -23,6 +23,7 @@ mod host;
 
 use crate::io::Incoming;
 use host::LiveHost;
+use locklab_clients::{EtcdEndpoint, PostgresEndpoint, RedisEndpoint};
 use locklab_engine::ids::{InstanceId, Period, RunId};
 use locklab_engine::rng::SimRng;
 use locklab_engine::runtime::{Driven, Host, Runtime, strategy_for};
@@ -54,14 +55,14 @@ pub struct InstancePlan {
     pub scenario_json: String,
     pub strategy: StrategyId,
     pub clock: (u64, u32),
-    pub redis_ports: Vec<u16>,
-    pub postgres_port: u16,
-    /// Who the instance logs in to PostgreSQL as, and the schema its names resolve in.
-    pub postgres_user: String,
-    pub postgres_database: String,
+    /// Each Redis node the strategy locks.
+    pub redis: Vec<Dial>,
+    /// The PostgreSQL server (its URL says who logs in, with what password),
+    /// and the schema the sessions' names resolve in.
+    pub postgres: Dial,
     pub postgres_schema: Option<String>,
-    /// The etcd server's client port, for the consensus lease.
-    pub etcd_port: Option<u16>,
+    /// The etcd member, for the consensus lease.
+    pub etcd: Option<Dial>,
     /// Storage's and Slack's ports (the coordinator plays both).
     pub storage_port: u16,
     pub slack_port: u16,
@@ -78,9 +79,34 @@ pub struct InstancePlan {
     pub lag_report_over_us: u64,
 }
 
+/// A server as an instance reaches it: its URL, with the credentials (the
+/// plan goes on the instance's standard input, never its command line,
+/// where any user of the machine could read it), and the port of the
+/// loopback proxy the instance dials, which forwards to the server.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dial {
+    pub url: String,
+    pub proxy_port: u16,
+}
+
+impl std::fmt::Debug for Dial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = locklab_clients::endpoint::redacted(&self.url);
+        f.debug_struct("Dial").field("url", &url).field("proxy_port", &self.proxy_port).finish()
+    }
+}
+
+impl Dial {
+    /// The URL and the proxy's port, as the connections take them.
+    fn url_and_port(&self) -> (String, u16) {
+        (self.url.clone(), self.proxy_port)
+    }
+}
+
 /// The process's entry point: reads the plan (the first line of its
 /// input), runs until the coordinator closes standard input. A plan that
-/// does not parse is a usage error.
+/// does not parse, or names a server by a URL its client cannot use, is a
+/// usage error.
 pub fn main() -> ExitCode {
     let (plan, scenario) = match read_plan() {
         Ok(read) => read,
@@ -108,7 +134,10 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The plan on the first line of standard input, and the scenario it carries.
+/// The plan, the first line of standard input (a pipe from the
+/// coordinator: the passwords in its URLs are on no command line), and the
+/// scenario it carries, with every URL checked to be one its client can use
+/// before any connection is opened, so that a bad one is a usage error.
 fn read_plan() -> Result<(InstancePlan, Scenario), String> {
     let mut line = String::new();
     std::io::stdin()
@@ -116,8 +145,21 @@ fn read_plan() -> Result<(InstancePlan, Scenario), String> {
         .map_err(|error| format!("cannot read the plan on standard input: {error}"))?;
     let plan: InstancePlan =
         serde_json::from_str(&line).map_err(|error| format!("the plan does not parse: {error}"))?;
+    check_urls(&plan)?;
     let scenario = Scenario::from_json(&plan.scenario_json).map_err(|error| error.to_string())?;
     Ok((plan, scenario))
+}
+
+/// Whether every URL of the plan is one its client can use.
+fn check_urls(plan: &InstancePlan) -> Result<(), String> {
+    for redis in &plan.redis {
+        RedisEndpoint::parse(&redis.url).map_err(|error| error.to_string())?;
+    }
+    PostgresEndpoint::parse(&plan.postgres.url).map_err(|error| error.to_string())?;
+    if let Some(etcd) = &plan.etcd {
+        EtcdEndpoint::parse(&etcd.url).map_err(|error| error.to_string())?;
+    }
+    Ok(())
 }
 
 /// The coordinator steps or skews this instance's clock with a line

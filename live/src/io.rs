@@ -4,23 +4,25 @@
 //! and gets back, on one channel, the reply in the engine's own terms — or
 //! what a client library makes of silence, a timeout.
 
-use locklab_conformance::etcd::{self, EtcdClient};
-use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
-use locklab_conformance::resp::Connection;
-use locklab_engine::event::{
-    ConsensusOp, ConsensusReply, LOCK_KEY, LockValue, Owner, PutOutcome, RedisCommand, RedisReply, RowWrite, Sql,
-    SqlError, SqlOutcome, TOKEN_KEY,
+use locklab_clients::{
+    EtcdClient, EtcdEndpoint, PostgresEndpoint, PostgresError, PostgresSession, RedisClient, RedisEndpoint,
+    SessionSettings,
 };
-use locklab_engine::ids::{LeaseId, ReportOf, SessionId, Token};
+use locklab_engine::event::{ConsensusOp, ConsensusReply, PutOutcome, RedisCommand, RedisReply, Sql, SqlError};
+use locklab_engine::ids::{LeaseId, SessionId, Token};
 use locklab_engine::strategy::Reply;
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::net::TcpStream;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 /// How often an idle session looks whether the server has ended it.
 const IDLE_LOOK: Duration = Duration::from_millis(10);
+/// How long a connection (with its login) may take to open: the servers are
+/// a loopback proxy away, so this is only the bound on a server that hangs;
+/// a request's own limit times the request out long before.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// What reaches an instance's event loop from outside.
 #[derive(Debug)]
@@ -51,6 +53,31 @@ pub(crate) enum Incoming {
     Stop,
 }
 
+/// The line an instance writes, instead of an event, when a server answered
+/// what the engine has no word for (a refused login such as `-WRONGPASS`,
+/// `28P01`, a permission, a failed TLS handshake): the lab's commands never
+/// provoke one on a server that lets the run in, so the run stops, with the
+/// server's own words.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FailedLine {
+    pub(crate) failed: String,
+}
+
+/// Stops this instance's process with `message` for the coordinator, which
+/// stops the run with it.
+pub(crate) fn fail_run(message: &str) -> ! {
+    let line = serde_json::to_string(&FailedLine { failed: message.to_owned() }).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+    std::process::exit(3);
+}
+
+/// The loopback address of a proxy's port.
+fn proxy(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
 /// A request to one connection: its number, what to send, how long to wait.
 #[derive(Debug)]
 struct Job<T> {
@@ -61,54 +88,37 @@ struct Job<T> {
 
 /// A Redis node's connection.
 #[derive(Debug)]
-pub(crate) struct RedisLink(Sender<Job<Vec<String>>>);
+pub(crate) struct RedisLink(Sender<Job<RedisCommand>>);
 
 impl RedisLink {
-    /// A connection to the node on `port`, opened lazily and again after
-    /// every failure, as client libraries reconnect. The lock's keys are
-    /// named with `key_prefix` first (a run's own keys on a server of the user's).
-    pub(crate) fn start(port: u16, key_prefix: String, replies: Sender<Incoming>) -> RedisLink {
-        let (jobs, inbox) = channel::<Job<Vec<String>>>();
+    /// A client of the node `url` names, dialled through the proxy on
+    /// `port`, connected at once and again after every failure, as client
+    /// libraries reconnect. The lock's keys are named with `key_prefix`
+    /// first (a run's own keys on a server of the user's).
+    pub(crate) fn start(url: String, port: u16, key_prefix: String, replies: Sender<Incoming>) -> RedisLink {
+        let (jobs, inbox) = channel::<Job<RedisCommand>>();
         std::thread::spawn(move || {
-            // The connection is opened at once and again right after any
-            // failure, as a client library's pool keeps one ready: a request
-            // never waits for a connect, which at a short timeout (Redlock's
-            // is a few ms of the scenario, well under one on the wall clock)
-            // would time it out.
-            let mut connection: Option<Connection> = Connection::open(port).ok();
-            for mut job in inbox {
-                if !key_prefix.is_empty() {
-                    for word in &mut job.body {
-                        if word == LOCK_KEY || word == TOKEN_KEY {
-                            *word = format!("{key_prefix}{word}");
-                        }
-                    }
-                }
-                // A connection the server has closed since (a restart, a
-                // failover) is replaced before it is used, as a pool does.
-                if connection.as_ref().is_none_or(Connection::peer_closed) {
-                    connection = Connection::open(port).ok();
-                }
-                let reply = match connection.as_mut() {
-                    None => RedisReply::ConnectionRefused,
-                    Some(open) => match open.call_within(&job.body, job.limit) {
-                        Ok(text) => redis_reply(&text),
-                        Err(error) => {
-                            connection = None;
-                            if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
-                                RedisReply::Timeout
-                            } else {
-                                RedisReply::ConnectionRefused
-                            }
-                        }
-                    },
+            let endpoint = RedisEndpoint::parse(&url).unwrap_or_else(|error| fail_run(&error.to_string()));
+            let shown = endpoint.to_string();
+            let client = RedisClient::new(endpoint.via(proxy(port))).map(|client| client.with_key_prefix(key_prefix));
+            let mut client = client.unwrap_or_else(|error| fail_run(&error.to_string()));
+            // Connected at once and right after any failure, as a client
+            // library's pool keeps one ready: a request never waits for a
+            // connect, which at a short timeout (Redlock's is a few ms of
+            // the scenario, well under one on the wall clock) would time it out.
+            let _ = client.connect(CONNECT_LIMIT);
+            for job in inbox {
+                let reply = match client.execute(job.body, job.limit) {
+                    Ok(reply) => reply,
+                    Err(error) => fail_run(&format!("Redis at {shown} answered `{}`: {error}", job.body)),
                 };
+                let failed = matches!(reply, RedisReply::ConnectionRefused | RedisReply::Timeout);
                 let reply = Reply::Redis(reply);
                 if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
                     return;
                 }
-                if connection.is_none() {
-                    connection = Connection::open(port).ok();
+                if failed {
+                    let _ = client.connect(CONNECT_LIMIT);
                 }
             }
         });
@@ -117,27 +127,7 @@ impl RedisLink {
 
     /// Sends `command` as a real client does, its TTLs already on the wall clock's scale.
     pub(crate) fn send(&self, request: u32, command: RedisCommand, limit: Duration) {
-        let _ = self.0.send(Job { request, body: command.wire(), limit });
-    }
-}
-
-/// A reply in the lab's notation, as the engine's value.
-pub(crate) fn redis_reply(text: &str) -> RedisReply {
-    if text == "OK" {
-        return RedisReply::Ok;
-    }
-    if text == "(nil)" {
-        return RedisReply::Nil;
-    }
-    if let Some(number) = text.strip_prefix("(integer) ").and_then(|number| number.parse().ok()) {
-        return RedisReply::Integer(number);
-    }
-    let value = text.strip_prefix('"').and_then(|text| text.strip_suffix('"'));
-    match value {
-        Some("locked") => RedisReply::Value(LockValue::Locked),
-        Some(value) => Owner::parse(value).map_or(RedisReply::Nil, |owner| RedisReply::Value(LockValue::Owner(owner))),
-        // An error reply: the lab's strategies never provoke one; a client treats it as a failed call.
-        None => RedisReply::ConnectionRefused,
+        let _ = self.0.send(Job { request, body: command, limit });
     }
 }
 
@@ -149,42 +139,34 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Opens a session on its own thread; the outcome comes back as [`Incoming::Opened`].
+    /// Opens a session of the server `url` names, through the proxy on
+    /// `port`, on its own thread, with `settings` sent with the login; the
+    /// outcome comes back as [`Incoming::Opened`]. A refusal the engine
+    /// models (too many clients) is its error; one it does not (a wrong
+    /// password, `28P01`) stops the run with the server's words.
     pub(crate) fn open(
         request: u32,
         id: SessionId,
-        port: u16,
-        login: PgLogin,
-        init: Option<String>,
+        (url, port): (String, u16),
+        settings: SessionSettings,
         replies: Sender<Incoming>,
     ) {
         std::thread::spawn(move || {
-            let connection = match PgConnection::open_as(port, &login) {
-                Ok(Ok(mut connection)) => {
-                    if let Some(init) = init.as_deref()
-                        && !matches!(connection.query(init), Ok(PgReply::Done { .. }))
-                    {
-                        let _ = replies.send(Incoming::Opened { request, session: Err(SqlError::ConnectionClosed) });
-                        return;
-                    }
-                    connection
-                }
-                Ok(Err(refused)) => {
-                    let error = match refused {
-                        PgReply::Error { code, .. } if code == "53300" => SqlError::TooManyClients,
-                        PgReply::Error { .. } | PgReply::Done { .. } | PgReply::Closed => SqlError::ConnectionClosed,
+            let endpoint = PostgresEndpoint::parse(&url).unwrap_or_else(|error| fail_run(&error.to_string()));
+            let shown = endpoint.to_string();
+            let session = match PostgresSession::connect(&endpoint.via(proxy(port)), &settings, CONNECT_LIMIT) {
+                Ok(session) => session,
+                Err(error) => {
+                    let Some(refused) = error.sql_error(Sql::Connect) else {
+                        fail_run(&format!("{shown} refused the login: {error}"))
                     };
-                    let _ = replies.send(Incoming::Opened { request, session: Err(error) });
-                    return;
-                }
-                Err(_) => {
-                    let _ = replies.send(Incoming::Opened { request, session: Err(SqlError::ConnectionClosed) });
+                    let _ = replies.send(Incoming::Opened { request, session: Err(refused) });
                     return;
                 }
             };
             let (jobs, inbox) = channel::<Job<Sql>>();
             if replies.send(Incoming::Opened { request, session: Ok(Session { id, jobs }) }).is_ok() {
-                serve_session(id, connection, &inbox, &replies);
+                serve_session(id, session, &inbox, &replies, &shown);
             }
         });
     }
@@ -196,32 +178,34 @@ impl Session {
 
 /// Runs the session's statements one after another until the session is
 /// dropped (its sender gone) or the server ends it.
-fn serve_session(id: SessionId, mut connection: PgConnection, inbox: &Receiver<Job<Sql>>, replies: &Sender<Incoming>) {
+fn serve_session(
+    id: SessionId,
+    mut session: PostgresSession,
+    inbox: &Receiver<Job<Sql>>,
+    replies: &Sender<Incoming>,
+    shown: &str,
+) {
     loop {
         let job = match inbox.recv_timeout(IDLE_LOOK) {
             Ok(job) => job,
             Err(RecvTimeoutError::Disconnected) => return,
             Err(RecvTimeoutError::Timeout) => {
                 // Between statements the server may end the session on its
-                // own (idle_in_transaction_session_timeout): it says so on the
-                // socket, and the instance hears it when the server says it.
-                if let Ok(Some(said)) = connection.poll(Duration::from_millis(1)) {
-                    let error = match said {
-                        PgReply::Error { code, .. } if code == "25P03" => SqlError::IdleInTransactionTimeout,
-                        PgReply::Error { .. } | PgReply::Done { .. } | PgReply::Closed => SqlError::ConnectionClosed,
-                    };
+                // own (idle_in_transaction_session_timeout): the client reads
+                // the socket all along, and the instance hears it then.
+                if let Some(why) = session.ended() {
+                    let error = ended_as(&why);
                     let _ = replies.send(Incoming::SessionEnded { session: id, error });
                     return;
                 }
                 continue;
             }
         };
-        connection.send(&server_sql(job.body));
-        let outcome = match connection.wait(job.limit) {
-            Ok(reply) => outcome(&mut connection, job.body, &reply),
-            Err(_) => SqlOutcome::Error(SqlError::Timeout),
+        let outcome = match session.execute(job.body, job.limit) {
+            Ok(outcome) => outcome,
+            Err(error) => fail_run(&format!("PostgreSQL at {shown} answered `{}` with {error}", job.body)),
         };
-        let closed = outcome == SqlOutcome::Error(SqlError::ConnectionClosed);
+        let closed = outcome == locklab_engine::event::SqlOutcome::Error(SqlError::ConnectionClosed);
         let reply = Reply::Sql(outcome);
         if replies.send(Incoming::Reply { request: job.request, reply }).is_err() || closed {
             return;
@@ -229,48 +213,10 @@ fn serve_session(id: SessionId, mut connection: PgConnection, inbox: &Receiver<J
     }
 }
 
-/// The statement as the server is sent it: the lab's text, with the column
-/// list it elides written out (as the conformance suite sends it).
-fn server_sql(sql: Sql) -> String {
-    sql.to_string().replace('…', "name")
-}
-
-/// What the server's reply to `sql` means in the engine's terms.
-fn outcome(connection: &mut PgConnection, sql: Sql, reply: &PgReply) -> SqlOutcome {
-    match reply {
-        PgReply::Done { tag, rows } => {
-            let affected = tag.rsplit(' ').next().and_then(|count| count.parse::<u32>().ok()).unwrap_or(0);
-            match sql {
-                Sql::WriteReport { how: RowWrite::FencedUpsert, report, .. } if affected == 0 => {
-                    SqlOutcome::StaleToken { highest: highest_token(connection, report) }
-                }
-                Sql::WriteReport { .. } => SqlOutcome::Rows(affected),
-                Sql::ReportExists { .. } | Sql::LockJobRow { .. } => {
-                    SqlOutcome::Rows(u32::try_from(rows.len()).unwrap_or(u32::MAX))
-                }
-                Sql::Connect | Sql::Commit | Sql::Rollback => SqlOutcome::Rows(0),
-            }
-        }
-        PgReply::Error { code, message, .. } => SqlOutcome::Error(match code.as_str() {
-            "53300" => SqlError::TooManyClients,
-            "55P03" if message.contains("lock timeout") => SqlError::LockTimeout,
-            "55P03" => SqlError::LockNotAvailable,
-            "25P03" => SqlError::IdleInTransactionTimeout,
-            _ => SqlError::ConnectionClosed,
-        }),
-        PgReply::Closed => SqlOutcome::Error(SqlError::ConnectionClosed),
-    }
-}
-
-/// The token the report row holds, which refused a fenced write.
-fn highest_token(connection: &mut PgConnection, report: ReportOf) -> Token {
-    let key = match report {
-        ReportOf::Period(period) => format!("period = {}", period.0),
-        ReportOf::Day(day) => format!("day = {day}"),
-    };
-    let sql = format!("SELECT token FROM reports WHERE job = 'daily-report' AND {key}");
-    let token = connection.query(&sql).ok().and_then(|reply| reply.first_value().and_then(|value| value.parse().ok()));
-    Token(token.unwrap_or(0))
+/// What a session the server ended gives its next statement: the engine's
+/// name for why (`25P03`), or a closed session for any other end.
+fn ended_as(why: &PostgresError) -> SqlError {
+    why.sql_error(Sql::Rollback).unwrap_or(SqlError::ConnectionClosed)
 }
 
 /// The connection to storage and Slack, which the coordinator plays: one
@@ -328,8 +274,11 @@ impl ResourceLink {
 pub(crate) struct ConsensusLink(Sender<Job<ConsensusOp>>);
 
 impl ConsensusLink {
+    /// A client of the member `url` names, through the proxy on `port`,
+    /// taking the lease lock on `lease_key`. The scenario's TTLs are scaled
+    /// to the wall clock on the way out (`time_scale`) and back.
     pub(crate) fn start(
-        port: u16,
+        (url, port): (String, u16),
         lease_key: String,
         lease_base: u32,
         time_scale: u32,
@@ -337,25 +286,15 @@ impl ConsensusLink {
     ) -> ConsensusLink {
         let (jobs, inbox) = channel::<Job<ConsensusOp>>();
         std::thread::spawn(move || {
-            let mut client = EtcdClient::new(port);
-            let mut leases: BTreeMap<LeaseId, String> = BTreeMap::new();
-            let mut next = lease_base;
+            let endpoint = EtcdEndpoint::parse(&url).unwrap_or_else(|error| fail_run(&error.to_string()));
+            let shown = endpoint.to_string();
+            let endpoint = endpoint.via(proxy(port));
+            let scale = u64::from(time_scale.max(1));
+            let mut client: Option<EtcdClient> = None;
             for job in inbox {
-                let reply = match etcd::consensus_call_on(
-                    &lease_key,
-                    &mut client,
-                    job.body,
-                    job.limit,
-                    time_scale,
-                    &mut leases,
-                    &mut next,
-                ) {
+                let reply = match consensus_call(&mut client, &endpoint, (&lease_key, lease_base), &job, scale) {
                     Ok(reply) => reply,
-                    Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                        ConsensusReply::Timeout
-                    }
-                    // Refused or cut off: the client library reports the call failed, as on a timeout.
-                    Err(_) => ConsensusReply::Timeout,
+                    Err(error) => fail_run(&format!("etcd at {shown} answered {error}")),
                 };
                 let reply = Reply::Consensus(reply);
                 if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
@@ -369,4 +308,39 @@ impl ConsensusLink {
     pub(crate) fn send(&self, request: u32, op: ConsensusOp, limit: Duration) {
         let _ = self.0.send(Job { request, body: op, limit });
     }
+}
+
+/// One operation on etcd, the client connected first if it is not yet (a
+/// member that cannot be reached is a call that failed: a timeout), its TTLs
+/// divided by `scale` on the way out and multiplied on the way back.
+fn consensus_call(
+    client: &mut Option<EtcdClient>,
+    endpoint: &EtcdEndpoint,
+    (lease_key, lease_base): (&str, u32),
+    job: &Job<ConsensusOp>,
+    scale: u64,
+) -> Result<ConsensusReply, locklab_clients::EtcdError> {
+    if client.is_none() {
+        match EtcdClient::connect(endpoint, LeaseId(lease_base), job.limit) {
+            Ok(connected) => *client = Some(connected.with_lease_key(lease_key)),
+            Err(locklab_clients::EtcdError::Timeout(_) | locklab_clients::EtcdError::Connection(_)) => {
+                return Ok(ConsensusReply::Timeout);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let Some(client) = client.as_mut() else { return Ok(ConsensusReply::Timeout) };
+    let op = match job.body {
+        ConsensusOp::Acquire { value, ttl_ms } => ConsensusOp::Acquire { value, ttl_ms: ttl_ms / scale },
+        op @ (ConsensusOp::KeepAlive { .. } | ConsensusOp::Revoke { .. }) => op,
+    };
+    Ok(match client.execute(op, job.limit)? {
+        ConsensusReply::Alive { ttl_ms } => ConsensusReply::Alive { ttl_ms: ttl_ms * scale },
+        reply @ (ConsensusReply::Acquired { .. }
+        | ConsensusReply::Taken { .. }
+        | ConsensusReply::LeaseNotFound
+        | ConsensusReply::Revoked
+        | ConsensusReply::NoLeader
+        | ConsensusReply::Timeout) => reply,
+    })
 }

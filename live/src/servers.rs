@@ -14,14 +14,16 @@
 //! leader) are refused on the user's; so is a replica, and so is a server
 //! the strategy does not use.
 
-use crate::supervisor::{Supervision, Undo};
-use locklab_conformance::etcd::EtcdClient;
-use locklab_conformance::pg::{PgConnection, PgLogin};
-use locklab_conformance::resp::Connection;
-use locklab_conformance::server::{EtcdServer, PgServer, RedisServer};
+use crate::supervisor::{Supervision, Undo, UrlWithPassword};
+use locklab_clients::redis::Value;
+use locklab_clients::{
+    EtcdClient, EtcdEndpoint, EtcdError, PostgresEndpoint, PostgresError, PostgresSession, RedisClient, RedisEndpoint,
+    RedisError, SessionSettings,
+};
 use locklab_engine::event::{LEASE_KEY, LOCK_KEY, TOKEN_KEY};
-use locklab_engine::ids::Party;
+use locklab_engine::ids::{LeaseId, Party};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
+use locklab_servers::server::{EtcdServer, PgServer, RedisServer};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -30,11 +32,12 @@ use std::time::Duration;
 /// Servers the user already runs, by URL; any left out, live mode starts its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerUrls {
-    /// `redis://HOST[:PORT]`, one per node the strategy locks (five under Redlock).
+    /// `redis://[[USER]:PASSWORD@]HOST[:PORT][/0]` or `rediss://…[?cacert=CA.pem]`,
+    /// one per node the strategy locks (five under Redlock).
     pub redis: Vec<String>,
-    /// `postgres://USER@HOST[:PORT]/DATABASE`.
+    /// `postgres://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE][?sslmode=…&sslrootcert=CA.pem]`.
     pub postgres: Option<String>,
-    /// `http://HOST[:PORT]`, one member of the cluster.
+    /// `http://[USER:PASSWORD@]HOST[:PORT]` or `https://…[?cacert=CA.pem]`, one member of the cluster.
     pub etcd: Option<String>,
 }
 
@@ -47,13 +50,18 @@ pub(crate) const APPLICATION_NAME: &str = "locklab-live";
 pub(crate) struct Servers {
     /// The Redis nodes live mode started, node by node (none when they are the user's).
     pub(crate) redis: Vec<RedisServer>,
+    /// Each node's URL (with its credentials) and the address its proxies forward to.
+    pub(crate) redis_urls: Vec<String>,
     pub(crate) redis_addresses: Vec<SocketAddr>,
     /// Held for its `Drop`, which stops the cluster live mode started.
     _postgres: Option<PgServer>,
+    pub(crate) postgres_url: String,
     pub(crate) postgres_address: SocketAddr,
-    pub(crate) login: PgLogin,
-    /// etcd when live mode started it; `etcd_address` is set either way under consensus.
+    /// The run's own schema on a server of the user's (every session's `search_path`).
+    pub(crate) postgres_schema: Option<String>,
+    /// etcd when live mode started it; `etcd_url` and `etcd_address` are set either way under consensus.
     pub(crate) etcd: Option<EtcdServer>,
+    pub(crate) etcd_url: Option<String>,
     pub(crate) etcd_address: Option<SocketAddr>,
     /// Each server as it names its version; the user's are marked so.
     pub(crate) names: Vec<String>,
@@ -89,85 +97,24 @@ impl Servers {
         supervision: &'static Supervision,
     ) -> Result<Servers, String> {
         let settings = scenario.settings_for(strategy);
-        let nodes = settings.redis_nodes();
         let tag = run_tag();
         let key_prefix =
             if urls.redis.is_empty() && urls.etcd.is_none() { String::new() } else { format!("locklab-live:{tag}:") };
         let mut borrowed = Borrowed { supervision: Some(supervision), undo: Vec::new() };
-        let (redis, redis_addresses, redis_name) = if urls.redis.is_empty() {
-            let redis: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
-            let addresses = redis.iter().map(|server| crate::proxy::loopback(server.port)).collect();
-            let name = format!("Redis {}", redis.first().map(RedisServer::version).unwrap_or_default());
-            (redis, addresses, name)
+        let redis = if urls.redis.is_empty() {
+            own_redis(settings.redis_nodes())?
         } else {
-            if urls.redis.len() != usize::from(nodes) {
-                return Err(format!(
-                    "{strategy} locks {nodes} Redis node(s): give --redis once per node (it was given {} time(s))",
-                    urls.redis.len()
-                ));
-            }
-            // Every node is a server of its own: checked before any is asked anything.
-            let mut addresses: Vec<SocketAddr> = Vec::new();
-            for (url, given) in urls.redis.iter().zip(1..) {
-                let address = redis_url(url)?;
-                if let Some(earlier) = addresses.iter().position(|earlier| *earlier == address) {
-                    let same = if urls.redis[earlier] == *url {
-                        format!(
-                            "`{url}` is given twice (as the {} and the {} --redis)",
-                            ordinal(earlier + 1),
-                            ordinal(given)
-                        )
-                    } else {
-                        format!("`{}` and `{url}` are the same server ({address})", urls.redis[earlier])
-                    };
-                    return Err(format!(
-                        "{same}: {strategy} locks {nodes} independent nodes, so each --redis must be a server of its own"
-                    ));
-                }
-                addresses.push(address);
-            }
             let keys = [format!("{key_prefix}{LOCK_KEY}"), format!("{key_prefix}{TOKEN_KEY}")];
-            let mut version = String::new();
-            for (url, address) in urls.redis.iter().zip(&addresses) {
-                version = borrow_redis(url, *address, &keys)?;
-                borrowed.redis(*address, &keys);
-            }
-            (Vec::new(), addresses, format!("Redis {version} (yours)"))
+            users_redis(strategy, settings.redis_nodes(), &urls.redis, &keys, &mut borrowed)?
         };
-        let world = &scenario.world;
-        let (postgres, postgres_address, login, postgres_name) = match &urls.postgres {
-            None => {
-                let server = PgServer::start(&[
-                    format!("max_connections={}", world.db_max_connections.max(4)),
-                    "superuser_reserved_connections=0".to_owned(),
-                ])?;
-                let login = PgLogin { application_name: APPLICATION_NAME.to_owned(), ..PgLogin::local("postgres") };
-                let name = format!("PostgreSQL {}", server.version());
-                let address = crate::proxy::loopback(server.port);
-                (Some(server), address, login, name)
-            }
-            Some(url) => {
-                let (address, mut login) = postgres_url(url)?;
-                let schema = format!("locklab_live_{tag}");
-                let version = borrow_postgres(url, address, &login, &schema)?;
-                borrowed.postgres(address, &login, &schema);
-                login.schema = Some(schema);
-                (None, address, login, format!("PostgreSQL {version} (yours)"))
-            }
+        let postgres = match &urls.postgres {
+            None => own_postgres(scenario)?,
+            Some(url) => users_postgres(url, &format!("locklab_live_{tag}"), &mut borrowed)?,
         };
-        let (etcd, etcd_address, etcd_name) = match (&settings, &urls.etcd) {
-            (StrategySettings::Consensus(_), None) => {
-                let etcd = own_etcd(scenario, time_scale)?;
-                let address = crate::proxy::loopback(etcd.port());
-                let name = format!("etcd {}", etcd.version());
-                (Some(etcd), Some(address), Some(name))
-            }
+        let etcd = match (&settings, &urls.etcd) {
+            (StrategySettings::Consensus(_), None) => Some(own_etcd(scenario, time_scale)?),
             (StrategySettings::Consensus(_), Some(url)) => {
-                let address = etcd_url(url)?;
-                let key = format!("{key_prefix}{LEASE_KEY}");
-                let version = borrow_etcd(url, address, &key)?;
-                borrowed.etcd(address, &key);
-                (None, Some(address), Some(format!("etcd {version} (yours)")))
+                Some(users_etcd(url, &format!("{key_prefix}{LEASE_KEY}"), &mut borrowed)?)
             }
             (
                 StrategySettings::Naive(_)
@@ -176,36 +123,169 @@ impl Servers {
                 | StrategySettings::DbLock(_)
                 | StrategySettings::UniqueInsert,
                 _,
-            ) => (None, None, None),
+            ) => None,
         };
-        let names = [Some(redis_name), Some(postgres_name), etcd_name].into_iter().flatten().collect();
+        let names =
+            [Some(redis.name), Some(postgres.name), etcd.as_ref().map(|etcd| etcd.name.clone())].into_iter().flatten();
+        let (etcd_server, etcd_url, etcd_address) = match etcd {
+            Some(etcd) => (etcd.server, Some(etcd.url), Some(etcd.address)),
+            None => (None, None, None),
+        };
         Ok(Servers {
-            redis,
-            redis_addresses,
-            _postgres: postgres,
-            postgres_address,
-            login,
-            etcd,
+            redis: redis.servers,
+            redis_urls: redis.urls,
+            redis_addresses: redis.addresses,
+            _postgres: postgres.server,
+            postgres_url: postgres.url,
+            postgres_address: postgres.address,
+            postgres_schema: postgres.schema,
+            etcd: etcd_server,
+            etcd_url,
             etcd_address,
-            names,
+            names: names.collect(),
             key_prefix,
             _borrowed: borrowed,
         })
     }
+
+    /// The PostgreSQL server's endpoint, reached at `address` (a proxy on
+    /// the way to it, or the server itself).
+    pub(crate) fn postgres_via(&self, address: SocketAddr) -> Result<PostgresEndpoint, String> {
+        Ok(PostgresEndpoint::parse(&self.postgres_url).map_err(|error| error.to_string())?.via(address))
+    }
+
+    /// What a session of the run sets with its login: live mode's name, the run's schema.
+    pub(crate) fn session_settings(&self) -> SessionSettings {
+        SessionSettings {
+            application_name: Some(APPLICATION_NAME.to_owned()),
+            search_path: self.postgres_schema.clone(),
+            ..SessionSettings::default()
+        }
+    }
+}
+
+/// The Redis nodes of a run: live mode's own (none when they are the
+/// user's), each node's URL and address, and how the nodes name themselves.
+struct RedisNodes {
+    servers: Vec<RedisServer>,
+    urls: Vec<String>,
+    addresses: Vec<SocketAddr>,
+    name: String,
+}
+
+/// A PostgreSQL server of a run: live mode's own cluster, or the user's.
+struct Postgres {
+    server: Option<PgServer>,
+    url: String,
+    address: SocketAddr,
+    schema: Option<String>,
+    name: String,
+}
+
+/// An etcd of a run: live mode's own, or the user's.
+struct Etcd {
+    server: Option<EtcdServer>,
+    url: String,
+    address: SocketAddr,
+    name: String,
+}
+
+/// `nodes` Redis servers of live mode's own.
+fn own_redis(nodes: u8) -> Result<RedisNodes, String> {
+    let servers: Vec<RedisServer> = (0..nodes).map(|_| RedisServer::start()).collect::<Result<_, _>>()?;
+    let urls = servers.iter().map(|server| format!("redis://127.0.0.1:{}", server.port)).collect();
+    let addresses = servers.iter().map(|server| crate::proxy::loopback(server.port)).collect();
+    let name = format!("Redis {}", servers.first().map(RedisServer::version).unwrap_or_default());
+    Ok(RedisNodes { servers, urls, addresses, name })
+}
+
+/// The user's Redis nodes, one per node the strategy locks, each a server of
+/// its own, checked before any is asked anything, then each borrowed.
+fn users_redis(
+    strategy: StrategyId,
+    nodes: u8,
+    urls: &[String],
+    keys: &[String; 2],
+    borrowed: &mut Borrowed,
+) -> Result<RedisNodes, String> {
+    if urls.len() != usize::from(nodes) {
+        return Err(format!(
+            "{strategy} locks {nodes} Redis node(s): give --redis once per node (it was given {} time(s))",
+            urls.len()
+        ));
+    }
+    let mut endpoints: Vec<(RedisEndpoint, SocketAddr)> = Vec::new();
+    for (url, given) in urls.iter().zip(1..) {
+        let endpoint = redis_url(url)?;
+        let address = address_of(&endpoint.to_string(), endpoint.host_and_port())?;
+        if let Some(earlier) = endpoints.iter().position(|(_, earlier)| *earlier == address) {
+            let (first, this) = (endpoints[earlier].0.to_string(), endpoint.to_string());
+            let same = if urls[earlier] == *url {
+                format!("`{this}` is given twice (as the {} and the {} --redis)", ordinal(earlier + 1), ordinal(given))
+            } else {
+                format!("`{first}` and `{this}` are the same server ({address})")
+            };
+            return Err(format!(
+                "{same}: {strategy} locks {nodes} independent nodes, so each --redis must be a server of its own"
+            ));
+        }
+        endpoints.push((endpoint, address));
+    }
+    let mut version = String::new();
+    for ((endpoint, address), url) in endpoints.iter().zip(urls) {
+        version = borrow_redis(endpoint, *address, keys)?;
+        borrowed.keep(Undo::RedisKeys { url: UrlWithPassword(url.clone()), address: *address, keys: keys.to_vec() });
+    }
+    let addresses = endpoints.iter().map(|(_, address)| *address).collect();
+    Ok(RedisNodes { servers: Vec::new(), urls: urls.to_vec(), addresses, name: format!("Redis {version} (yours)") })
+}
+
+/// A PostgreSQL cluster of live mode's own, which trusts loopback logins.
+fn own_postgres(scenario: &Scenario) -> Result<Postgres, String> {
+    let server = PgServer::start(&[
+        format!("max_connections={}", scenario.world.db_max_connections.max(4)),
+        "superuser_reserved_connections=0".to_owned(),
+    ])?;
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable", server.port);
+    let name = format!("PostgreSQL {}", server.version());
+    let address = crate::proxy::loopback(server.port);
+    Ok(Postgres { server: Some(server), url, address, schema: None, name })
+}
+
+/// The user's PostgreSQL, with `schema` made on it for the run.
+fn users_postgres(url: &str, schema: &str, borrowed: &mut Borrowed) -> Result<Postgres, String> {
+    let endpoint = PostgresEndpoint::parse(url).map_err(|error| error.to_string())?;
+    let address = address_of(&endpoint.to_string(), endpoint.host_and_port())?;
+    let version = borrow_postgres(&endpoint, address, schema)?;
+    let (url, schema) = (url.to_owned(), schema.to_owned());
+    borrowed.keep(Undo::PostgresSchema { url: UrlWithPassword(url.clone()), address, schema: schema.clone() });
+    Ok(Postgres { server: None, url, address, schema: Some(schema), name: format!("PostgreSQL {version} (yours)") })
+}
+
+/// The user's etcd, which must not hold `key`, the run's lease key.
+fn users_etcd(url: &str, key: &str, borrowed: &mut Borrowed) -> Result<Etcd, String> {
+    let endpoint = EtcdEndpoint::parse(url).map_err(|error| error.to_string())?;
+    let address = address_of(&endpoint.to_string(), endpoint.host_and_port())?;
+    let version = borrow_etcd(&endpoint, address, key)?;
+    borrowed.keep(Undo::EtcdKey { url: UrlWithPassword(url.to_owned()), address, key: key.to_owned() });
+    Ok(Etcd { server: None, url: url.to_owned(), address, name: format!("etcd {version} (yours)") })
 }
 
 /// etcd of live mode's own: one member, or three when the scenario loses
 /// the leader. Their election timeout is then the world's failover time on
 /// the wall clock, so the store is without a leader about that long (a
 /// follower campaigns after one to two timeouts).
-fn own_etcd(scenario: &Scenario, time_scale: u32) -> Result<EtcdServer, String> {
+fn own_etcd(scenario: &Scenario, time_scale: u32) -> Result<Etcd, String> {
     let leader_loss = scenario.faults.iter().any(|fault| matches!(fault, Fault::ConsensusLeaderLoss { .. }));
-    if leader_loss {
+    let server = if leader_loss {
         let election_timeout_ms = (scenario.world.failover_ms / u64::from(time_scale.max(1))).clamp(50, 50_000);
-        EtcdServer::start_cluster(3, election_timeout_ms)
+        EtcdServer::start_cluster(3, election_timeout_ms)?
     } else {
-        EtcdServer::start()
-    }
+        EtcdServer::start()?
+    };
+    let (url, address) = (format!("http://127.0.0.1:{}", server.port()), crate::proxy::loopback(server.port()));
+    let name = format!("etcd {}", server.version());
+    Ok(Etcd { server: Some(server), url, address, name })
 }
 
 /// Why the run cannot play on the user's servers, if it cannot: a sentence
@@ -297,19 +377,6 @@ impl Borrowed {
         let number = self.supervision.map_or(0, |supervision| supervision.undo_later(undo.clone()));
         self.undo.push((undo, number));
     }
-
-    fn redis(&mut self, address: SocketAddr, keys: &[String]) {
-        self.keep(Undo::RedisKeys { address, keys: keys.to_vec() });
-    }
-
-    fn postgres(&mut self, address: SocketAddr, login: &PgLogin, schema: &str) {
-        let (user, database, schema) = (login.user.clone(), login.database.clone(), schema.to_owned());
-        self.keep(Undo::PostgresSchema { address, user, database, schema });
-    }
-
-    fn etcd(&mut self, address: SocketAddr, key: &str) {
-        self.keep(Undo::EtcdKey { address, key: key.to_owned() });
-    }
 }
 
 impl Drop for Borrowed {
@@ -323,24 +390,45 @@ impl Drop for Borrowed {
     }
 }
 
-/// The user's Redis node at `address`: it answers PING as Redis, and holds
-/// none of `keys`, the run's. Returns its version.
-fn borrow_redis(url: &str, address: SocketAddr, keys: &[String]) -> Result<String, String> {
-    let mut connection = Connection::open_at(address).map_err(|error| nothing_answers(url, &error))?;
-    match connection.call(&["PING"]) {
-        Ok(reply) if reply == "PONG" => {}
-        Ok(reply) => return Err(not_the_server(url, "Redis", &format!("it answered PING with {reply}"))),
-        Err(error) => return Err(not_the_server(url, "Redis", &error)),
+/// The user's Redis node, reached at `address`: it answers PING as Redis
+/// once logged in, and holds none of `keys`, the run's. Returns its version.
+fn borrow_redis(endpoint: &RedisEndpoint, address: SocketAddr, keys: &[String]) -> Result<String, String> {
+    let url = endpoint.to_string();
+    TcpStream::connect_timeout(&address, PROBE_TIMEOUT).map_err(|error| nothing_answers(&url, &error))?;
+    let refused = |error: RedisError| match error {
+        RedisError::Reply { .. } => format!("{url} refused the login: {}", reply_error(&error)),
+        RedisError::Tls(_) => format!("{url}: {error}"),
+        RedisError::Connection(_)
+        | RedisError::Timeout(_)
+        | RedisError::UnexpectedReply { .. }
+        | RedisError::Setup(_) => not_the_server(&url, "Redis", &error),
+    };
+    let mut client = RedisClient::new(endpoint.clone().via(address)).map_err(|error| error.to_string())?;
+    match client.call(&["PING"], PROBE_TIMEOUT).map_err(refused)? {
+        Value::SimpleString(pong) if pong == "PONG" => {}
+        other => return Err(not_the_server(&url, "Redis", &format!("it answered PING with {other:?}"))),
     }
+    let answered = |error: RedisError| format!("{url} answered {error}");
     for key in keys {
-        if connection.call(&["EXISTS", key])? != "(integer) 0" {
+        if client.call(&["EXISTS", key], PROBE_TIMEOUT).map_err(answered)? != Value::Int(0) {
             return Err(format!(
                 "{url} already has `{key}`: live mode uses only keys it creates, and will not touch this one"
             ));
         }
     }
-    let info = connection.call(&["INFO", "server"])?;
-    Ok(info.split(['\r', '\n']).find_map(|line| line.strip_prefix("redis_version:")).unwrap_or("unknown").to_owned())
+    client.server_version(PROBE_TIMEOUT).map_err(answered)
+}
+
+/// A Redis error reply as the server wrote it: `-WRONGPASS invalid username-password pair…`.
+fn reply_error(error: &RedisError) -> String {
+    match error {
+        RedisError::Reply { code, message } => format!("-{code} {message}"),
+        RedisError::Connection(_)
+        | RedisError::Tls(_)
+        | RedisError::Timeout(_)
+        | RedisError::UnexpectedReply { .. }
+        | RedisError::Setup(_) => error.to_string(),
+    }
 }
 
 /// Whether what answers at `address` speaks PostgreSQL's protocol: an SSL
@@ -380,35 +468,41 @@ fn probe_postgres(url: &str, address: SocketAddr) -> Result<(), String> {
     }
 }
 
-/// The user's PostgreSQL at `address`: it lets `login` in, and gets
-/// `schema`, the run's own. Returns the server's version.
-fn borrow_postgres(url: &str, address: SocketAddr, login: &PgLogin, schema: &str) -> Result<String, String> {
-    probe_postgres(url, address)?;
-    let mut connection = match PgConnection::open_at(address, login) {
-        Ok(Ok(connection)) => connection,
-        Ok(Err(refused)) => return Err(format!("{url} refused the login: {}", refused.text())),
-        Err(error) if error.contains("cannot connect") => return Err(format!("nothing answers at {url}: {error}")),
-        Err(error) => return Err(not_the_server(url, "PostgreSQL", &error)),
-    };
-    let created = connection.query(&format!("CREATE SCHEMA {schema}"))?;
-    if let locklab_conformance::pg::PgReply::Error { .. } = created {
-        return Err(format!("{url} would not let {} create a schema: {}", login.user, created.text()));
-    }
-    let version = connection.query("SHOW server_version")?.first_value().unwrap_or("unknown").to_owned();
-    Ok(version)
+/// The user's PostgreSQL, reached at `address`: it lets the URL's user in,
+/// and gets `schema`, the run's own. Returns the server's version.
+fn borrow_postgres(endpoint: &PostgresEndpoint, address: SocketAddr, schema: &str) -> Result<String, String> {
+    let url = endpoint.to_string();
+    probe_postgres(&url, address)?;
+    let settings =
+        SessionSettings { application_name: Some(APPLICATION_NAME.to_owned()), ..SessionSettings::default() };
+    let mut session = PostgresSession::connect(&endpoint.clone().via(address), &settings, PROBE_TIMEOUT).map_err(
+        |error| match error {
+            PostgresError::Server { .. } | PostgresError::Client(_) => format!("{url} refused the login: {error}"),
+            PostgresError::Connection(_) | PostgresError::Timeout(_) => not_the_server(&url, "PostgreSQL", &error),
+            PostgresError::Tls(_) | PostgresError::Statement(_) | PostgresError::Setup(_) => format!("{url}: {error}"),
+        },
+    )?;
+    session
+        .batch(&format!("CREATE SCHEMA {schema}"), PROBE_TIMEOUT)
+        .map_err(|error| format!("{url} would not let {} create a schema: {error}", endpoint.user()))?;
+    session.server_version(PROBE_TIMEOUT).map_err(|error| format!("{url} answered {error}"))
 }
 
-/// The user's etcd at `address`: it answers as etcd, and has no `key`, the
-/// run's lease key. Returns its version.
-fn borrow_etcd(url: &str, address: SocketAddr, key: &str) -> Result<String, String> {
-    TcpStream::connect_timeout(&address, PROBE_TIMEOUT).map_err(|error| nothing_answers(url, &error))?;
-    let version = locklab_conformance::etcd::version(address)
-        .ok_or_else(|| not_the_server(url, "etcd", "it did not answer GET /version as etcd does"))?;
-    let body = serde_json::json!({"key": locklab_conformance::etcd::encode(key)});
-    let range = EtcdClient::at(address)
-        .post("/v3/kv/range", &body, PROBE_TIMEOUT)
-        .map_err(|error| not_the_server(url, "etcd", &error))?;
-    if range.get("kvs").is_some_and(|kvs| kvs.as_array().is_some_and(|kvs| !kvs.is_empty())) {
+/// The user's etcd, reached at `address`: it answers as etcd, lets the
+/// URL's user in, and has no `key`, the run's lease key. Returns its version.
+fn borrow_etcd(endpoint: &EtcdEndpoint, address: SocketAddr, key: &str) -> Result<String, String> {
+    let url = endpoint.to_string();
+    TcpStream::connect_timeout(&address, PROBE_TIMEOUT).map_err(|error| nothing_answers(&url, &error))?;
+    let refused = |error: EtcdError| match error {
+        EtcdError::Status { .. } => format!("{url} refused the login: {error}"),
+        EtcdError::Tls(_) => format!("{url}: {error}"),
+        EtcdError::Connection(_) | EtcdError::Timeout(_) | EtcdError::UnexpectedReply(_) | EtcdError::Setup(_) => {
+            not_the_server(&url, "etcd", &error)
+        }
+    };
+    let mut client = EtcdClient::connect(&endpoint.clone().via(address), LeaseId(0), PROBE_TIMEOUT).map_err(refused)?;
+    let (version, _) = client.status(PROBE_TIMEOUT).map_err(refused)?;
+    if client.key_exists(key, PROBE_TIMEOUT).map_err(refused)? {
         return Err(format!(
             "{url} already has `{key}`: live mode uses only a key it creates, and will not touch this one"
         ));
@@ -426,68 +520,24 @@ fn not_the_server(url: &str, what: &str, why: &(impl std::fmt::Display + ?Sized)
     format!("the port of {url} is in use by something that is not {what} ({why})")
 }
 
-/// `redis://HOST[:PORT][/0]`.
-fn redis_url(url: &str) -> Result<SocketAddr, String> {
-    let rest = url.strip_prefix("redis://").ok_or_else(|| format!("`{url}` is not a redis:// URL"))?;
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    if !matches!(path, "" | "0") {
-        return Err(format!("`{url}`: live mode uses database 0, as the lab's Redis does"));
+/// A Redis URL as live mode takes it: any the client reads, on database 0
+/// (the lab's Redis has one keyspace, and the keys are named for the run).
+fn redis_url(url: &str) -> Result<RedisEndpoint, String> {
+    let endpoint = RedisEndpoint::parse(url).map_err(|error| error.to_string())?;
+    if endpoint.database() != 0 {
+        return Err(format!("`{endpoint}`: live mode uses database 0, as the lab's Redis does"));
     }
-    if authority.contains('@') {
-        return Err(format!("`{url}` carries a user or password, and live mode sends no AUTH"));
-    }
-    address(url, authority, 6379)
+    Ok(endpoint)
 }
 
-/// `postgres://USER@HOST[:PORT]/DATABASE` (or `postgresql://`); the user
-/// defaults to `postgres`, the database to the user's name.
-fn postgres_url(url: &str) -> Result<(SocketAddr, PgLogin), String> {
-    let rest = url
-        .strip_prefix("postgres://")
-        .or_else(|| url.strip_prefix("postgresql://"))
-        .ok_or_else(|| format!("`{url}` is not a postgres:// URL"))?;
-    if rest.contains('?') {
-        return Err(format!("`{url}`: live mode takes no connection parameters after `?`"));
-    }
-    let (authority, database) = rest.split_once('/').unwrap_or((rest, ""));
-    let (user, host) = authority.rsplit_once('@').unwrap_or(("postgres", authority));
-    if user.contains(':') {
-        return Err(format!(
-            "`{url}` carries a password, and live mode's client sends none: it logs in where the server trusts it"
-        ));
-    }
-    let database = if database.is_empty() { user } else { database };
-    let login = PgLogin {
-        user: user.to_owned(),
-        database: database.to_owned(),
-        schema: None,
-        application_name: APPLICATION_NAME.to_owned(),
-    };
-    Ok((address(url, host, 5432)?, login))
-}
-
-/// `http://HOST[:PORT]`.
-fn etcd_url(url: &str) -> Result<SocketAddr, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("`{url}` is not an http:// URL (live mode speaks plain HTTP to etcd's gateway)"))?;
-    address(url, rest.trim_end_matches('/'), 2379)
-}
-
-/// `HOST[:PORT]` resolved; `default_port` when the URL names none.
-fn address(url: &str, authority: &str, default_port: u16) -> Result<SocketAddr, String> {
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse().map_err(|_| format!("`{url}`: `{port}` is not a port"))?),
-        None => (authority, default_port),
-    };
-    if host.is_empty() {
-        return Err(format!("`{url}` names no host"));
-    }
-    (host, port)
+/// Where the proxies forward to: the URL's host and port resolved (`shown`
+/// names the URL without its password).
+fn address_of(shown: &str, (host, port): (String, u16)) -> Result<SocketAddr, String> {
+    (host.as_str(), port)
         .to_socket_addrs()
-        .map_err(|error| format!("`{url}`: cannot resolve {host}: {error}"))?
+        .map_err(|error| format!("`{shown}`: cannot resolve {host}: {error}"))?
         .next()
-        .ok_or_else(|| format!("`{url}`: {host} has no address"))
+        .ok_or_else(|| format!("`{shown}`: {host} has no address"))
 }
 
 #[cfg(test)]
@@ -496,19 +546,21 @@ mod tests {
 
     #[test]
     fn urls_are_read_with_their_defaults_and_refused_by_name() {
-        assert_eq!(redis_url("redis://127.0.0.1").map(|address| address.port()), Ok(6379));
-        assert_eq!(redis_url("redis://127.0.0.1:7000/0").map(|address| address.port()), Ok(7000));
-        assert!(redis_url("127.0.0.1:6379").is_err_and(|error| error.contains("not a redis:// URL")));
-        assert!(redis_url("redis://:secret@127.0.0.1").is_err_and(|error| error.contains("AUTH")));
-        assert!(redis_url("redis://127.0.0.1/3").is_err_and(|error| error.contains("database 0")));
-        assert!(redis_url("redis://127.0.0.1:http").is_err_and(|error| error.contains("is not a port")));
-        let (address, login) = postgres_url("postgres://app@127.0.0.1/jobs").expect("a valid URL");
-        assert_eq!((address.port(), login.user.as_str(), login.database.as_str()), (5432, "app", "jobs"));
-        let (_, login) = postgres_url("postgresql://127.0.0.1:5433").expect("a valid URL");
-        assert_eq!((login.user.as_str(), login.database.as_str()), ("postgres", "postgres"));
-        assert!(postgres_url("postgres://app:pw@127.0.0.1/jobs").is_err_and(|error| error.contains("password")));
-        assert_eq!(etcd_url("http://127.0.0.1:2381/").map(|address| address.port()), Ok(2381));
-        assert!(etcd_url("https://127.0.0.1").is_err_and(|error| error.contains("plain HTTP")));
+        let port = |url: &str| redis_url(url).map(|endpoint| endpoint.host_and_port().1);
+        assert_eq!(port("redis://127.0.0.1"), Ok(6379));
+        assert_eq!(port("redis://:secret@127.0.0.1:7000/0"), Ok(7000));
+        assert!(redis_url("localhost:6379").is_err_and(|error| error.contains("not a redis:// or rediss:// URL")));
+        assert_eq!(
+            redis_url("redis://:secret@127.0.0.1/3").map(|_| ()),
+            Err("`redis://:***@127.0.0.1/3`: live mode uses database 0, as the lab's Redis does".to_owned())
+        );
+        let endpoint = PostgresEndpoint::parse("postgres://app:pw@127.0.0.1/jobs").expect("a valid URL");
+        assert_eq!((endpoint.user(), endpoint.database()), ("app", "jobs"));
+        assert_eq!(endpoint.to_string(), "postgres://app:***@127.0.0.1/jobs");
+        let shown = "postgres://app:***@db.invalid/jobs";
+        let refused = address_of(shown, ("db.invalid".to_owned(), 5432)).expect_err("refused");
+        assert!(refused.starts_with("`postgres://app:***@db.invalid/jobs`: cannot resolve db.invalid"), "{refused}");
+        assert_eq!(address_of("x", ("127.0.0.1".to_owned(), 2381)).map(|address| address.port()), Ok(2381));
     }
 
     #[test]
@@ -518,7 +570,8 @@ mod tests {
         let keys = ["run-7:job:daily-report".to_owned(), "run-7:job:daily-report:token".to_owned()];
         client.call(&["SET", &keys[1], "41"]).expect("SET");
         let url = format!("redis://127.0.0.1:{}", server.port);
-        let refused = borrow_redis(&url, crate::proxy::loopback(server.port), &keys).expect_err("refused");
+        let endpoint = redis_url(&url).expect("a valid URL");
+        let refused = borrow_redis(&endpoint, crate::proxy::loopback(server.port), &keys).expect_err("refused");
         assert_eq!(
             refused,
             format!(

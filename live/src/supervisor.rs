@@ -25,8 +25,10 @@
 //! group also keeps a Ctrl-C at the terminal from reaching `initdb` or an
 //! instance: only the coordinator hears it, and stops them in order.
 
+use locklab_clients::{EtcdClient, EtcdEndpoint, PostgresEndpoint, PostgresSession, RedisClient, RedisEndpoint};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
+use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
@@ -35,12 +37,27 @@ use std::time::{Duration, Instant};
 
 /// What the supervisor undoes on a server of the user's if the run that
 /// made it could not: the run's Redis keys, its PostgreSQL schema, its etcd key.
+/// Each names the server by its URL, with the credentials to log in, and the
+/// address it was reached at (the URL's host resolved when the run began).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Undo {
-    RedisKeys { address: std::net::SocketAddr, keys: Vec<String> },
-    PostgresSchema { address: std::net::SocketAddr, user: String, database: String, schema: String },
-    EtcdKey { address: std::net::SocketAddr, key: String },
+    RedisKeys { url: UrlWithPassword, address: SocketAddr, keys: Vec<String> },
+    PostgresSchema { url: UrlWithPassword, address: SocketAddr, schema: String },
+    EtcdKey { url: UrlWithPassword, address: SocketAddr, key: String },
+}
+
+/// A server's URL with its password, which goes to the supervisor on its
+/// standard input (a pipe only the two processes hold) and is only ever
+/// shown with the password as `***`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct UrlWithPassword(pub(crate) String);
+
+impl std::fmt::Debug for UrlWithPassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&locklab_clients::endpoint::redacted(&self.0))
+    }
 }
 
 /// A line on the supervisor's input.
@@ -86,7 +103,7 @@ pub(crate) fn ensure(program: &Path) -> Result<&'static Supervision, String> {
             .map_err(|error| format!("cannot start live mode's supervisor ({}): {error}", program.display()))?;
         let stdin = child.stdin.take().ok_or("the supervisor has no input")?;
         let group = child.id();
-        locklab_conformance::server::place_servers(group, root.clone());
+        locklab_servers::server::place_servers(group, root.clone());
         Ok(Supervision { group, orders: Mutex::new((stdin, 0)), _child: child })
     });
     supervision.as_ref().map_err(Clone::clone)
@@ -194,35 +211,42 @@ fn stop_group(group: u32) {
     }
 }
 
+/// How long undoing one thing may take: a server that does not answer by
+/// then keeps what the run made, and the run's end is not held up.
+const UNDO_LIMIT: Duration = Duration::from_secs(2);
+
 /// Undoes what a run made on a server of the user's, with short timeouts:
 /// a server that is gone keeps nothing to undo.
 pub(crate) fn undo_now(undo: &Undo) {
     match undo {
-        Undo::RedisKeys { address, keys } => {
-            if let Ok(mut connection) = locklab_conformance::resp::Connection::open_at(*address) {
-                let mut command = vec!["DEL".to_owned()];
-                command.extend(keys.iter().cloned());
-                let _ = connection.call(&command);
+        Undo::RedisKeys { url, address, keys } => {
+            let client =
+                RedisEndpoint::parse(&url.0).ok().and_then(|endpoint| RedisClient::new(endpoint.via(*address)).ok());
+            if let Some(mut client) = client {
+                let mut command = vec!["DEL"];
+                command.extend(keys.iter().map(String::as_str));
+                let _ = client.call(&command, UNDO_LIMIT);
             }
         }
-        Undo::PostgresSchema { address, user, database, schema } => {
-            let login = locklab_conformance::pg::PgLogin {
-                user: user.clone(),
-                database: database.clone(),
-                schema: None,
-                application_name: crate::servers::APPLICATION_NAME.to_owned(),
+        Undo::PostgresSchema { url, address, schema } => {
+            let settings = locklab_clients::SessionSettings {
+                application_name: Some(crate::servers::APPLICATION_NAME.to_owned()),
+                ..locklab_clients::SessionSettings::default()
             };
-            if let Ok(Ok(mut connection)) = locklab_conformance::pg::PgConnection::open_at(*address, &login) {
-                let _ = connection.query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+            let endpoint = PostgresEndpoint::parse(&url.0).ok().map(|endpoint| endpoint.via(*address));
+            if let Some(Ok(mut session)) =
+                endpoint.map(|endpoint| PostgresSession::connect(&endpoint, &settings, UNDO_LIMIT))
+            {
+                let _ = session.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"), UNDO_LIMIT);
             }
         }
-        Undo::EtcdKey { address, key } => {
-            let body = serde_json::json!({"key": locklab_conformance::etcd::encode(key)});
-            let _ = locklab_conformance::etcd::EtcdClient::at(*address).post(
-                "/v3/kv/deleterange",
-                &body,
-                Duration::from_secs(2),
-            );
+        Undo::EtcdKey { url, address, key } => {
+            let endpoint = EtcdEndpoint::parse(&url.0).ok().map(|endpoint| endpoint.via(*address));
+            let connected =
+                endpoint.map(|endpoint| EtcdClient::connect(&endpoint, locklab_engine::ids::LeaseId(0), UNDO_LIMIT));
+            if let Some(Ok(mut client)) = connected {
+                let _ = client.delete_key(key, UNDO_LIMIT);
+            }
         }
     }
 }

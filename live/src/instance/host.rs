@@ -11,7 +11,7 @@
 
 use crate::ScaledClock;
 use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
-use locklab_conformance::pg::PgLogin;
+use locklab_clients::SessionSettings;
 use locklab_engine::clock::LocalClock;
 use locklab_engine::event::{
     ConnectionChange, DbClient, RedisCommand, RedisReply, RowLockChange, RowLockMode, Sql, SqlError, SqlOutcome,
@@ -65,13 +65,14 @@ pub(super) struct LiveHost {
     consensus: Option<ConsensusLink>,
     storage: ResourceLink,
     slack: ResourceLink,
-    postgres_port: u16,
-    postgres_login: PgLogin,
+    /// The PostgreSQL server's URL and the proxy's port.
+    postgres: (String, u16),
     replies: Sender<Incoming>,
     sessions: BTreeMap<SessionId, Session>,
     next_session: u32,
-    /// What every session runs when it opens: the db-lock strategy's server settings, scaled.
-    session_init: Option<String>,
+    /// What every session sets with its login: its name, its schema, and
+    /// the db-lock strategy's server timeouts, scaled.
+    session_settings: SessionSettings,
     /// Sessions the server ended between statements, and what their next statement gets.
     ended_sessions: BTreeMap<SessionId, SqlError>,
     /// The sessions holding the jobs row's lock, in the mode they took it.
@@ -93,9 +94,9 @@ impl LiveHost {
         replies: Sender<Incoming>,
     ) -> Self {
         let redis = plan
-            .redis_ports
+            .redis
             .iter()
-            .map(|port| RedisLink::start(*port, plan.key_prefix.clone(), replies.clone()))
+            .map(|node| RedisLink::start(node.url.clone(), node.proxy_port, plan.key_prefix.clone(), replies.clone()))
             .collect();
         LiveHost {
             me: plan.instance,
@@ -110,24 +111,18 @@ impl LiveHost {
             next_timer: 0,
             sent: BTreeMap::new(),
             redis,
-            consensus: plan.etcd_port.map(|port| {
+            consensus: plan.etcd.as_ref().map(|etcd| {
                 let lease_base = u32::from(plan.instance.0) * 10_000 + plan.first_run * 100 + 1;
                 let lease_key = format!("{}{}", plan.key_prefix, locklab_engine::event::LEASE_KEY);
-                ConsensusLink::start(port, lease_key, lease_base, plan.clock.1, replies.clone())
+                ConsensusLink::start(etcd.url_and_port(), lease_key, lease_base, plan.clock.1, replies.clone())
             }),
             storage: ResourceLink::start(plan.storage_port, replies.clone()),
             slack: ResourceLink::start(plan.slack_port, replies.clone()),
-            postgres_port: plan.postgres_port,
-            postgres_login: PgLogin {
-                user: plan.postgres_user.clone(),
-                database: plan.postgres_database.clone(),
-                schema: plan.postgres_schema.clone(),
-                application_name: crate::servers::APPLICATION_NAME.to_owned(),
-            },
+            postgres: plan.postgres.url_and_port(),
             replies,
             sessions: BTreeMap::new(),
             next_session: u32::from(plan.instance.0) * 1_000 + plan.first_run * 10,
-            session_init: session_init(settings, plan.clock.1),
+            session_settings: session_settings(settings, plan.clock.1, plan.postgres_schema.clone()),
             ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
             out: std::io::stdout(),
@@ -300,8 +295,8 @@ impl LiveHost {
     fn dispatch_sql(&mut self, request: u32, session: SessionId, sql: Sql, limit: Duration) {
         if sql == Sql::Connect {
             self.next_session += 1;
-            let (port, login, init) = (self.postgres_port, self.postgres_login.clone(), self.session_init.clone());
-            Session::open(request, SessionId(self.next_session), port, login, init, self.replies.clone());
+            let (server, settings) = (self.postgres.clone(), self.session_settings.clone());
+            Session::open(request, SessionId(self.next_session), server, settings, self.replies.clone());
             return;
         }
         let error = match (self.ended_sessions.get(&session), self.sessions.get(&session)) {
@@ -425,21 +420,22 @@ fn scaled(command: RedisCommand, time_scale: u32) -> RedisCommand {
     }
 }
 
-/// What every session of the instance runs when it opens: the db-lock
-/// strategy's `lock_timeout` and `idle_in_transaction_session_timeout`, on the
-/// wall clock's scale (as the simulator applies them to instances' sessions).
-fn session_init(settings: &StrategySettings, time_scale: u32) -> Option<String> {
-    let StrategySettings::DbLock(db_lock) = settings else { return None };
-    let scaled = |ms: u64| (ms / u64::from(time_scale.max(1))).max(1);
-    let mut sql = Vec::new();
-    if db_lock.lock_timeout_ms > 0 {
-        sql.push(format!("SET lock_timeout = {}", scaled(db_lock.lock_timeout_ms)));
+/// What every session of the instance sets with its login: live mode's
+/// application name (the coordinator counts its sessions by it), the run's
+/// schema on a server of the user's, and the db-lock strategy's
+/// `lock_timeout` and `idle_in_transaction_session_timeout` on the wall
+/// clock's scale (as the simulator applies them to instances' sessions).
+fn session_settings(settings: &StrategySettings, time_scale: u32, schema: Option<String>) -> SessionSettings {
+    let scaled = |ms: u64| Duration::from_millis((ms / u64::from(time_scale.max(1))).max(1));
+    let mut session = SessionSettings {
+        application_name: Some(crate::servers::APPLICATION_NAME.to_owned()),
+        search_path: schema,
+        ..SessionSettings::default()
+    };
+    if let StrategySettings::DbLock(db_lock) = settings {
+        session.lock_timeout = (db_lock.lock_timeout_ms > 0).then(|| scaled(db_lock.lock_timeout_ms));
+        session.idle_in_transaction_session_timeout =
+            (db_lock.idle_in_transaction_timeout_ms > 0).then(|| scaled(db_lock.idle_in_transaction_timeout_ms));
     }
-    if db_lock.idle_in_transaction_timeout_ms > 0 {
-        sql.push(format!(
-            "SET idle_in_transaction_session_timeout = {}",
-            scaled(db_lock.idle_in_transaction_timeout_ms)
-        ));
-    }
-    (!sql.is_empty()).then(|| sql.join("; "))
+    session
 }

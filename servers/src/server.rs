@@ -94,9 +94,11 @@ fn free_port() -> Result<u16, String> {
     listener.local_addr().map(|address| address.port()).map_err(|error| error.to_string())
 }
 
-/// Compiles the clock shim (`clock-shim.c`) into `dir`; the library's path.
+/// Compiles the clock shim (`conformance/clock-shim.c`) into `dir`; the
+/// library's path. The source stays beside the suite, which documents it
+/// (`docs/conformance.md` names it there); the workspace holds both crates.
 fn build_clock_shim(dir: &std::path::Path) -> Result<PathBuf, String> {
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clock-shim.c");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/clock-shim.c");
     let library = dir.join("clock-shim.so");
     let status = placed("cc")
         .args(["-shared", "-fPIC", "-O2", "-o"])
