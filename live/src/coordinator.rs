@@ -501,27 +501,9 @@ const INTERRUPTED_BEFORE_START: &str =
 /// Interrupted (Ctrl-C) once it has begun, it returns what was recorded up
 /// to then, marked so (`LiveRecording::interrupted_at_ms`).
 pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
-    let mut reasons = unsupported(&options.scenario, options.strategy);
-    reasons.extend(crate::servers::refused_on_theirs(&options.scenario, options.strategy, &options.servers));
-    reasons.extend(crate::servers::unused_servers(&options.scenario, options.strategy, &options.servers));
-    if !reasons.is_empty() {
-        return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
-    }
-    time_scale_fits(&options.scenario, options.strategy, options.time_scale)?;
-    // A second run in the same process keeps the first handler, which sets the same flag.
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    INTERRUPTED.store(false, Ordering::SeqCst);
+    check_playable(&options)?;
+    catch_interrupts();
     raise_priority();
-    let settings = options.scenario.settings_for(options.strategy);
-    if options.servers.redis.is_empty() {
-        for program in ["redis-server", "cc"] {
-            if !on_path(program) {
-                return Err(format!(
-                    "`{program}` is not installed (not on PATH); scripts/setup.sh installs it from Debian's packages"
-                ));
-            }
-        }
-    }
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
         Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers, supervision)?;
@@ -529,22 +511,8 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         return Err(INTERRUPTED_BEFORE_START.to_owned());
     }
     let world = &options.scenario.world;
-    let replica = match servers.redis.first() {
-        Some(primary) if has_replica(&options.scenario, options.strategy) => {
-            Some(Replica::start(primary, world.replication_lag_ms, options.time_scale)?)
-        }
-        Some(_) | None => None,
-    };
+    let replica = start_replica(&servers, &options)?;
     let admin = admin_session(&servers)?;
-    // Storage and Slack are one service on two ports, so that the network
-    // can treat the way to each on its own.
-    let open = || -> Result<(TcpListener, u16), String> {
-        let listener =
-            TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
-        let port = listener.local_addr().map_err(|error| error.to_string())?.port();
-        Ok((listener, port))
-    };
-    let ((storage, storage_port), (slack, slack_port)) = (open()?, open()?);
     let (events, inbox) = channel();
     let clock_set_unix_us = unix_us();
     let clock = ScaledClock {
@@ -556,51 +524,11 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let scaled =
         |margin_ms: u64| Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
     let (allowed_lag, allowed_instance_lag) = (scaled(margins.network_ms), scaled(margins.process_ms));
-    let lags = Arc::new(Mutex::new(stall::Lags::default()));
-    let coordinator_lags = Arc::clone(&lags);
-    let watchdog = stall::Watchdog::start(stall::tick_for(allowed_lag), allowed_lag, move |lag| {
-        if let Ok(mut lags) = coordinator_lags.lock() {
-            lags.seen.push((None, lag));
-        }
-    });
-    let checks = options.scenario.world.storage_checks_tokens;
-    let highest = Arc::new(Mutex::new(BTreeMap::new()));
-    serve_resources(storage, clock, checks, Arc::clone(&highest), events.clone());
-    serve_resources(slack, clock, checks, highest, events.clone());
-    // Every instance reaches every server through a proxy of its own: the network.
-    let mut upstreams: Vec<(Party, SocketAddr)> = servers
-        .redis_addresses
-        .iter()
-        .zip(0_u8..)
-        .map(|(address, node)| (Party::Redis(locklab_engine::ids::RedisNodeId(node)), *address))
-        .collect();
-    upstreams.push((Party::Db, servers.postgres_address));
-    upstreams.push((Party::Storage, loopback(storage_port)));
-    upstreams.push((Party::Slack, loopback(slack_port)));
-    if let Some(address) = servers.etcd_address {
-        upstreams.push((Party::Consensus, address));
-    }
-    let mut proxies = BTreeMap::new();
-    for instance in (0..options.scenario.world.instances).map(InstanceId) {
-        for (party, address) in &upstreams {
-            proxies.insert((instance, *party), Proxy::start(*address, clock)?);
-        }
-    }
-    // Other services reach the database through a proxy of their own, so a slowed database slows them too.
-    let services_link = Proxy::start(servers.postgres_address, clock)?;
-    let traffic = crate::background::start(
-        (servers.postgres_via(loopback(services_link.port))?, servers.session_settings()),
-        world,
-        options.scenario.seed,
-        clock,
-        options.scenario.horizon_ms(),
-        events.clone(),
-    );
-    let row_holds = traffic.holds();
-    let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
-    let lease_key = format!("{}{}", servers.key_prefix, locklab_engine::event::LEASE_KEY);
-    let watching = watch_link.as_ref().map(|link| watch_lease_key(&servers, link, lease_key, clock, &events));
-    let watching = watching.transpose()?;
+    let (lags, watchdog) = watch_own_lag(allowed_lag);
+    let resource_ports = serve_storage_and_slack(clock, world.storage_checks_tokens, &events)?;
+    let proxies = network(&servers, world.instances, resource_ports, clock)?;
+    let (services_link, traffic) = start_other_services(&servers, &options.scenario, clock, &events)?;
+    let (watch_link, watching) = start_lease_watch(&servers, clock, &events)?;
     let mut coordinator = Coordinator {
         clock,
         proxies,
@@ -611,12 +539,12 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         promotions: Vec::new(),
         redis_clocks: BTreeMap::new(),
         events,
-        row_holds,
+        row_holds: traffic.holds(),
         inbox,
         collected: Vec::new(),
         processes: BTreeMap::new(),
         runs: BTreeMap::new(),
-        truth: Truth::new(record::lock_nodes(&settings)),
+        truth: Truth::new(record::lock_nodes(&options.scenario.settings_for(options.strategy))),
         sessions: BTreeMap::new(),
         admin,
         failure: Arc::new(Mutex::new(None)),
@@ -638,19 +566,164 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let stopped = coordinator.stop(played.as_ref().map_or(0, |ended| ended.at_ms));
     let ended = played?;
     stopped?;
-    let mut recording = LiveRecording::new(coordinator.servers.names.clone(), coordinator.options.time_scale);
-    recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
-    let lags = coordinator.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
-    let (scenario, strategy) = (&coordinator.options.scenario, coordinator.options.strategy);
-    let run_window = (clock_set_unix_us, ended_unix_us);
-    stall::judge(&mut recording, &lags, margins, run_window, clock.start_unix_us, |scale| {
-        whole_lease_seconds(scenario, strategy, scale)
-    });
-    let log = record::assemble(coordinator.collected, record::lock_nodes(&settings), coordinator.promotions);
-    drop(coordinator.replica);
+    // The lease watch ends before the servers it watches.
     drop(watching);
-    drop(coordinator.servers);
-    Ok(LiveRun { log, recording })
+    Ok(coordinator.recorded(ended, margins, (clock_set_unix_us, ended_unix_us)))
+}
+
+/// Ctrl-C (or SIGTERM) from now on stops the run, keeping what was
+/// recorded. A second run in the same process keeps the first handler,
+/// which sets the same flag.
+fn catch_interrupts() {
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    INTERRUPTED.store(false, Ordering::SeqCst);
+}
+
+/// Whether live mode can play the run at all, at its scale, with the programs it needs.
+fn check_playable(options: &LiveOptions) -> Result<(), String> {
+    let mut reasons = unsupported(&options.scenario, options.strategy);
+    reasons.extend(crate::servers::refused_on_theirs(&options.scenario, options.strategy, &options.servers));
+    reasons.extend(crate::servers::unused_servers(&options.scenario, options.strategy, &options.servers));
+    if !reasons.is_empty() {
+        return Err(format!("live mode cannot play this run:\n  - {}", reasons.join("\n  - ")));
+    }
+    time_scale_fits(&options.scenario, options.strategy, options.time_scale)?;
+    if options.servers.redis.is_empty() {
+        for program in ["redis-server", "cc"] {
+            if !on_path(program) {
+                return Err(format!(
+                    "`{program}` is not installed (not on PATH); scripts/setup.sh installs it from Debian's packages"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Storage and Slack, one service on two loopback ports (so that the
+/// network can treat the way to each on its own): their port numbers.
+fn serve_storage_and_slack(
+    clock: ScaledClock,
+    checks_tokens: bool,
+    events: &Sender<(Option<InstanceId>, Event)>,
+) -> Result<(u16, u16), String> {
+    let open = || -> Result<(TcpListener, u16), String> {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").map_err(|error| format!("cannot open the storage port: {error}"))?;
+        let port = listener.local_addr().map_err(|error| error.to_string())?.port();
+        Ok((listener, port))
+    };
+    let ((storage, storage_port), (slack, slack_port)) = (open()?, open()?);
+    let highest = Arc::new(Mutex::new(BTreeMap::new()));
+    serve_resources(storage, clock, checks_tokens, Arc::clone(&highest), events.clone());
+    serve_resources(slack, clock, checks_tokens, highest, events.clone());
+    Ok((storage_port, slack_port))
+}
+
+/// The Redis replica, when the world has one and the strategy locks on Redis.
+fn start_replica(servers: &Servers, options: &LiveOptions) -> Result<Option<Replica>, String> {
+    match servers.redis.first() {
+        Some(primary) if has_replica(&options.scenario, options.strategy) => {
+            let lag_ms = options.scenario.world.replication_lag_ms;
+            Ok(Some(Replica::start(primary, lag_ms, options.time_scale)?))
+        }
+        Some(_) | None => Ok(None),
+    }
+}
+
+/// Other services' traffic, and the proxy it reaches the database through:
+/// its own, so a slowed database slows them too.
+fn start_other_services(
+    servers: &Servers,
+    scenario: &Scenario,
+    clock: ScaledClock,
+    events: &Sender<(Option<InstanceId>, Event)>,
+) -> Result<(Proxy, crate::background::Background), String> {
+    let services_link = Proxy::start(servers.postgres_address, clock)?;
+    let traffic = crate::background::start(
+        (servers.postgres_via(loopback(services_link.port))?, servers.session_settings()),
+        &scenario.world,
+        scenario.seed,
+        clock,
+        scenario.horizon_ms(),
+        events.clone(),
+    );
+    Ok((services_link, traffic))
+}
+
+/// The coordinator's watch on etcd's lease key (through a proxy of its
+/// own), when the run has etcd.
+fn start_lease_watch(
+    servers: &Servers,
+    clock: ScaledClock,
+    events: &Sender<(Option<InstanceId>, Event)>,
+) -> Result<(Option<Proxy>, Option<Watching>), String> {
+    let Some(address) = servers.etcd_address else { return Ok((None, None)) };
+    let link = Proxy::start(address, clock)?;
+    let lease_key = format!("{}{}", servers.key_prefix, locklab_engine::event::LEASE_KEY);
+    let watching = watch_lease_key(servers, &link, lease_key, clock, events)?;
+    Ok((Some(link), Some(watching)))
+}
+
+/// The coordinator's watchdog on its own lag, and where it keeps what it saw.
+fn watch_own_lag(allowed_lag: Duration) -> (Arc<Mutex<stall::Lags>>, stall::Watchdog) {
+    let lags = Arc::new(Mutex::new(stall::Lags::default()));
+    let coordinator_lags = Arc::clone(&lags);
+    let watchdog = stall::Watchdog::start(stall::tick_for(allowed_lag), allowed_lag, move |lag| {
+        if let Ok(mut lags) = coordinator_lags.lock() {
+            lags.seen.push((None, lag));
+        }
+    });
+    (lags, watchdog)
+}
+
+/// The network: every instance reaches every server (and storage and
+/// Slack, on their ports) through a proxy of its own.
+fn network(
+    servers: &Servers,
+    instances: u8,
+    (storage_port, slack_port): (u16, u16),
+    clock: ScaledClock,
+) -> Result<BTreeMap<(InstanceId, Party), Proxy>, String> {
+    let mut upstreams: Vec<(Party, SocketAddr)> = servers
+        .redis_addresses
+        .iter()
+        .zip(0_u8..)
+        .map(|(address, node)| (Party::Redis(locklab_engine::ids::RedisNodeId(node)), *address))
+        .collect();
+    upstreams.push((Party::Db, servers.postgres_address));
+    upstreams.push((Party::Storage, loopback(storage_port)));
+    upstreams.push((Party::Slack, loopback(slack_port)));
+    if let Some(address) = servers.etcd_address {
+        upstreams.push((Party::Consensus, address));
+    }
+    let mut proxies = BTreeMap::new();
+    for instance in (0..instances).map(InstanceId) {
+        for (party, address) in &upstreams {
+            proxies.insert((instance, *party), Proxy::start(*address, clock)?);
+        }
+    }
+    Ok(proxies)
+}
+
+impl Coordinator {
+    /// The run as recorded, once it has stopped: its log, assembled from
+    /// what every party reported, and how faithful the machine let it be
+    /// (the lags over `run_window`, wall-clock µs, judged by `margins`).
+    fn recorded(self, ended: Ended, margins: LagMargins, run_window: (u64, u64)) -> LiveRun {
+        let mut recording = LiveRecording::new(self.servers.names.clone(), self.options.time_scale);
+        recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
+        let lags = self.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
+        let (scenario, strategy) = (&self.options.scenario, self.options.strategy);
+        stall::judge(&mut recording, &lags, margins, run_window, self.clock.start_unix_us, |scale| {
+            whole_lease_seconds(scenario, strategy, scale)
+        });
+        let settings = scenario.settings_for(strategy);
+        let log = record::assemble(self.collected, record::lock_nodes(&settings), self.promotions);
+        drop(self.replica);
+        drop(self.servers);
+        LiveRun { log, recording }
+    }
 }
 
 /// The members of etcd still running after its leader died, each with a

@@ -69,9 +69,9 @@ pub trait Host {
     /// Whether timer `id` is still set (neither fired nor cancelled).
     fn timer_is_set(&self, id: TimerId) -> bool;
     /// A new run's id: unique across every instance of the run.
-    fn new_run(&mut self) -> RunId;
+    fn next_run_id(&mut self) -> RunId;
     /// A new request's id, which its reply comes back with.
-    fn new_request(&mut self) -> u32;
+    fn next_request_id(&mut self) -> u32;
     /// Puts request `request` on the wire to `to`. `Sql::Connect` opens a
     /// new session, which comes back as `SqlOutcome::Connected`; no reply
     /// at all comes back as the timeout the runtime set, after `timeout_ms`.
@@ -380,7 +380,7 @@ impl Runtime {
         purpose: Purpose,
         timeout_ms: Option<u64>,
     ) -> u32 {
-        let request = host.new_request();
+        let request = host.next_request_id();
         let timer = timeout_ms.map(|after| host.set_timer(after, InstanceTimer::RequestTimeout { request }));
         self.pending.insert(request, Pending { run, purpose, body, timer });
         request

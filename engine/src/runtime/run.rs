@@ -170,7 +170,7 @@ impl Runtime {
     /// A new run for `period`: a run that tries for the lock, or
     /// (`redelivered`) one handed a job under an earlier grant, with no token.
     fn new_run<H: Host>(&mut self, host: &mut H, period: Period, stage: Stage, redelivered: bool) -> RunId {
-        let run = host.new_run();
+        let run = host.next_run_id();
         let owner = Owner { instance: self.me, nonce: self.rng.nonce() };
         self.live.push(run);
         let state = RunState {

@@ -92,10 +92,10 @@ impl Host for SimHost<'_> {
     fn timer_is_set(&self, id: TimerId) -> bool {
         self.sim.timer_deadline(id).is_some()
     }
-    fn new_run(&mut self) -> RunId {
+    fn next_run_id(&mut self) -> RunId {
         self.sim.new_run_record(self.instance)
     }
-    fn new_request(&mut self) -> u32 {
+    fn next_request_id(&mut self) -> u32 {
         let request = self.sim.next_request;
         self.sim.next_request += 1;
         request

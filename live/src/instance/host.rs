@@ -341,12 +341,12 @@ impl Host for LiveHost {
     fn timer_is_set(&self, id: TimerId) -> bool {
         self.timer_keys.contains_key(&id.0)
     }
-    fn new_run(&mut self) -> RunId {
+    fn next_run_id(&mut self) -> RunId {
         let run = RunId(self.next_run);
         self.next_run += 1;
         run
     }
-    fn new_request(&mut self) -> u32 {
+    fn next_request_id(&mut self) -> u32 {
         let request = self.next_request;
         self.next_request += 1;
         request
