@@ -13,16 +13,20 @@
 //! Every query that had to wait is recorded (`Background`), as the simulator
 //! records them.
 //!
-//! Whether the row lock held a query up is read from the clock, the one thing
-//! a client sees: an insert that took longer than [`LOCK_WAIT_MS`] of the
-//! scenario's time waited for the row (nothing else makes an insert into an
-//! idle table that slow), and a query that waited for a connection while such
-//! an insert held one waited behind the lock too.
+//! Whether the row lock held a query up is read from the clock and from the
+//! instances' own account of the row ([`RowHolds`]): an insert that took
+//! longer than [`LOCK_WAIT_MS`] of the scenario's time while an instance held
+//! the jobs row in a mode that blocks foreign-key checks waited for the row,
+//! and a query that waited for a connection while such an insert held one
+//! waited behind the lock too. The clock alone is not enough: on a busy
+//! machine an insert into an idle table can take that long with no lock at
+//! all, and a stall is not a lock.
 
 use crate::ScaledClock;
 use locklab_conformance::pg::{PgConnection, PgLogin, PgReply};
-use locklab_engine::event::{BackgroundOutcome, BackgroundQuery};
+use locklab_engine::event::{BackgroundOutcome, BackgroundQuery, ConnectionChange, RowLockChange, RowLockMode};
 use locklab_engine::ids::InstanceId;
+use locklab_engine::ids::SessionId;
 use locklab_engine::rng::SimRng;
 use locklab_engine::scenario::World;
 use locklab_engine::{Event, EventKind};
@@ -52,11 +56,65 @@ struct Arrival {
 #[derive(Debug)]
 pub(crate) struct Background {
     stop: Arc<AtomicBool>,
+    holds: Arc<RowHolds>,
+}
+
+impl Background {
+    /// Where the coordinator notes who holds the jobs row, for the services to tell a lock from a stall.
+    pub(crate) fn holds(&self) -> Arc<RowHolds> {
+        Arc::clone(&self.holds)
+    }
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// When instances held the jobs row in a mode that blocks the services'
+/// foreign-key checks (`FOR UPDATE`; `FOR NO KEY UPDATE` does not), from
+/// the events of the run as the coordinator takes them: a hold starts when
+/// its `FOR UPDATE` is granted and ends when it is released or its session
+/// is ended.
+#[derive(Debug, Default)]
+pub(crate) struct RowHolds(Mutex<Vec<RowHold>>);
+
+#[derive(Clone, Copy, Debug)]
+struct RowHold {
+    session: SessionId,
+    from_ms: u64,
+    /// `u64::MAX` while it is held.
+    until_ms: u64,
+}
+
+impl RowHolds {
+    /// Notes what `event` says of the jobs row's holders.
+    pub(crate) fn note(&self, event: &Event) {
+        let Ok(mut holds) = self.0.lock() else { return };
+        let ended = |holds: &mut Vec<RowHold>, session: SessionId| {
+            for hold in holds.iter_mut().filter(|hold| hold.session == session && hold.until_ms == u64::MAX) {
+                hold.until_ms = event.at_ms;
+            }
+        };
+        if let EventKind::RowLock { session, mode, change, .. } = event.kind
+            && mode.is_job_lock()
+        {
+            match change {
+                RowLockChange::Granted if mode.conflicts(RowLockMode::KeyShare) => {
+                    holds.push(RowHold { session, from_ms: event.at_ms, until_ms: u64::MAX });
+                }
+                RowLockChange::Released => ended(&mut holds, session),
+                RowLockChange::Granted | RowLockChange::Waiting | RowLockChange::GaveUp => {}
+            }
+        } else if let EventKind::Connection { session, change: ConnectionChange::Terminated(_), .. } = event.kind {
+            ended(&mut holds, session);
+        }
+    }
+
+    /// Whether an instance held the row so at some time in `from_ms..=until_ms`.
+    fn held_during(&self, from_ms: u64, until_ms: u64) -> bool {
+        self.0.lock().is_ok_and(|holds| holds.iter().any(|hold| hold.from_ms <= until_ms && hold.until_ms >= from_ms))
     }
 }
 
@@ -68,6 +126,7 @@ struct Shared {
     inserts_since_ms: Vec<std::sync::atomic::AtomicU64>,
     stop: Arc<AtomicBool>,
     timeout_ms: u64,
+    holds: Arc<RowHolds>,
 }
 
 impl Shared {
@@ -91,9 +150,10 @@ pub(crate) fn start(
     events: Sender<(Option<InstanceId>, Event)>,
 ) -> Background {
     let stop = Arc::new(AtomicBool::new(false));
+    let holds = Arc::new(RowHolds::default());
     let queries_per_s = world.background_queries_per_s;
     if queries_per_s == 0 {
-        return Background { stop };
+        return Background { stop, holds };
     }
     let (work, queue) = channel::<Arrival>();
     let pool_size = usize::from(world.background_pool_size.max(1));
@@ -102,6 +162,7 @@ pub(crate) fn start(
         inserts_since_ms: (0..pool_size).map(|_| std::sync::atomic::AtomicU64::new(u64::MAX)).collect(),
         stop: Arc::clone(&stop),
         timeout_ms: world.background_timeout_ms,
+        holds: Arc::clone(&holds),
     });
     for connection in 0..pool_size {
         let (shared, events, login) = (Arc::clone(&shared), events.clone(), login.clone());
@@ -132,7 +193,7 @@ pub(crate) fn start(
             at_ms += rng.between(mean_gap_ms / 2, mean_gap_ms + mean_gap_ms / 2).max(1);
         }
     });
-    Background { stop }
+    Background { stop, holds }
 }
 
 /// One of the services' connections: takes arrivals in order, runs each.
@@ -194,7 +255,11 @@ fn serve(
                     let reply = open.wait(patience + Duration::from_secs(2));
                     shared.inserts_since_ms[slot].store(u64::MAX, Ordering::SeqCst);
                     let ran_ms = now_ms().saturating_sub(connected_ms);
-                    if arrival.what == BackgroundQuery::ForeignKeyInsert && ran_ms > LOCK_WAIT_MS {
+                    let slow = ran_ms > LOCK_WAIT_MS;
+                    if arrival.what == BackgroundQuery::ForeignKeyInsert
+                        && slow
+                        && shared.holds.held_during(connected_ms, connected_ms + ran_ms)
+                    {
                         behind_lock = true;
                     }
                     match reply {

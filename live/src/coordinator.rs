@@ -315,6 +315,8 @@ struct Coordinator {
     proxies: BTreeMap<(InstanceId, Party), Proxy>,
     /// Other services' way to the database.
     services_link: Proxy,
+    /// When instances held the jobs row so that other services' inserts wait.
+    row_holds: Arc<crate::background::RowHolds>,
     /// The coordinator's own way to etcd, for its watch on the lease key.
     watch_link: Option<Proxy>,
     /// The servers: live mode's own (node by node, to step their clocks and
@@ -425,6 +427,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         options.scenario.horizon_ms(),
         events.clone(),
     );
+    let row_holds = traffic.holds();
     let watch_link = servers.etcd_address.map(|address| Proxy::start(address, clock)).transpose()?;
     let watching = watch_link.as_ref().map(|link| watch_lease_key(link.port, clock, events.clone()));
     let mut coordinator = Coordinator {
@@ -437,6 +440,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         promotions: Vec::new(),
         redis_clocks: BTreeMap::new(),
         events,
+        row_holds,
         inbox,
         collected: Vec::new(),
         processes: BTreeMap::new(),
@@ -602,6 +606,7 @@ impl Coordinator {
                 self.sessions.entry(instance).or_default().insert(*session);
             }
         }
+        self.row_holds.note(&event);
         self.truth.feed(event.clone());
         self.collected.push((source, event));
     }
