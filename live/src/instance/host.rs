@@ -8,6 +8,10 @@
 //! answer, a row lock taken or waited for, the report row applied), a real
 //! server does not tell: the host logs it from the client's side when the
 //! reply comes, which is why it remembers what it sent ([`Sent`]).
+//!
+//! Invariants, each backed by an `assert!`: a request id goes on the wire
+//! once; every timer is in both of its tables (by deadline and by id) or in
+//! neither; a run id is handed out once.
 
 use crate::ScaledClock;
 use crate::io::{ConsensusLink, Incoming, RedisLink, ResourceLink, Session};
@@ -161,7 +165,7 @@ impl LiveHost {
             return None;
         }
         self.timers.remove(&key);
-        self.timer_keys.remove(&key.1);
+        assert!(self.timer_keys.remove(&key.1).is_some(), "timer {} was due but had no key", key.1);
         if let InstanceTimer::RequestTimeout { request } = timer {
             self.sent.remove(&request);
         }
@@ -329,8 +333,9 @@ impl Host for LiveHost {
     fn set_timer_at(&mut self, deadline_local_ms: i64, timer: InstanceTimer) -> TimerId {
         let id = self.next_timer;
         self.next_timer += 1;
-        self.timers.insert((deadline_local_ms, id), timer);
-        self.timer_keys.insert(id, (deadline_local_ms, id));
+        let fresh = self.timers.insert((deadline_local_ms, id), timer).is_none()
+            && self.timer_keys.insert(id, (deadline_local_ms, id)).is_none();
+        assert!(fresh, "timer {id} was set twice");
         TimerId(id)
     }
     fn cancel_timer(&mut self, id: TimerId) {
@@ -343,7 +348,7 @@ impl Host for LiveHost {
     }
     fn next_run_id(&mut self) -> RunId {
         let run = RunId(self.next_run);
-        self.next_run += 1;
+        self.next_run = self.next_run.checked_add(1).expect("run ids never wrap");
         run
     }
     fn next_request_id(&mut self) -> u32 {
@@ -352,7 +357,8 @@ impl Host for LiveHost {
         request
     }
     fn transmit(&mut self, request: u32, run: RunId, to: Party, body: Request, timeout_ms: Option<u64>) {
-        self.sent.insert(request, Sent { run, to, body, sent_ms: self.clock.now_ms() });
+        let sent = Sent { run, to, body, sent_ms: self.clock.now_ms() };
+        assert!(self.sent.insert(request, sent).is_none(), "request {request} went on the wire twice");
         let limit = timeout_ms.map_or(NO_TIMEOUT, |timeout_ms| self.clock.real(timeout_ms));
         match (to, body) {
             (Party::Redis(node), Request::Redis(command)) => match self.redis.get(usize::from(node.0)) {
