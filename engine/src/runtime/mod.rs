@@ -96,7 +96,9 @@ pub enum InstanceTimer {
     /// No reply came to `request` in time.
     RequestTimeout { request: u32 },
     /// The last bytes of an upload leave the instance (see [`Runtime::send_upload`]).
-    UploadDone { request: u32, timeout_ms: u64 },
+    /// (`timeout_ms` is a `u32`, as no client waits 49 days: it keeps the
+    /// simulator's timer entries, one per timer set in a run, at 32 bytes.)
+    UploadDone { request: u32, timeout_ms: u32 },
 }
 
 /// What a reply is for.
@@ -279,7 +281,9 @@ impl Runtime {
                     strategy.on_timer(&mut self.cx(host, run), timer);
                 }
             }
-            InstanceTimer::UploadDone { request, timeout_ms } => self.upload_done(host, request, timeout_ms),
+            InstanceTimer::UploadDone { request, timeout_ms } => {
+                self.upload_done(host, request, u64::from(timeout_ms));
+            }
             InstanceTimer::RequestTimeout { request } => {
                 if let Some(pending) = self.pending.remove(&request) {
                     let body = Reply::timeout_for(&pending.body);
@@ -395,6 +399,7 @@ impl Runtime {
     /// from the end of the upload, as a response timeout does.
     fn send_upload<H: Host>(&mut self, host: &mut H, run: RunId, body: Request, timeout_ms: u64, upload_ms: u64) {
         let request = self.await_reply(host, run, body, Purpose::Chunk, None);
+        let timeout_ms = u32::try_from(timeout_ms).expect("a client's timeout fits 32 bits of ms");
         host.set_timer(upload_ms, InstanceTimer::UploadDone { request, timeout_ms });
     }
 

@@ -96,6 +96,10 @@ struct TimerEntry {
     purpose: TimerPurpose,
 }
 
+// A run sets thousands of timers and keeps every entry until it ends: an
+// entry of 40 bytes instead of 32 cost a tenth more page faults and time.
+const _: () = assert!(size_of::<TimerEntry>() <= 32, "a timer entry fits 32 bytes");
+
 /// A table of values under sequential `u32` ids, each taken out at most once.
 /// Ids are handed out in order and never reused within a run, so lookups are
 /// an index and the order is the order of creation: deterministic, no hashing.
