@@ -849,40 +849,13 @@ impl Stated {
 fn claimed_durations_ms(claims: &[Claim]) -> Vec<u64> {
     claims
         .iter()
-        .filter_map(|claim| match claim {
-            Claim::Seconds(_, seconds) => Some(seconds * 1000),
-            Claim::Safety(_)
-            | Claim::Liveness(_)
-            | Claim::Efficiency(_)
-            | Claim::Finding(_)
-            | Claim::NoFinding(_)
-            | Claim::Count(..)
-            | Claim::Happens(_)
-            | Claim::Order(..)
-            | Claim::Cause { .. }
-            | Claim::Time(..) => None,
-        })
+        .filter_map(|claim| if let Claim::Seconds(_, seconds) = claim { Some(seconds * 1000) } else { None })
         .collect()
 }
 
 /// The wall-clock times the claims state, as written: each `time:` claim's.
 fn claimed_times(claims: &[Claim]) -> Vec<String> {
-    claims
-        .iter()
-        .filter_map(|claim| match claim {
-            Claim::Time(_, time) => Some(time.clone()),
-            Claim::Safety(_)
-            | Claim::Liveness(_)
-            | Claim::Efficiency(_)
-            | Claim::Finding(_)
-            | Claim::NoFinding(_)
-            | Claim::Count(..)
-            | Claim::Happens(_)
-            | Claim::Order(..)
-            | Claim::Cause { .. }
-            | Claim::Seconds(..) => None,
-        })
-        .collect()
+    claims.iter().filter_map(|claim| if let Claim::Time(_, time) = claim { Some(time.clone()) } else { None }).collect()
 }
 
 /// Every number the scenario sets, with its key: what its document writes

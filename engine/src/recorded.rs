@@ -423,53 +423,24 @@ fn check_names(world: &Bounds, event: &Event) -> Result<(), Misplaced> {
 /// and strikes at or after its time, a pause ends after it begins, and the
 /// strategy talks to the servers it uses.
 fn check_kind(scenario: &Scenario, strategy: StrategyId, world: &Bounds, event: &Event) -> Result<(), Misplaced> {
-    match &event.kind {
-        EventKind::Fault { fault, .. } => {
-            if !scenario.faults.contains(fault) {
-                return Err(("fault", "a fault the scenario it carries does not have".to_owned()));
-            }
-            if event.at_ms < fault.at_ms() {
-                let said = format!("the fault struck at {}, before its own time, {}", event.at_ms, fault.at_ms());
-                return Err(("at_ms", said));
-            }
+    if let EventKind::Fault { fault, .. } = &event.kind {
+        if !scenario.faults.contains(fault) {
+            return Err(("fault", "a fault the scenario it carries does not have".to_owned()));
         }
-        EventKind::Process { state: ProcessState::Paused { until_ms }, .. } if *until_ms < event.at_ms => {
-            return Err(("state.until_ms", format!("a pause until {until_ms} cannot begin later, at {}", event.at_ms)));
+        if event.at_ms < fault.at_ms() {
+            return Err((
+                "at_ms",
+                format!("the fault struck at {}, before its own time, {}", event.at_ms, fault.at_ms()),
+            ));
         }
-        EventKind::Redis { .. } if world.redis_nodes == 0 => {
-            return Err(("type", format!("{strategy} sends no Redis command")));
-        }
-        EventKind::Consensus { .. } if strategy != StrategyId::Consensus => {
-            return Err(("type", format!("{strategy} does not use the consensus store")));
-        }
-        EventKind::Process { .. }
-        | EventKind::Redis { .. }
-        | EventKind::Consensus { .. }
-        | EventKind::Cron { .. }
-        | EventKind::Clock { .. }
-        | EventKind::Sent { .. }
-        | EventKind::Lost { .. }
-        | EventKind::Run { .. }
-        | EventKind::Granted { .. }
-        | EventKind::Revoked { .. }
-        | EventKind::Belief { .. }
-        | EventKind::KeyExpired { .. }
-        | EventKind::KeysLost { .. }
-        | EventKind::Replicated { .. }
-        | EventKind::RedisDown { .. }
-        | EventKind::RedisUp { .. }
-        | EventKind::Sql { .. }
-        | EventKind::Connection { .. }
-        | EventKind::RowLock { .. }
-        | EventKind::Pool { .. }
-        | EventKind::Background { .. }
-        | EventKind::Put { .. }
-        | EventKind::Post { .. }
-        | EventKind::LeaseExpired { .. }
-        | EventKind::Leader { .. }
-        | EventKind::LeaseRefreshed { .. }
-        | EventKind::RowApplied { .. }
-        | EventKind::DbSlow { .. } => {}
+    } else if let EventKind::Process { state: ProcessState::Paused { until_ms }, .. } = &event.kind
+        && *until_ms < event.at_ms
+    {
+        return Err(("state.until_ms", format!("a pause until {until_ms} cannot begin later, at {}", event.at_ms)));
+    } else if matches!(event.kind, EventKind::Redis { .. }) && world.redis_nodes == 0 {
+        return Err(("type", format!("{strategy} sends no Redis command")));
+    } else if matches!(event.kind, EventKind::Consensus { .. }) && strategy != StrategyId::Consensus {
+        return Err(("type", format!("{strategy} does not use the consensus store")));
     }
     Ok(())
 }
