@@ -86,41 +86,36 @@ fn play(name: &str, scenario: &Scenario, strategy: StrategyId, time_scale: u32) 
             slower: live.recording.faithful_time_scale.unwrap_or((time_scale / 2).max(1)),
         }),
         locklab_live::Agreement::Different => Err(format!(
-            "live {:?}\n    simulated {:?}\n    (longest lag {} µs, {} allowed)\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare --time-scale {time_scale}",
+            "live {:?}\n    simulated {:?}\n    (longest lag {} µs, {} allowed)\n    {}\n    rerun: cargo run --bin locklab -- live {name} --strategy {strategy} --compare --time-scale {time_scale}",
             verdict(&live_report),
             verdict(&twin),
             live.recording.longest_lag_us,
-            live.recording.allowed_lag_us
+            live.recording.allowed_lag_us,
+            keep_recording(name, strategy, &text),
         )),
     }
 }
 
-/// The least lag the coordinator is allowed at a case's first scale (µs):
-/// on two shared cores a stall of a few ms is routine, and a play that
-/// comes out inconclusive costs a whole run before the slower one.
-const FIRST_COORDINATOR_ALLOWANCE_US: u64 = 10_000;
-
-/// The scale a case is first played at: the fastest faithful one, slowed
-/// (to one live mode can play) until the coordinator may lag
-/// [`FIRST_COORDINATOR_ALLOWANCE_US`]. Only cases whose client timeout is
-/// tiny are slowed (Redlock's 50 ms per node: from ×10 to ×5).
-fn first_scale(scenario: &Scenario, strategy: StrategyId) -> u32 {
-    let fastest = fastest(scenario, strategy);
-    let margins = locklab_live::coordinator::lag_margins(scenario, strategy);
-    let roomy = u32::try_from(margins.network_ms * 1_000 / FIRST_COORDINATOR_ALLOWANCE_US).unwrap_or(u32::MAX).max(1);
-    (1..=fastest.min(roomy))
-        .rev()
-        .find(|scale| locklab_live::coordinator::time_scale_fits(scenario, strategy, *scale).is_ok())
-        .unwrap_or(fastest)
+/// Keeps the recording of a case that differed from its twin, for the
+/// reader to look at (a race is rare, and a rerun may not show it again):
+/// where it is, and the command that prints it.
+fn keep_recording(name: &str, strategy: StrategyId, text: &str) -> String {
+    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("live-differences");
+    let base = name.rsplit('/').next().unwrap_or(name).trim_end_matches(".json");
+    let path = folder.join(format!("{base}-{strategy}-{}.json", std::process::id()));
+    match std::fs::create_dir_all(&folder).and_then(|()| std::fs::write(&path, text)) {
+        Ok(()) => format!("the live run: cargo run --bin locklab -- recorded {}", path.display()),
+        Err(error) => format!("the live run could not be kept at {}: {error}", path.display()),
+    }
 }
 
-/// Plays a case at its first scale ([`first_scale`]), and
+/// Plays a case at the fastest scale the tool computes as faithful, and
 /// again at the slower scale an inconclusive play names (at most half the
 /// last, since the next stall may be longer, and one live mode can play:
 /// etcd's leases count whole seconds), at most [`MOST_TRIES`] times: what
 /// each play gave, or why the case fails.
 fn check(name: &str, scenario: &Scenario, strategy: StrategyId) -> Result<Vec<String>, String> {
-    let mut time_scale = first_scale(scenario, strategy);
+    let mut time_scale = fastest(scenario, strategy);
     let mut said = Vec::new();
     for _ in 0..MOST_TRIES {
         let started = Instant::now();
@@ -190,10 +185,10 @@ fn matrix() -> Vec<(String, Scenario, StrategyId)> {
     cases
 }
 
-/// The longest a case can take on the wall clock at its first scale: its
+/// The longest a case can take on the wall clock at the fastest faithful scale: its
 /// window and drain, scaled.
 fn longest_ms(scenario: &Scenario, strategy: StrategyId) -> u64 {
-    scenario.horizon_ms() / u64::from(first_scale(scenario, strategy))
+    scenario.horizon_ms() / u64::from(fastest(scenario, strategy))
 }
 
 #[test]

@@ -28,6 +28,7 @@ use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
 use locklab_servers::server::RedisServer;
+use nix::sys::signal::Signal;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -340,6 +341,14 @@ pub fn time_scale_fits(scenario: &Scenario, strategy: StrategyId, time_scale: u3
     Ok(())
 }
 
+/// Sends `signal` to a child process: a system call, so a GC pause lands
+/// when the coordinator strikes it, not when a `kill` process it spawned
+/// gets to run.
+fn send_signal(child: &Child, signal: Signal) -> Result<(), String> {
+    let pid = i32::try_from(child.id()).map_err(|_| format!("process id {} is out of range", child.id()))?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).map_err(|error| error.to_string())
+}
+
 /// An instance's process, and the guard that ends it.
 struct Process {
     child: Child,
@@ -349,7 +358,7 @@ struct Process {
 impl Drop for Process {
     fn drop(&mut self) {
         // SIGCONT first: a stopped process cannot act on SIGKILL until it runs.
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).stderr(Stdio::null()).status();
+        let _ = send_signal(&self.child, Signal::SIGCONT);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -483,6 +492,10 @@ struct Coordinator {
     /// coordinator's, and an instance's.
     allowed_lag: Duration,
     allowed_instance_lag: Duration,
+    /// Requests with a timeout shorter than this (scenario ms) are reported
+    /// as flights, which hold the coordinator to the tighter margin; 0 when
+    /// the margins are the same.
+    flights_under_ms: u64,
 }
 
 /// How a run ended: when, and whether Ctrl-C ended it early.
@@ -514,12 +527,13 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     let replica = start_replica(&servers, &options)?;
     let admin = admin_session(&servers)?;
     let (events, inbox) = channel();
-    let clock_set_unix_us = unix_us();
     let clock = ScaledClock {
         start_unix_us: unix_us() + u64::try_from(START_LEAD.as_micros()).unwrap_or(0),
         time_scale: options.time_scale,
     };
-    // From here on the coordinator's lag counts: it carries the network.
+    // From time 0 on the coordinator's lag counts: it carries the network.
+    // Before it, a lag moves nothing but whether the instances are ready at
+    // time 0, which each first process reports itself.
     let margins = lag_margins(&options.scenario, options.strategy);
     let scaled =
         |margin_ms: u64| Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
@@ -556,6 +570,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         stopped_since: BTreeMap::new(),
         allowed_lag,
         allowed_instance_lag,
+        flights_under_ms: if margins.network_ms < margins.process_ms { margins.process_ms } else { 0 },
         options,
     };
     let played = coordinator.play();
@@ -568,7 +583,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     stopped?;
     // The lease watch ends before the servers it watches.
     drop(watching);
-    Ok(coordinator.recorded(ended, margins, (clock_set_unix_us, ended_unix_us)))
+    Ok(coordinator.recorded(ended, margins, (clock.start_unix_us, ended_unix_us)))
 }
 
 /// Ctrl-C (or SIGTERM) from now on stops the run, keeping what was
@@ -715,7 +730,7 @@ impl Coordinator {
         recording.interrupted_at_ms = ended.interrupted.then_some(ended.at_ms);
         let lags = self.lags.lock().map(|lags| lags.clone()).unwrap_or_default();
         let (scenario, strategy) = (&self.options.scenario, self.options.strategy);
-        stall::judge(&mut recording, &lags, margins, run_window, self.clock.start_unix_us, |scale| {
+        stall::judge(&mut recording, &lags, margins, run_window, |scale| {
             whole_lease_seconds(scenario, strategy, scale)
         });
         let settings = scenario.settings_for(strategy);
@@ -1017,6 +1032,7 @@ impl Coordinator {
             key_prefix: self.servers.key_prefix.clone(),
             lag_tick_us: u64::try_from(stall::tick_for(self.allowed_instance_lag).as_micros()).unwrap_or(u64::MAX),
             lag_report_over_us: u64::try_from(self.allowed_instance_lag.as_micros()).unwrap_or(u64::MAX),
+            flights_under_ms: self.flights_under_ms,
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
         // Out of the terminal's process group: a Ctrl-C at the terminal
@@ -1192,13 +1208,9 @@ impl Coordinator {
         }
     }
 
-    fn signal(&self, instance: InstanceId, signal: &str) -> Result<(), String> {
+    fn signal(&self, instance: InstanceId, signal: Signal) -> Result<(), String> {
         let process = self.processes.get(&instance).ok_or_else(|| format!("{instance} has no process"))?;
-        let status = Command::new("kill")
-            .args([signal, &process.child.id().to_string()])
-            .status()
-            .map_err(|error| format!("cannot run kill: {error}"))?;
-        if status.success() { Ok(()) } else { Err(format!("kill {signal} {instance} failed ({status})")) }
+        send_signal(&process.child, signal).map_err(|error| format!("{signal} to {instance} failed: {error}"))
     }
 
     /// Strikes a fault; returns what it sets in motion for later.
@@ -1252,7 +1264,7 @@ impl Coordinator {
             Fault::GcPause { target, duration_ms, .. } => {
                 let Some(instance) = self.struck_instance(fault, *target) else { return Ok(Vec::new()) };
                 self.stopped(instance);
-                self.signal(instance, "-STOP")?;
+                self.signal(instance, Signal::SIGSTOP)?;
                 let until_ms = now + duration_ms;
                 self.record(EventKind::Process { instance, state: ProcessState::Paused { until_ms } });
                 Ok(vec![(until_ms, Later::Resume(instance))])
@@ -1331,7 +1343,7 @@ impl Coordinator {
         now: u64,
     ) -> Result<Vec<(u64, Later)>, String> {
         self.stopped(instance);
-        self.signal(instance, "-STOP")?;
+        self.signal(instance, Signal::SIGSTOP)?;
         let keepalive_ms = self.options.scenario.world.tcp_keepalive_ms;
         for ((owner, _), proxy) in &self.proxies {
             if *owner == instance {
@@ -1565,7 +1577,7 @@ impl Coordinator {
         match what {
             Later::Resume(instance) => {
                 if self.processes.contains_key(&instance) {
-                    self.signal(instance, "-CONT")?;
+                    self.signal(instance, Signal::SIGCONT)?;
                     self.resumed(instance);
                     self.record(EventKind::Process { instance, state: ProcessState::Running });
                     self.tell(Some(format!("{instance} resumes")));
@@ -1618,8 +1630,7 @@ impl Coordinator {
         }
         let mut processes = std::mem::take(&mut self.processes);
         for process in processes.values_mut() {
-            let _ =
-                Command::new("kill").args(["-CONT", &process.child.id().to_string()]).stderr(Stdio::null()).status();
+            let _ = send_signal(&process.child, Signal::SIGCONT);
             process.stdin.take();
         }
         for (instance, mut process) in processes {
@@ -1658,6 +1669,12 @@ fn read_instance(
         if let Ok(stall::LagLine { lag }) = serde_json::from_str(&line) {
             if let Ok(mut lags) = lags.lock() {
                 lags.seen.push((Some(instance), lag));
+            }
+            continue;
+        }
+        if let Ok(stall::FlightLine { flight }) = serde_json::from_str(&line) {
+            if let Ok(mut lags) = lags.lock() {
+                lags.flights.push(flight);
             }
             continue;
         }

@@ -77,6 +77,9 @@ pub struct InstancePlan {
     /// The watchdog's tick, and the lag it always reports (µs): see `stall.rs`.
     pub lag_tick_us: u64,
     pub lag_report_over_us: u64,
+    /// A request with a timeout shorter than this (scenario ms) is reported
+    /// as a flight (`stall::FlightLine`); 0 when none need be.
+    pub flights_under_ms: u64,
 }
 
 /// A server as an instance reaches it: its URL, with the credentials (the
@@ -119,19 +122,38 @@ pub fn main() -> ExitCode {
     let _watchdog = crate::stall::Watchdog::start(
         Duration::from_micros(plan.lag_tick_us.max(1_000)),
         Duration::from_micros(plan.lag_report_over_us),
-        |lag| {
-            let line = serde_json::to_string(&crate::stall::LagLine { lag }).unwrap_or_default();
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        },
+        tell_lag,
     );
     let (replies, inbox) = channel();
     listen_to_the_coordinator(replies.clone());
     let mut instance = Instance::new(&plan, &scenario, replies);
     instance.begin(&plan);
+    if !plan.restarted {
+        report_a_late_start(plan.clock.0);
+    }
     instance.serve(&inbox);
     ExitCode::SUCCESS
+}
+
+/// A first process that is still starting at the scenario's time 0 (its
+/// pool not yet warm) is late for the night by that much, which its
+/// watchdog does not see: it was working, not kept waiting. The
+/// coordinator counts it as this process's lag at time 0, and a lag in
+/// the lead-in no longer counts by itself (`stall::judge`): what it can
+/// move is whether the processes are ready at time 0, and this says that.
+fn report_a_late_start(start_unix_us: u64) {
+    let now = crate::unix_us();
+    if now > start_unix_us {
+        tell_lag(crate::stall::Lag { from_unix_us: start_unix_us, lag_us: now - start_unix_us });
+    }
+}
+
+/// Tells the coordinator of a lag, on the output beside the events.
+fn tell_lag(lag: crate::stall::Lag) {
+    let line = serde_json::to_string(&crate::stall::LagLine { lag }).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }
 
 /// The plan, the first line of standard input (a pipe from the

@@ -40,6 +40,15 @@ pub(crate) struct LagLine {
     pub(crate) lag: Lag,
 }
 
+/// The line an instance writes when it sends a request whose timeout is
+/// tighter than the processes' margin (Redlock's 50 ms per node): from
+/// when it went out until its timeout, on the wall clock (µs since the
+/// epoch). Only then can a lag of the network's turn a reply into a timeout.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FlightLine {
+    pub(crate) flight: Span,
+}
+
 /// A watchdog's thread; dropping this stops it.
 #[derive(Debug)]
 pub(crate) struct Watchdog {
@@ -83,20 +92,27 @@ impl Watchdog {
     }
 }
 
-/// A stretch of wall time (µs since the epoch) a process was stopped by a fault.
-pub(crate) type Stopped = (u64, u64);
+/// A stretch of wall time, from and until (µs since the epoch): a process
+/// stopped by a fault, a request in flight, the run itself.
+pub(crate) type Span = (u64, u64);
 
-/// What is left of a lag inside the run (`run`: when its clock was set,
-/// shortly before the scenario's time 0, and when it ended, on the wall
-/// clock) once the time the process was stopped on purpose is taken out: a
-/// process late while the servers start, or while the run is being
-/// stopped, moves nothing; one late in the lead-in to time 0 (the
-/// instances opening their first connections) can.
-fn unplanned_us(lag: Lag, run: Stopped, stopped: &[Stopped]) -> u64 {
+/// What is left of a lag inside the run (`run`: the scenario's time 0 and
+/// when the run ended, on the wall clock) once the time the process was
+/// stopped on purpose is taken out: a process late while the servers
+/// start, in the lead-in to time 0, or while the run is being stopped,
+/// moves nothing. (What a lag in the lead-in could move is whether the
+/// instances are ready at time 0; a first process still starting then
+/// reports that itself, as its lag from time 0.)
+fn unplanned_us(lag: Lag, run: Span, stopped: &[Span]) -> u64 {
     let from = lag.from_unix_us.max(run.0);
     let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
     let planned: u64 = stopped.iter().map(|(stop, resume)| until.min(*resume).saturating_sub(from.max(*stop))).sum();
     until.saturating_sub(from).saturating_sub(planned)
+}
+
+/// Whether two spans of wall time share a moment.
+fn overlap(one: Span, other: Span) -> bool {
+    one.0 < other.1 && other.0 < one.1
 }
 
 /// Every lag a run's processes reported, with whose it was.
@@ -104,23 +120,25 @@ fn unplanned_us(lag: Lag, run: Stopped, stopped: &[Stopped]) -> u64 {
 pub(crate) struct Lags {
     pub(crate) seen: Vec<(Option<InstanceId>, Lag)>,
     /// When each instance's process was stopped by a fault, on the wall clock.
-    pub(crate) stopped: Vec<(InstanceId, Stopped)>,
+    pub(crate) stopped: Vec<(InstanceId, Span)>,
+    /// When a request with a timeout tighter than the processes' margin was
+    /// in flight (see [`FlightLine`]).
+    pub(crate) flights: Vec<Span>,
 }
 
 /// The run's recording judged by its lags: the longest, the allowance at
 /// its time scale (the coordinator's margin of the scenario's time,
-/// scaled; an instance's is `margins.process_ms`), the stalls beyond what
+/// scaled, while a request with a tight timeout is in flight; otherwise,
+/// and an instance's always, `margins.process_ms`), the stalls beyond what
 /// each process is allowed (when each began on the scenario's clock), and
 /// the time scale at which every one of them would have been within it.
-/// `run` is when the run's clock was set and when the run ended, on the
-/// wall clock; `start_unix_us` is the scenario's time 0; `scale_fits` says
-/// which slower scales the run can be played at.
+/// `run` is the scenario's time 0 and when the run ended, on the wall
+/// clock; `scale_fits` says which slower scales the run can be played at.
 pub(crate) fn judge(
     recording: &mut LiveRecording,
     lags: &Lags,
     margins: LagMargins,
-    run: Stopped,
-    start_unix_us: u64,
+    run: Span,
     scale_fits: impl Fn(u32) -> bool,
 ) {
     recording.longest_lag_us = 0;
@@ -131,13 +149,18 @@ pub(crate) fn judge(
     let mut within = u64::MAX;
     let mut stalls = Vec::new();
     for (instance, lag) in &lags.seen {
-        let stopped: Vec<Stopped> =
+        let stopped: Vec<Span> =
             lags.stopped.iter().filter(|(whose, _)| Some(*whose) == *instance).map(|(_, window)| *window).collect();
         let lag_us = unplanned_us(*lag, run, &stopped);
         recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
-        let margin_ms = if instance.is_some() { margins.process_ms } else { margins.network_ms };
+        // The coordinator carries the network: while a request with a tight
+        // timeout is out, its lag can turn the reply into a timeout, so it
+        // is held to that timeout; otherwise it moves what any process's does.
+        let lag_span = (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us));
+        let holds_a_flight = lags.flights.iter().any(|flight| overlap(lag_span, *flight));
+        let margin_ms = if instance.is_none() && holds_a_flight { margins.network_ms } else { margins.process_ms };
         if lag_us > allowed_us(margin_ms) {
-            let since_us = lag.from_unix_us.saturating_sub(start_unix_us);
+            let since_us = lag.from_unix_us.saturating_sub(run.0);
             let at_ms = since_us.saturating_mul(u64::from(time_scale)) / 1_000;
             stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance: *instance });
             within = within.min(margin_ms.saturating_mul(1_000) / lag_us.max(1));
@@ -174,29 +197,40 @@ mod tests {
         // A 1 s margin at ×60 allows 16.6 ms.
         let run = (start, start + 60_000_000);
         let margins = LagMargins { process_ms: 1_000, network_ms: 1_000 };
-        judge(&mut recording, &lags, margins, run, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.allowed_lag_us, 16_666);
         assert_eq!(recording.longest_lag_us, 40_000);
         assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None }]);
         // 1 s over 40 ms is ×25; a scale that must divide 30 (a consensus lease) takes ×15.
         assert_eq!(recording.faithful_time_scale, Some(25));
-        judge(&mut recording, &lags, margins, run, start, |scale| 30 % scale == 0);
+        judge(&mut recording, &lags, margins, run, |scale| 30 % scale == 0);
         assert_eq!(recording.faithful_time_scale, Some(15));
-        // A lag while the servers start, before the run's clock was set, or
-        // after the run ended, moves nothing; one in the lead-in to time 0
-        // counts from the clock's setting, at time 0.
+        // A lag while the servers start, in the lead-in to time 0, or after
+        // the run ended, moves nothing; one that runs past time 0 counts
+        // from time 0 (as does a first process's late start, which it
+        // reports as a lag from time 0).
         let mut outside = Lags::default();
-        let run = (start - 700_000, start + 60_000_000);
+        let run = (start, start + 60_000_000);
         outside.seen.push((None, Lag { from_unix_us: start - 1_500_000, lag_us: 400_000 }));
+        outside.seen.push((None, Lag { from_unix_us: start - 300_000, lag_us: 40_000 }));
         outside.seen.push((None, Lag { from_unix_us: start + 60_000_000, lag_us: 400_000 }));
-        outside.seen.push((None, Lag { from_unix_us: start - 720_000, lag_us: 50_000 }));
-        judge(&mut recording, &outside, margins, run, start, |_| true);
+        judge(&mut recording, &outside, margins, run, |_| true);
+        assert_eq!((recording.longest_lag_us, recording.stalls.len()), (0, 0));
+        outside.seen.push((None, Lag { from_unix_us: start - 20_000, lag_us: 50_000 }));
+        outside.seen.push((Some(InstanceId(2)), Lag { from_unix_us: start, lag_us: 25_000 }));
+        judge(&mut recording, &outside, margins, run, |_| true);
         assert_eq!(recording.longest_lag_us, 30_000);
-        assert_eq!(recording.stalls, vec![Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None }]);
+        assert_eq!(
+            recording.stalls,
+            vec![
+                Stall { at_ms: 0, lag_us: 25_000, allowed_us: 16_666, instance: Some(InstanceId(2)) },
+                Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None },
+            ]
+        );
     }
 
     #[test]
-    fn the_coordinator_carries_the_network_so_its_lag_is_held_to_the_client_timeout() {
+    fn the_coordinator_carries_the_network_so_its_lag_is_held_to_the_client_timeout_while_a_request_is_out() {
         let start = 1_000_000_000;
         let run = (start, start + 60_000_000);
         // Redlock at ×10: a 50 ms per-node timeout allows the coordinator 5 ms, an instance 100 ms.
@@ -204,12 +238,23 @@ mod tests {
         let mut lags = Lags::default();
         lags.seen.push((Some(InstanceId(2)), Lag { from_unix_us: start + 1_000_000, lag_us: 30_000 }));
         let mut recording = LiveRecording::new(Vec::new(), 10);
-        judge(&mut recording, &lags, margins, run, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!((recording.allowed_lag_us, recording.stalls.len()), (5_000, 0), "an instance 30 ms late is allowed");
+        // The coordinator 30 ms late with no request out: it moved no reply.
         lags.seen.push((None, Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
-        judge(&mut recording, &lags, margins, run, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!(recording.stalls, vec![], "nothing was in flight");
+        // A node's request went out 1 ms before the lag, and its 50 ms (5 ms of wall time) ran into it.
+        lags.flights.push((start + 1_999_000, start + 2_004_000));
+        // Another ended just before it: it does not count.
+        lags.flights.push((start + 1_990_000, start + 1_995_000));
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.stalls, vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None }]);
         assert_eq!(recording.faithful_time_scale, Some(1), "50 ms over 30 ms is ×1");
+        // The flight holds the coordinator only: an instance as late then is within its margin.
+        lags.seen.push((Some(InstanceId(0)), Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!(recording.stalls.len(), 1);
     }
 
     #[test]
@@ -222,11 +267,11 @@ mod tests {
         let mut recording = LiveRecording::new(Vec::new(), 15);
         let run = (start, start + 60_000_000);
         let margins = LagMargins { process_ms: 400, network_ms: 400 };
-        judge(&mut recording, &lags, margins, run, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!((recording.longest_lag_us, recording.stalls.len()), (2_000, 0));
         // The same stop counts for instance b, which no fault stopped.
         lags.seen.push((Some(InstanceId(1)), Lag { from_unix_us: start + 100_000, lag_us: 502_000 }));
-        judge(&mut recording, &lags, margins, run, start, |_| true);
+        judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.stalls.len(), 1);
         assert_eq!(recording.faithful_time_scale, None, "a lag longer than the margin is too long even at ×1");
     }

@@ -81,6 +81,10 @@ pub(super) struct LiveHost {
     ended_sessions: BTreeMap<SessionId, SqlError>,
     /// The sessions holding the jobs row's lock, in the mode they took it.
     row_lock_sessions: Vec<(SessionId, RowLockMode)>,
+    /// A request whose timeout is shorter than this (scenario ms) is
+    /// reported as a flight: the coordinator's lag is held to the tight
+    /// margin only while one is out (`stall::judge`).
+    flights_under_ms: u64,
     out: std::io::Stdout,
 }
 
@@ -129,6 +133,7 @@ impl LiveHost {
             session_settings: session_settings(settings, plan.clock.1, plan.postgres_schema.clone()),
             ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
+            flights_under_ms: plan.flights_under_ms,
             out: std::io::stdout(),
         }
     }
@@ -143,7 +148,12 @@ impl LiveHost {
 
     /// Records an event at a time already past (the coordinator sorts by time).
     fn record_at(&mut self, at_ms: u64, kind: EventKind) {
-        let line = serde_json::to_string(&Event { at_ms, kind }).unwrap_or_default();
+        self.tell(&Event { at_ms, kind });
+    }
+
+    /// Writes a line for the coordinator on the output.
+    fn tell(&self, line: &impl serde::Serialize) {
+        let line = serde_json::to_string(line).unwrap_or_default();
         let mut out = self.out.lock();
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
@@ -360,6 +370,13 @@ impl Host for LiveHost {
         let sent = Sent { run, to, body, sent_ms: self.clock.now_ms() };
         assert!(self.sent.insert(request, sent).is_none(), "request {request} went on the wire twice");
         let limit = timeout_ms.map_or(NO_TIMEOUT, |timeout_ms| self.clock.real(timeout_ms));
+        if timeout_ms.is_some_and(|timeout_ms| timeout_ms < self.flights_under_ms) {
+            // From now until the timeout, a lag of the network's (the
+            // coordinator's) can turn this request's reply into a timeout.
+            let from_unix_us = crate::unix_us();
+            let until_unix_us = from_unix_us.saturating_add(u64::try_from(limit.as_micros()).unwrap_or(u64::MAX));
+            self.tell(&crate::stall::FlightLine { flight: (from_unix_us, until_unix_us) });
+        }
         match (to, body) {
             (Party::Redis(node), Request::Redis(command)) => match self.redis.get(usize::from(node.0)) {
                 Some(link) => link.send(request, scaled(command, self.clock.time_scale), limit),
