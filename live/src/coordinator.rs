@@ -285,6 +285,31 @@ pub struct LagMargins {
     pub network_ms: u64,
 }
 
+/// `margin_ms` of the scenario's time, on the wall clock at the run's scale.
+fn scaled_down(margin_ms: u64, clock: ScaledClock) -> Duration {
+    Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(clock.time_scale.max(1)))
+}
+
+impl LagMargins {
+    /// The longest the coordinator may lag on the wall clock, at the run's
+    /// scale, while a request with a tight timeout is out.
+    fn network_lag(self, clock: ScaledClock) -> Duration {
+        scaled_down(self.network_ms, clock)
+    }
+
+    /// The longest any process may lag on the wall clock, at the run's scale.
+    fn process_lag(self, clock: ScaledClock) -> Duration {
+        scaled_down(self.process_ms, clock)
+    }
+
+    /// Requests with a timeout shorter than this (scenario ms) are reported
+    /// as flights, which hold the coordinator to the tighter margin; 0 when
+    /// the margins are the same.
+    fn flights_under_ms(self) -> u64 {
+        if self.network_ms < self.process_ms { self.process_ms } else { 0 }
+    }
+}
+
 /// The [`LagMargins`] of a run.
 pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
     let mut process_ms = scenario.world.retry_ms.max(1);
@@ -488,14 +513,8 @@ struct Coordinator {
     lags: Arc<Mutex<stall::Lags>>,
     /// Since when (wall µs) each instance's process has been stopped by a fault.
     stopped_since: BTreeMap<InstanceId, u64>,
-    /// The longest a lag may be, on the wall clock, before it counts: the
-    /// coordinator's, and an instance's.
-    allowed_lag: Duration,
-    allowed_instance_lag: Duration,
-    /// Requests with a timeout shorter than this (scenario ms) are reported
-    /// as flights, which hold the coordinator to the tighter margin; 0 when
-    /// the margins are the same.
-    flights_under_ms: u64,
+    /// How far the machine may move what the run's processes do.
+    margins: LagMargins,
 }
 
 /// How a run ended: when, and whether Ctrl-C ended it early.
@@ -535,10 +554,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     // Before it, a lag moves nothing but whether the instances are ready at
     // time 0, which each first process reports itself.
     let margins = lag_margins(&options.scenario, options.strategy);
-    let scaled =
-        |margin_ms: u64| Duration::from_micros(margin_ms.saturating_mul(1_000) / u64::from(options.time_scale.max(1)));
-    let (allowed_lag, allowed_instance_lag) = (scaled(margins.network_ms), scaled(margins.process_ms));
-    let (lags, watchdog) = watch_own_lag(allowed_lag);
+    let (lags, watchdog) = watch_own_lag(margins.network_lag(clock));
     let resource_ports = serve_storage_and_slack(clock, world.storage_checks_tokens, &events)?;
     let proxies = network(&servers, world.instances, resource_ports, clock)?;
     let (services_link, traffic) = start_other_services(&servers, &options.scenario, clock, &events)?;
@@ -568,9 +584,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         group: supervision.group,
         lags,
         stopped_since: BTreeMap::new(),
-        allowed_lag,
-        allowed_instance_lag,
-        flights_under_ms: if margins.network_ms < margins.process_ms { margins.process_ms } else { 0 },
+        margins,
         options,
     };
     let played = coordinator.play();
@@ -947,7 +961,7 @@ impl Coordinator {
     fn late_by(&self, due_ms: u64) {
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(0);
         let late = self.clock.real(now.saturating_sub(due_ms));
-        if late > self.allowed_lag / 2 {
+        if late > self.margins.network_lag(self.clock) / 2 {
             let lag_us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
             let from_unix_us = unix_us().saturating_sub(lag_us);
             if let Ok(mut lags) = self.lags.lock() {
@@ -1012,6 +1026,7 @@ impl Coordinator {
     /// Its plan goes on its input, first line, however long the scenario:
     /// a command line has a limit. It joins the supervisor's process group.
     fn spawn(&mut self, instance: InstanceId, restarted: bool) -> Result<(), String> {
+        let instance_lag = self.margins.process_lag(self.clock);
         let plan = InstancePlan {
             instance,
             scenario_json: self.options.scenario.to_json(),
@@ -1030,9 +1045,9 @@ impl Coordinator {
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
             restarted,
             key_prefix: self.servers.key_prefix.clone(),
-            lag_tick_us: u64::try_from(stall::tick_for(self.allowed_instance_lag).as_micros()).unwrap_or(u64::MAX),
-            lag_report_over_us: u64::try_from(self.allowed_instance_lag.as_micros()).unwrap_or(u64::MAX),
-            flights_under_ms: self.flights_under_ms,
+            lag_tick_us: u64::try_from(stall::tick_for(instance_lag).as_micros()).unwrap_or(u64::MAX),
+            lag_report_over_us: u64::try_from(instance_lag.as_micros()).unwrap_or(u64::MAX),
+            flights_under_ms: self.margins.flights_under_ms(),
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
         // Out of the terminal's process group: a Ctrl-C at the terminal
