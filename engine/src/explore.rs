@@ -469,19 +469,7 @@ fn halve(value: u64, floor: u64) -> Vec<u64> {
 /// The same fault, striking at another time.
 fn moved_to(fault: &Fault, to_ms: u64) -> Fault {
     let mut moved = fault.clone();
-    match &mut moved {
-        Fault::OomKill { at_ms, .. }
-        | Fault::HostLoss { at_ms, .. }
-        | Fault::GcPause { at_ms, .. }
-        | Fault::ClockJump { at_ms, .. }
-        | Fault::ClockDrift { at_ms, .. }
-        | Fault::NetworkDelay { at_ms, .. }
-        | Fault::Partition { at_ms, .. }
-        | Fault::RedisRestart { at_ms, .. }
-        | Fault::RedisFailover { at_ms, .. }
-        | Fault::ConsensusLeaderLoss { at_ms }
-        | Fault::DbSlow { at_ms, .. } => *at_ms = to_ms,
-    }
+    *moved.at_ms_mut() = to_ms;
     moved
 }
 

@@ -215,19 +215,7 @@ fn shortest_window_ms(scenario: &Scenario, strategy: StrategyId) -> Option<u64> 
     scenario
         .faults
         .iter()
-        .filter_map(|fault| match fault {
-            Fault::NetworkDelay { duration_ms, .. }
-            | Fault::Partition { duration_ms, .. }
-            | Fault::DbSlow { duration_ms, .. } => Some(*duration_ms),
-            Fault::OomKill { .. }
-            | Fault::HostLoss { .. }
-            | Fault::GcPause { .. }
-            | Fault::ClockJump { .. }
-            | Fault::ClockDrift { .. }
-            | Fault::RedisRestart { .. }
-            | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. } => None,
-        })
+        .filter_map(|fault| fault.window_ms().map(|(duration_ms, _)| duration_ms))
         // The replica's lag decides which writes a failover loses.
         .chain(
             has_replica(scenario, strategy).then_some(scenario.world.replication_lag_ms).filter(|lag_ms| *lag_ms > 0),

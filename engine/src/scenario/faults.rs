@@ -98,7 +98,28 @@ macro_rules! faults {
         #[cfg(test)]
         pub(super) const FAULT_VARIANTS: [&str; FAULT_KIND_COUNT] = [$( stringify!($variant) ),*];
 
-        impl Fault {
+        /// A fault's time field, borrowed as the fault is (shared or mutable): the
+/// one list of every kind's `at_ms` that [`Fault::at_ms`] and
+/// [`Fault::at_ms_mut`] both read.
+macro_rules! at_ms_of {
+    ($fault:expr) => {
+        match $fault {
+            Fault::OomKill { at_ms, .. }
+            | Fault::HostLoss { at_ms, .. }
+            | Fault::GcPause { at_ms, .. }
+            | Fault::ClockJump { at_ms, .. }
+            | Fault::ClockDrift { at_ms, .. }
+            | Fault::NetworkDelay { at_ms, .. }
+            | Fault::Partition { at_ms, .. }
+            | Fault::RedisRestart { at_ms, .. }
+            | Fault::RedisFailover { at_ms, .. }
+            | Fault::ConsensusLeaderLoss { at_ms }
+            | Fault::DbSlow { at_ms, .. } => at_ms,
+        }
+    };
+}
+
+impl Fault {
             /// The fields of this fault besides `kind`, in the order its kind
             /// declares them (`at_ms` first), each with its value: what the
             /// lab's fault script edits, so a new kind's fields reach it from
@@ -652,20 +673,14 @@ impl Fault {
         })
     }
 
+    /// When the fault strikes.
     pub fn at_ms(&self) -> u64 {
-        match self {
-            Fault::OomKill { at_ms, .. }
-            | Fault::HostLoss { at_ms, .. }
-            | Fault::GcPause { at_ms, .. }
-            | Fault::ClockJump { at_ms, .. }
-            | Fault::ClockDrift { at_ms, .. }
-            | Fault::NetworkDelay { at_ms, .. }
-            | Fault::Partition { at_ms, .. }
-            | Fault::RedisRestart { at_ms, .. }
-            | Fault::RedisFailover { at_ms, .. }
-            | Fault::ConsensusLeaderLoss { at_ms }
-            | Fault::DbSlow { at_ms, .. } => *at_ms,
-        }
+        *at_ms_of!(self)
+    }
+
+    /// When the fault strikes, to move it (the explorer's shrinking does).
+    pub fn at_ms_mut(&mut self) -> &mut u64 {
+        at_ms_of!(self)
     }
 
     /// Whether the fault aims at whoever holds the lock when it strikes.
@@ -684,11 +699,15 @@ impl Fault {
         }
     }
 
-    /// How long a fault on the network lasts (a partition, a delay); `None`
-    /// for any other fault.
-    pub fn network_duration_ms(&self) -> Option<u64> {
+    /// How long a fault that holds for a while lasts (a delay, a partition,
+    /// a slowed database), and whether it is on the network; `None` for a
+    /// fault that strikes once.
+    pub fn window_ms(&self) -> Option<(u64, bool)> {
         match self {
-            Fault::NetworkDelay { duration_ms, .. } | Fault::Partition { duration_ms, .. } => Some(*duration_ms),
+            Fault::NetworkDelay { duration_ms, .. } | Fault::Partition { duration_ms, .. } => {
+                Some((*duration_ms, true))
+            }
+            Fault::DbSlow { duration_ms, .. } => Some((*duration_ms, false)),
             Fault::OomKill { .. }
             | Fault::HostLoss { .. }
             | Fault::GcPause { .. }
@@ -696,9 +715,14 @@ impl Fault {
             | Fault::ClockDrift { .. }
             | Fault::RedisRestart { .. }
             | Fault::RedisFailover { .. }
-            | Fault::ConsensusLeaderLoss { .. }
-            | Fault::DbSlow { .. } => None,
+            | Fault::ConsensusLeaderLoss { .. } => None,
         }
+    }
+
+    /// How long a fault on the network lasts (a partition, a delay); `None`
+    /// for any other fault.
+    pub fn network_duration_ms(&self) -> Option<u64> {
+        self.window_ms().filter(|(_, on_the_network)| *on_the_network).map(|(duration_ms, _)| duration_ms)
     }
 
     /// The fault's `kind` as the format spells it.
