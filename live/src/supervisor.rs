@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -86,11 +86,30 @@ pub(crate) struct Supervision {
 
 static SUPERVISION: OnceLock<Result<Supervision, String>> = OnceLock::new();
 
+/// The room in memory a run's servers want before they are made there.
+const MEMORY_ROOM_BYTES: u64 = 2 << 30;
+
+/// The folder the servers of the live runs of process `pid` are made in:
+/// in memory (`/dev/shm`, a tmpfs) where the system has one with room, else
+/// the temporary folder. etcd syncs its log to disk on every write, and on
+/// a disk busy with other work (a build's writeback) one sync took 0.8 s:
+/// at ×15, 12 s of the scenario, a wait no watchdog sees (it is the
+/// server's), which moved a lease grant past a pause aimed at the job. In
+/// memory a sync costs nothing. (PostgreSQL runs with `fsync=off`, Redis
+/// keeps nothing on disk.)
+pub fn servers_root(pid: u32) -> PathBuf {
+    let memory = Path::new("/dev/shm");
+    let roomy = nix::sys::statvfs::statvfs(memory)
+        .is_ok_and(|stats| stats.blocks_available().saturating_mul(stats.fragment_size()) >= MEMORY_ROOM_BYTES);
+    let base = if roomy { memory.to_path_buf() } else { std::env::temp_dir() };
+    base.join(format!("locklab-live-{pid}"))
+}
+
 /// The supervisor of this process's live runs, started on first use with
 /// `program` (`locklab`); servers started from now on are placed under it.
 pub(crate) fn ensure(program: &Path) -> Result<&'static Supervision, String> {
     let supervision = SUPERVISION.get_or_init(|| {
-        let root = std::env::temp_dir().join(format!("locklab-live-{}", std::process::id()));
+        let root = servers_root(std::process::id());
         std::fs::create_dir_all(&root).map_err(|error| format!("cannot make {}: {error}", root.display()))?;
         let mut child = Command::new(program)
             .arg("live-supervisor")
