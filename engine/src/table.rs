@@ -48,6 +48,9 @@ impl<K: Ord + Copy, V, const ENDS_FIRST: bool> Table<K, V, ENDS_FIRST> {
             match (self.entries.first(), self.entries.last()) {
                 (Some((first, _)), _) if first == key => return Ok(0),
                 (_, Some((last, _))) if last < key => return Err(self.entries.len()),
+                // The newest entry is the other one asked for most (an
+                // instance's live run): found without a search.
+                (_, Some((last, _))) if last == key => return Ok(self.entries.len() - 1),
                 _ => {}
             }
         }

@@ -76,15 +76,18 @@ pub(crate) struct JobProgress {
 }
 
 impl Runtime {
+    #[inline]
     pub(crate) fn run_state(&self, run: RunId) -> &RunState {
         self.runs.get(&run).unwrap_or_else(|| panic!("{run} is not a run of {}", self.me))
     }
 
+    #[inline]
     pub(crate) fn run_state_mut(&mut self, run: RunId) -> &mut RunState {
         let me = self.me;
         self.runs.get_mut(&run).unwrap_or_else(|| panic!("{run} is not a run of {me}"))
     }
 
+    #[inline]
     pub(crate) fn ended(&self, run: RunId) -> bool {
         self.run_state(run).ended
     }
