@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything locklab needs on a fresh machine of the project's kind, and
 # nothing twice: each step checks whether its tool is already there at the pinned
-# version. Only the package registries are used (crates.io, Debian, npm); nothing
+# version. Only the package registries are used (the Rust, Debian and npm registries); nothing
 # is downloaded from anywhere else, so it also works with no other network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
