@@ -427,6 +427,11 @@ impl PgServer {
         let mut command = account.command(&bin.join("postgres"));
         command.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k"]).arg(&server.dir);
         command.args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off"]);
+        // Its dynamic shared memory as files in its own folder, not in
+        // /dev/shm beside everyone's: a server killed mid-run (kill -9 of
+        // the coordinator, then the supervisor's SIGKILL) leaves nothing
+        // behind that the folder's removal does not take.
+        command.args(["-c", "dynamic_shared_memory_type=mmap"]);
         for setting in settings {
             command.args(["-c", setting]);
         }
