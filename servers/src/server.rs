@@ -358,6 +358,15 @@ impl Account {
     }
 }
 
+/// What every throwaway PostgreSQL runs with: loopback only; no sync to
+/// disk (a throwaway cluster needs no durability, and a sync waits on a
+/// busy disk); and its dynamic shared memory as files in its own folder,
+/// not in /dev/shm beside everyone's, so that a server killed mid-run
+/// (kill -9 of the coordinator, then the supervisor's SIGKILL) leaves
+/// nothing the folder's removal does not take.
+const POSTGRES_SETTINGS: [&str; 4] =
+    ["listen_addresses=127.0.0.1", "fsync=off", "synchronous_commit=off", "dynamic_shared_memory_type=mmap"];
+
 /// A throwaway PostgreSQL cluster: `initdb` in a temporary directory, the
 /// server on a free loopback port with its socket in that directory, run as
 /// a non-root user. Stopped (an immediate shutdown) and removed on `Drop`.
@@ -426,13 +435,7 @@ impl PgServer {
         let log = std::fs::File::create(&log_path).map_err(|error| format!("cannot make the server's log: {error}"))?;
         let mut command = account.command(&bin.join("postgres"));
         command.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k"]).arg(&server.dir);
-        command.args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off"]);
-        // Its dynamic shared memory as files in its own folder, not in
-        // /dev/shm beside everyone's: a server killed mid-run (kill -9 of
-        // the coordinator, then the supervisor's SIGKILL) leaves nothing
-        // behind that the folder's removal does not take.
-        command.args(["-c", "dynamic_shared_memory_type=mmap"]);
-        for setting in settings {
+        for setting in POSTGRES_SETTINGS.into_iter().chain(settings.iter().map(String::as_str)) {
             command.args(["-c", setting]);
         }
         let child = command
