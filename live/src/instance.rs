@@ -150,7 +150,12 @@ fn report_a_late_start(start_unix_us: u64) {
 
 /// Tells the coordinator of a lag, on the output beside the events.
 fn tell_lag(lag: crate::stall::Lag) {
-    let line = serde_json::to_string(&crate::stall::LagLine { lag }).unwrap_or_default();
+    tell(&crate::stall::LagLine { lag });
+}
+
+/// Writes a line for the coordinator on the output: an event, a lag, a flight.
+fn tell(line: &impl Serialize) {
+    let line = serde_json::to_string(line).unwrap_or_default();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();

@@ -27,7 +27,6 @@ use locklab_engine::scenario::{StrategySettings, World};
 use locklab_engine::strategy::{Reply, Request, TimerId};
 use locklab_engine::{Event, EventKind};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -85,7 +84,6 @@ pub(super) struct LiveHost {
     /// reported as a flight: the coordinator's lag is held to the tight
     /// margin only while one is out (`stall::judge`).
     flights_under_ms: u64,
-    out: std::io::Stdout,
 }
 
 impl std::fmt::Debug for LiveHost {
@@ -134,7 +132,6 @@ impl LiveHost {
             ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
             flights_under_ms: plan.flights_under_ms,
-            out: std::io::stdout(),
         }
     }
 
@@ -153,10 +150,7 @@ impl LiveHost {
 
     /// Writes a line for the coordinator on the output.
     fn tell(&self, line: &impl serde::Serialize) {
-        let line = serde_json::to_string(line).unwrap_or_default();
-        let mut out = self.out.lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        super::tell(line);
     }
 
     // ----- timers -----
