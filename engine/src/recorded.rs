@@ -123,9 +123,16 @@ impl LiveRecording {
     }
 }
 
-/// A wall-clock duration in µs, as people read it.
+/// A wall-clock duration in µs, as people read it: tenths of a ms under 10 ms.
+/// (In integers: a float's fixed-precision printer would be the only one in
+/// the recorded page's wasm.)
 fn wall(micros: u64) -> String {
-    if micros < 10_000 { format!("{:.1} ms", micros as f64 / 1_000.0) } else { format!("{} ms", micros / 1_000) }
+    let tenths = (micros + 50) / 100;
+    if micros < 9_950 {
+        format!("{}.{} ms", tenths / 10, tenths % 10)
+    } else {
+        format!("{} ms", micros.max(10_000) / 1_000)
+    }
 }
 
 /// A `locklab-log/1` document, read back: what ran, whether it ran live, and
@@ -764,6 +771,12 @@ pub fn recorded_log_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wall_clock_lag_reads_in_tenths_of_a_ms_under_ten_and_whole_ms_above() {
+        let read: Vec<String> = [0, 49, 6_433, 6_450, 9_949, 9_950, 10_999, 26_666].map(wall).into();
+        assert_eq!(read, ["0.0 ms", "0.0 ms", "6.4 ms", "6.5 ms", "9.9 ms", "10 ms", "10 ms", "26 ms"]);
+    }
 
     fn scenario(name: &str) -> Scenario {
         Scenario::from_json(crate::builtin::find(name).expect("a built-in").text).expect("built-ins are valid")

@@ -798,7 +798,10 @@ struct Analysis {
     // key order, and no B-tree (its removals above all) for every key and
     // value type in each page's wasm.
     token_holder: Table<Token, (InstanceId, RunId)>,
-    believers: Table<InstanceId, (RunId, Option<Token>)>,
+    /// Every run that believes it holds the lock, by instance: one process
+    /// can have two (a job the runner handed back after a crash, and a run
+    /// its own cron granted), and one of them ending leaves the other's.
+    believers: Table<(InstanceId, RunId), Option<Token>>,
     waits: Table<SessionId, u64>,
     /// The instances whose pool is exhausted now.
     exhausted: Table<InstanceId, ()>,
@@ -952,9 +955,17 @@ impl Analysis {
         self.findings.insert(position, Finding { at_ms, kind, text, event, cause: Some(cause) });
     }
 
+    /// The first and the last instance with a run that believes it holds
+    /// the lock (the table is in instance order): two believe at once
+    /// exactly when they differ.
+    fn believing_ends(&self) -> Option<(InstanceId, InstanceId)> {
+        let entries = self.believers.entries();
+        Some((entries.first()?.0.0, entries.last()?.0.0))
+    }
+
     fn advance(&mut self, at_ms: u64) {
         let elapsed = at_ms.saturating_sub(self.last_ms);
-        if self.believers.len() >= 2 {
+        if self.believing_ends().is_some_and(|(first, last)| first != last) {
             self.metrics.overlap_ms += elapsed;
         }
         if !self.exhausted.is_empty() {
@@ -1783,9 +1794,8 @@ impl Analysis {
     /// The lock service granted the lock: to another while one still believed?
     fn on_granted(&mut self, at: u64, index: u32, run: &RunId, instance: &InstanceId, token: &Option<Token>) {
         self.set_holding(*run, Some(true), None);
-        let other =
-            self.believers.entries().iter().find(|(believer, (other_run, _))| believer != instance && other_run != run);
-        if let Some(&(other, (_, other_token))) = other {
+        let other = self.believers.entries().iter().find(|((believer, _), _)| believer != instance);
+        if let Some(&((other, _), other_token)) = other {
             let other_token = other_token.map(|token| format!(" (token {token})")).unwrap_or_default();
             let text = format!(
                 "the lock service grants the lock to {instance} while {other} still believes it holds it{other_token}"
@@ -1803,7 +1813,7 @@ impl Analysis {
         let facts = entry(&mut self.runs, run.0);
         facts.revoked = Some(*reason);
         facts.revoked_ms = Some(at);
-        let still_believes = self.believers.get(instance).is_some_and(|(believed, _)| believed == run);
+        let still_believes = self.believers.contains_key(&(*instance, *run));
         match reason {
             RevokeReason::DeletedByOther => {
                 let text = format!("a plain DEL from another run deleted {instance}'s lock while it was working");
@@ -1850,14 +1860,17 @@ impl Analysis {
                 }
                 self.token_holder.insert(*token, (*instance, *run));
             }
-            self.believers.insert(*instance, (*run, *token));
-            if self.believers.len() == 2 {
-                let names: Vec<String> = self.believers.iter().map(|(believer, _)| believer.to_string()).collect();
-                let text = format!("{} both believe they hold the lock", names.join(" and "));
-                self.say(at, index, "overlap", text);
+            let newly = !self.believers.entries().iter().any(|((believer, _), _)| believer == instance);
+            self.believers.insert((*instance, *run), *token);
+            if let Some((first, last)) = self.believing_ends()
+                && newly
+                && first != last
+                && self.believers.entries().iter().all(|((believer, _), _)| [first, last].contains(believer))
+            {
+                self.say(at, index, "overlap", format!("{first} and {last} both believe they hold the lock"));
             }
-        } else if self.believers.get(instance).is_some_and(|(believed, _)| believed == run) {
-            self.believers.remove(instance);
+        } else {
+            self.believers.remove(&(*instance, *run));
         }
     }
 

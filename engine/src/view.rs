@@ -339,7 +339,8 @@ pub struct InstanceView {
     pub id: InstanceId,
     pub process: ProcessView,
     pub clock: ClockView,
-    /// What it believes: `Some((run, token))` while it thinks it holds the lock.
+    /// What it believes: `Some((run, token))` while a run of it thinks it
+    /// holds the lock (its newest, when two do: see `WorldAt::believing`).
     pub belief: Option<(RunId, Option<Token>)>,
     /// Whether the lock service counts it as the holder.
     pub granted: Option<(RunId, Option<Token>)>,
@@ -488,6 +489,10 @@ pub struct WorldAt {
     pub flights: Vec<Flight>,
     /// Restarts promised by faults, applied when the process event comes.
     restarts: Vec<(InstanceId, u64)>,
+    /// Every run that believes it holds the lock: a process can have two (a
+    /// job the runner handed back after a crash beside a run its cron was
+    /// granted), and one letting go leaves the other's belief.
+    believing: Table<(InstanceId, RunId), Option<Token>>,
     db_clock: ClockView,
     consensus_clock: ClockView,
 }
@@ -526,6 +531,7 @@ impl WorldAt {
             consensus: ConsensusView::default(),
             flights: Vec::new(),
             restarts: Vec::new(),
+            believing: Table::new(),
             db_clock: ClockView::default(),
             consensus_clock: ClockView::default(),
         }
@@ -660,6 +666,9 @@ impl WorldAt {
         if matches!(state, ProcessState::Restarted) {
             self.restarts.retain(|(id, _)| *id != instance);
         }
+        if matches!(state, ProcessState::Dead | ProcessState::HostLost) {
+            self.believing.retain(|(believer, _), _| *believer != instance);
+        }
         let Some(view) = self.instance_mut(instance) else { return };
         view.process = match state {
             ProcessState::Running | ProcessState::Restarted => ProcessView::Running,
@@ -705,12 +714,16 @@ impl WorldAt {
     }
 
     fn on_belief(&mut self, instance: InstanceId, run: RunId, holds: bool, token: Option<Token>) {
+        if holds {
+            self.believing.insert((instance, run), token);
+        } else {
+            self.believing.remove(&(instance, run));
+        }
+        // Run ids grow with time: an instance's newest run is its last entry.
+        let newest = self.believing.entries().iter().rev().find(|((believer, _), _)| *believer == instance);
+        let newest = newest.map(|((_, run), token)| (*run, *token));
         if let Some(view) = self.instance_mut(instance) {
-            if holds {
-                view.belief = Some((run, token));
-            } else if view.belief.is_some_and(|(believed, _)| believed == run) {
-                view.belief = None;
-            }
+            view.belief = newest;
         }
     }
 

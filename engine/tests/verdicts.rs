@@ -7,13 +7,15 @@
 //! stops halfway is judged by one rule, a lock that queues runs behind a job
 //! longer than a period falls behind, other services wait behind `FOR UPDATE`
 //! only, each lock names what it lacked, and a takeover or a restart names
-//! the fault and the time it really took. These are rules of the engine, so
-//! scenarios no built-in describes get them too.
+//! the fault and the time it really took, and a belief lasts as long as its
+//! own run believes. These are rules of the engine, so scenarios no
+//! built-in describes get them too.
 
 use locklab_engine::event::{Event, EventKind, PutOutcome, RevokeReason, RunPhase};
 use locklab_engine::ids::{InstanceId, Period, ReportOf, RunId};
 use locklab_engine::report::{Held, StrategyReport, analyze};
 use locklab_engine::scenario::{Efficiency, Liveness, Safety};
+use locklab_engine::view::Timeline;
 use locklab_engine::{Scenario, StrategyId, builtin, simulate};
 
 fn report_of(json: &str, strategy: StrategyId) -> StrategyReport {
@@ -300,4 +302,47 @@ fn a_redlock_node_restart_says_how_long_the_node_was_really_out() {
     let fault = report.findings.iter().find(|finding| finding.kind == "fault").expect("the fault");
     // Down 1 s, then out one lock TTL (30 s) more: Redlock's delayed restart.
     assert!(fault.text.contains("back only after 31 s"), "{}", fault.text);
+}
+
+/// b's job handed back after its crash believes it holds the lock; b's own
+/// cron run is granted the lock and lets it go; then c is granted. b still
+/// believes, through its first run: the grant to c is one under a believer,
+/// whichever of b's runs the database served first, and the lab shows b
+/// believing all along.
+#[test]
+fn a_belief_lasts_until_its_own_run_stops_believing_not_the_instance_s_newest() {
+    let scenario = Scenario::from_json(builtin::find("calm-night").expect("a built-in").text).expect("valid");
+    let (a, b, c) = (InstanceId(0), InstanceId(1), InstanceId(2));
+    let at = |at_ms: u64, kind: EventKind| Event { at_ms, kind };
+    let belief = |instance, run, holds| EventKind::Belief { instance, run: RunId(run), holds, token: None };
+    let granted = |instance, run| EventKind::Granted { run: RunId(run), instance, token: None };
+    let released = |instance, run| EventKind::Revoked { run: RunId(run), instance, reason: RevokeReason::Released };
+    let log = vec![
+        at(0, granted(a, 0)),
+        at(0, belief(a, 0, true)),
+        at(10, belief(b, 1, true)),
+        at(20, belief(a, 0, false)),
+        at(20, released(a, 0)),
+        at(30, granted(b, 2)),
+        at(30, belief(b, 2, true)),
+        at(40, belief(b, 2, false)),
+        at(40, released(b, 2)),
+        at(50, granted(c, 3)),
+        at(50, belief(c, 3, true)),
+        at(60, belief(c, 3, false)),
+        at(60, released(c, 3)),
+        at(70, belief(b, 1, false)),
+    ];
+    let report = analyze(&scenario, StrategyId::DbLock, &log);
+    let said = |kind: &str| -> Vec<u64> {
+        report.findings.iter().filter(|finding| finding.kind == kind).map(|finding| finding.at_ms).collect()
+    };
+    assert_eq!(said("lock_granted_to_another"), vec![50], "{:#?}", report.findings);
+    assert_eq!(said("overlap"), vec![10, 50], "{:#?}", report.findings);
+    assert_eq!(report.metrics.overlap_ms, 10 + 10, "a and b from 10 to 20 ms, b and c from 50 to 60 ms");
+    let timeline = Timeline::build(&scenario, StrategyId::DbLock, &log);
+    let believers = |at_ms| timeline.world_at(&log, at_ms).believers();
+    assert_eq!(believers(45), vec![b], "b's first run still believes after its second let go");
+    assert_eq!(believers(55), vec![b, c]);
+    assert_eq!(believers(75), Vec::<InstanceId>::new());
 }

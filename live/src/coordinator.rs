@@ -830,7 +830,7 @@ impl Coordinator {
     /// when the run ended, and how.
     fn play(&mut self) -> Result<Ended, String> {
         for index in 0..self.options.scenario.world.instances {
-            self.spawn(InstanceId(index), false)?;
+            self.spawn(InstanceId(index), None)?;
         }
         let mut faults: Vec<Fault> = self.options.scenario.faults.clone();
         faults.sort_by_key(Fault::at_ms);
@@ -866,7 +866,7 @@ impl Coordinator {
             }
             if later_at == Some(next_at) {
                 let (_, what) = later.remove(0);
-                self.later(what)?;
+                self.later(what, next_at)?;
             } else if fault_at == Some(next_at) {
                 let fault = faults[next_fault].clone();
                 next_fault += 1;
@@ -1010,10 +1010,10 @@ impl Coordinator {
         self.record_at(None, at_ms, kind);
     }
 
-    /// Starts `instance`'s process (again, after a crash, when `restarted`).
-    /// Its plan goes on its input, first line, however long the scenario:
-    /// a command line has a limit. It joins the supervisor's process group.
-    fn spawn(&mut self, instance: InstanceId, restarted: bool) -> Result<(), String> {
+    /// Starts `instance`'s process (again, after a crash, when `restarted_at_ms`
+    /// says when). Its plan goes on its input, first line, however long the
+    /// scenario: a command line has a limit. It joins the supervisor's process group.
+    fn spawn(&mut self, instance: InstanceId, restarted_at_ms: Option<u64>) -> Result<(), String> {
         let instance_lag = self.margins.process_lag(self.clock);
         let plan = InstancePlan {
             instance,
@@ -1031,7 +1031,8 @@ impl Coordinator {
             slack_port: self.port_of(instance, Party::Slack).unwrap_or(0),
             first_run: self.next_run.get(&instance).copied().unwrap_or(0),
             redeliver: self.redeliver.remove(&instance).unwrap_or_default(),
-            restarted,
+            restarted: restarted_at_ms.is_some(),
+            due_ms: restarted_at_ms.unwrap_or(0),
             key_prefix: self.servers.key_prefix.clone(),
             lag_tick_us: u64::try_from(stall::tick_for(instance_lag).as_micros()).unwrap_or(u64::MAX),
             lag_report_over_us: u64::try_from(instance_lag.as_micros()).unwrap_or(u64::MAX),
@@ -1576,7 +1577,8 @@ impl Coordinator {
         self.collected.push((source, event));
     }
 
-    fn later(&mut self, what: Later) -> Result<(), String> {
+    /// Does `what`, due at `at_ms`.
+    fn later(&mut self, what: Later, at_ms: u64) -> Result<(), String> {
         match what {
             Later::Resume(instance) => {
                 if self.processes.contains_key(&instance) {
@@ -1601,7 +1603,7 @@ impl Coordinator {
                 }
                 self.record(EventKind::Process { instance, state: ProcessState::Restarted });
                 self.tell(Some(format!("{instance} restarts")));
-                self.spawn(instance, true)
+                self.spawn(instance, Some(at_ms))
             }
             Later::RedisUp(node) => {
                 if let Some(server) = self.servers.redis.get_mut(usize::from(node)) {

@@ -137,8 +137,14 @@ fn each_run(kind: &mut EventKind, renumber: &mut impl FnMut(RunId) -> RunId) {
         | K::Post { run, .. }
         | K::Consensus { run, .. }
         | K::RowApplied { run, .. } => *run = renumber(*run),
-        K::Sql { run, .. } => {
+        K::Sql { run, statement, .. } => {
             if let Some(run) = run {
+                *run = renumber(*run);
+            }
+            // The report row's statement names its run too: it reads in
+            // the log's numbers, like every other line (the process sent
+            // its own number, which only keys the row).
+            if let Sql::WriteReport { run, .. } = statement {
                 *run = renumber(*run);
             }
         }
