@@ -186,7 +186,13 @@ mod tests {
         let compare =
             |live: &LiveRecording| recorded_agreement(&scenario, StrategyId::Redlock, &twin, &twin, Some(live));
         assert_eq!(compare(&live), Agreement::Same, "a run with no stall is compared");
-        live.stalls.push(crate::recorded::Stall { at_ms: 60_000, lag_us: 80_000, allowed_us: 5_000, instance: None });
+        live.stalls.push(crate::recorded::Stall {
+            at_ms: 60_000,
+            lag_us: 80_000,
+            allowed_us: 5_000,
+            instance: None,
+            server: None,
+        });
         assert_eq!(compare(&live), Agreement::Inconclusive, "the same verdict is no pass");
         // More of other services' queries failed: no longer forgiven as a stall, a difference.
         let mut failed = twin.clone();

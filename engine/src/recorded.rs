@@ -67,6 +67,11 @@ pub struct Stall {
     /// process that strikes the faults and carries the network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<InstanceId>,
+    /// A server that was this late to answer `instance` (a Redis node,
+    /// PostgreSQL, etcd) at a moment no fault of the scenario slowed it:
+    /// the machine kept the server's process from running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<Party>,
 }
 
 /// The most stalls a recording keeps: the first ones say when the machine
@@ -99,9 +104,11 @@ impl LiveRecording {
     /// faithful; `None` for a conclusive run.
     pub fn stall_sentence(&self) -> Option<String> {
         let longest = self.stalls.iter().max_by_key(|stall| stall.lag_us)?;
-        let process = match longest.instance {
-            Some(instance) => format!("instance {instance}'s process"),
-            None => "the coordinator".to_owned(),
+        let process = match (longest.server, longest.instance) {
+            (Some(server), Some(instance)) => format!("{server}'s answer to {instance}"),
+            (Some(server), None) => format!("{server}'s answer"),
+            (None, Some(instance)) => format!("instance {instance}'s process"),
+            (None, None) => "the coordinator".to_owned(),
         };
         let others = match self.stalls.len() {
             1 => String::new(),
@@ -356,6 +363,14 @@ fn check_recording(live: &LiveRecording, scenario: &Scenario, events: &[Event]) 
             return Err(refuse(
                 format!("live.stalls[{index}].instance"),
                 format!("instance {instance} is not in a world of {} instances", scenario.world.instances),
+            ));
+        }
+        if let Some(server) = stall.server
+            && !matches!(server, Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Consensus)
+        {
+            return Err(refuse(
+                format!("live.stalls[{index}].server"),
+                format!("{server} is not a server live mode runs (a Redis node, db or consensus)"),
             ));
         }
     }
@@ -948,8 +963,8 @@ mod tests {
         live.allowed_lag_us = 16_000;
         live.longest_lag_us = 250_000;
         live.stalls = vec![
-            Stall { at_ms: 61_000, lag_us: 250_000, allowed_us: 16_000, instance: None },
-            Stall { at_ms: 90_000, lag_us: 20_000, allowed_us: 16_000, instance: Some(InstanceId(1)) },
+            Stall { at_ms: 61_000, lag_us: 250_000, allowed_us: 16_000, instance: None, server: None },
+            Stall { at_ms: 90_000, lag_us: 20_000, allowed_us: 16_000, instance: Some(InstanceId(1)), server: None },
         ];
         live.faithful_time_scale = Some(3);
         assert!(live.inconclusive());
@@ -958,5 +973,10 @@ mod tests {
         {
             assert!(sentence.contains(part), "{part}: {sentence}");
         }
+        // A server late to answer an instance is named with the instance it kept waiting.
+        live.stalls[0].server = Some(Party::Redis(crate::ids::RedisNodeId(2)));
+        live.stalls[0].instance = Some(InstanceId(0));
+        let sentence = live.stall_sentence().expect("a stall");
+        assert!(sentence.contains("the machine stalled redis-3's answer to a at t=61 s"), "{sentence}");
     }
 }

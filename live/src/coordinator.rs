@@ -1677,6 +1677,12 @@ fn read_instance(
             }
             continue;
         }
+        if let Ok(stall::ServerLagLine { server_lag, server }) = serde_json::from_str(&line) {
+            if let Ok(mut lags) = lags.lock() {
+                lags.servers.push((instance, server, server_lag));
+            }
+            continue;
+        }
         if let Ok(stall::FlightLine { flight }) = serde_json::from_str(&line) {
             if let Ok(mut lags) = lags.lock() {
                 lags.flights.push(flight);

@@ -235,7 +235,7 @@ impl Instance {
         let settings = scenario.settings_for(plan.strategy);
         let reports = ReportRule::of(scenario);
         Instance {
-            host: LiveHost::new(plan, &scenario.world, &settings, replies),
+            host: LiveHost::new(plan, scenario, &settings, replies),
             runtime: Runtime::new(plan.instance, rng, &scenario.world, reports, scenario.duration_ms()),
             strategy: strategy_for(&settings),
         }
@@ -300,7 +300,8 @@ impl Instance {
     fn handle(&mut self, incoming: Incoming) {
         let Instance { host, runtime, strategy } = self;
         match incoming {
-            Incoming::Reply { request, reply } => {
+            Incoming::Reply { request, reply, took } => {
+                host.time_answer(request, took);
                 // A reply no one awaits any more (its request timed out) is dropped unlogged.
                 if let Some(sent) = host.take_sent(request) {
                     host.log_reply(&sent, reply);

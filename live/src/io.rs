@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often an idle session looks whether the server has ended it.
 const IDLE_LOOK: Duration = Duration::from_millis(10);
@@ -27,10 +27,13 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 /// What reaches an instance's event loop from outside.
 #[derive(Debug)]
 pub(crate) enum Incoming {
-    /// The answer to request `request`.
+    /// The answer to request `request`, and how long the server took to
+    /// give it, timed on the connection's thread (none for storage and
+    /// Slack, which the coordinator plays, or an answer from this side).
     Reply {
         request: u32,
         reply: Reply,
+        took: Option<Duration>,
     },
     /// A database session opened (or could not) for request `request`.
     Opened {
@@ -108,13 +111,15 @@ impl RedisLink {
             // the scenario, well under one on the wall clock) would time it out.
             let _ = client.connect(CONNECT_LIMIT);
             for job in inbox {
+                let asked = Instant::now();
                 let reply = match client.execute(job.body, job.limit) {
                     Ok(reply) => reply,
                     Err(error) => fail_run(&format!("Redis at {shown} answered `{}`: {error}", job.body)),
                 };
+                let took = Some(asked.elapsed());
                 let failed = matches!(reply, RedisReply::ConnectionRefused | RedisReply::Timeout);
                 let reply = Reply::Redis(reply);
-                if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
+                if replies.send(Incoming::Reply { request: job.request, reply, took }).is_err() {
                     return;
                 }
                 if failed {
@@ -201,13 +206,15 @@ fn serve_session(
                 continue;
             }
         };
+        let asked = Instant::now();
         let outcome = match session.execute(job.body, job.limit) {
             Ok(outcome) => outcome,
             Err(error) => fail_run(&format!("PostgreSQL at {shown} answered `{}` with {error}", job.body)),
         };
+        let took = Some(asked.elapsed());
         let closed = outcome == locklab_engine::event::SqlOutcome::Error(SqlError::ConnectionClosed);
         let reply = Reply::Sql(outcome);
-        if replies.send(Incoming::Reply { request: job.request, reply }).is_err() || closed {
+        if replies.send(Incoming::Reply { request: job.request, reply, took }).is_err() || closed {
             return;
         }
     }
@@ -254,7 +261,7 @@ impl ResourceLink {
                     },
                     None => Reply::Timeout,
                 };
-                if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
+                if replies.send(Incoming::Reply { request: job.request, reply, took: None }).is_err() {
                     return;
                 }
             }
@@ -292,12 +299,15 @@ impl ConsensusLink {
             let scale = u64::from(time_scale.max(1));
             let mut client: Option<EtcdClient> = None;
             for job in inbox {
+                // A call that connects first is not timed: the connect is the client's.
+                let (asked, connected) = (Instant::now(), client.is_some());
                 let reply = match consensus_call(&mut client, &endpoint, (&lease_key, lease_base), &job, scale) {
                     Ok(reply) => reply,
                     Err(error) => fail_run(&format!("etcd at {shown} answered {error}")),
                 };
+                let took = connected.then(|| asked.elapsed());
                 let reply = Reply::Consensus(reply);
-                if replies.send(Incoming::Reply { request: job.request, reply }).is_err() {
+                if replies.send(Incoming::Reply { request: job.request, reply, took }).is_err() {
                     return;
                 }
             }

@@ -15,10 +15,19 @@
 //! `gc_pause`'s SIGSTOP, a lost host) is away by the fault's design, so the
 //! time it was stopped is not counted; nor is a lag before the scenario's
 //! time 0 or after the run's end.
+//!
+//! The servers (Redis, PostgreSQL, etcd) are processes of the machine too,
+//! and no watchdog runs inside them: each instance times its requests that
+//! a server answers at once (every Redis command, etcd's calls, the SQL
+//! that waits for no lock), outside any fault that slows or cuts the way
+//! to a server, and reports a slow answer (or none before the client's
+//! timeout) as the server's lag ([`ServerLagLine`]). It is held to the
+//! network's margin: like the coordinator's, it can turn a reply into a
+//! timeout.
 
 use crate::coordinator::LagMargins;
 use crate::unix_us;
-use locklab_engine::ids::InstanceId;
+use locklab_engine::ids::{InstanceId, Party};
 use locklab_engine::{LiveRecording, Stall};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -47,6 +56,14 @@ pub(crate) struct LagLine {
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct FlightLine {
     pub(crate) flight: Span,
+}
+
+/// The line an instance writes when a server took `lag` to answer one of
+/// its requests that the server answers at once, or timed it out.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ServerLagLine {
+    pub(crate) server_lag: Lag,
+    pub(crate) server: Party,
 }
 
 /// A watchdog's thread; dropping this stops it.
@@ -124,6 +141,8 @@ pub(crate) struct Lags {
     /// When a request with a timeout tighter than the processes' margin was
     /// in flight (see [`FlightLine`]).
     pub(crate) flights: Vec<Span>,
+    /// A server's slow answers, with the instance that waited for each.
+    pub(crate) servers: Vec<(InstanceId, Party, Lag)>,
 }
 
 /// The run's recording judged by its lags: the longest, the allowance at
@@ -148,21 +167,27 @@ pub(crate) fn judge(
     // The fastest scale at which every stall would have been allowed.
     let mut within = u64::MAX;
     let mut stalls = Vec::new();
-    for (instance, lag) in &lags.seen {
+    let processes = lags.seen.iter().map(|(instance, lag)| (*instance, None, *lag));
+    let servers = lags.servers.iter().map(|(instance, server, lag)| (Some(*instance), Some(*server), *lag));
+    for (instance, server, lag) in processes.chain(servers) {
+        // A process stopped by a fault, or one waiting for an answer while
+        // it was stopped, was away by design for that long.
         let stopped: Vec<Span> =
-            lags.stopped.iter().filter(|(whose, _)| Some(*whose) == *instance).map(|(_, window)| *window).collect();
-        let lag_us = unplanned_us(*lag, run, &stopped);
+            lags.stopped.iter().filter(|(whose, _)| Some(*whose) == instance).map(|(_, window)| *window).collect();
+        let lag_us = unplanned_us(lag, run, &stopped);
         recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
-        // The coordinator carries the network: while a request with a tight
-        // timeout is out, its lag can turn the reply into a timeout, so it
-        // is held to that timeout; otherwise it moves what any process's does.
+        // The coordinator carries the network, and a server gives the
+        // answers: while a request with a tight timeout is out, their lag
+        // can turn the reply into a timeout, so it is held to that timeout;
+        // otherwise it moves what any process's does.
         let lag_span = (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us));
         let holds_a_flight = lags.flights.iter().any(|flight| overlap(lag_span, *flight));
-        let margin_ms = if instance.is_none() && holds_a_flight { margins.network_ms } else { margins.process_ms };
+        let network = instance.is_none() || server.is_some();
+        let margin_ms = if network && holds_a_flight { margins.network_ms } else { margins.process_ms };
         if lag_us > allowed_us(margin_ms) {
             let since_us = lag.from_unix_us.saturating_sub(run.0);
             let at_ms = since_us.saturating_mul(u64::from(time_scale)) / 1_000;
-            stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance: *instance });
+            stalls.push(Stall { at_ms, lag_us, allowed_us: allowed_us(margin_ms), instance, server });
             within = within.min(margin_ms.saturating_mul(1_000) / lag_us.max(1));
         }
     }
@@ -200,7 +225,10 @@ mod tests {
         judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.allowed_lag_us, 16_666);
         assert_eq!(recording.longest_lag_us, 40_000);
-        assert_eq!(recording.stalls, vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None }]);
+        assert_eq!(
+            recording.stalls,
+            vec![Stall { at_ms: 60_000, lag_us: 40_000, allowed_us: 16_666, instance: None, server: None }]
+        );
         // 1 s over 40 ms is ×25; a scale that must divide 30 (a consensus lease) takes ×15.
         assert_eq!(recording.faithful_time_scale, Some(25));
         judge(&mut recording, &lags, margins, run, |scale| 30 % scale == 0);
@@ -223,8 +251,8 @@ mod tests {
         assert_eq!(
             recording.stalls,
             vec![
-                Stall { at_ms: 0, lag_us: 25_000, allowed_us: 16_666, instance: Some(InstanceId(2)) },
-                Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None },
+                Stall { at_ms: 0, lag_us: 25_000, allowed_us: 16_666, instance: Some(InstanceId(2)), server: None },
+                Stall { at_ms: 0, lag_us: 30_000, allowed_us: 16_666, instance: None, server: None },
             ]
         );
     }
@@ -249,12 +277,44 @@ mod tests {
         // Another ended just before it: it does not count.
         lags.flights.push((start + 1_990_000, start + 1_995_000));
         judge(&mut recording, &lags, margins, run, |_| true);
-        assert_eq!(recording.stalls, vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None }]);
+        assert_eq!(
+            recording.stalls,
+            vec![Stall { at_ms: 20_000, lag_us: 30_000, allowed_us: 5_000, instance: None, server: None }]
+        );
         assert_eq!(recording.faithful_time_scale, Some(1), "50 ms over 30 ms is ×1");
         // The flight holds the coordinator only: an instance as late then is within its margin.
         lags.seen.push((Some(InstanceId(0)), Lag { from_unix_us: start + 2_000_000, lag_us: 30_000 }));
         judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.stalls.len(), 1);
+    }
+
+    #[test]
+    fn a_server_slow_to_answer_is_held_to_the_network_margin_while_its_request_is_out() {
+        let start = 1_000_000_000;
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 1_000, network_ms: 50 };
+        let redis = Party::Redis(locklab_engine::ids::RedisNodeId(0));
+        let mut lags = Lags::default();
+        // Redis took 30 ms to answer b, whose request had no tight timeout: within b's 100 ms at ×10.
+        lags.servers.push((InstanceId(1), redis, Lag { from_unix_us: start + 1_000_000, lag_us: 30_000 }));
+        let mut recording = LiveRecording::new(Vec::new(), 10);
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!((recording.longest_lag_us, recording.stalls.len()), (30_000, 0));
+        // With Redlock's 50 ms per node out (5 ms of wall time), the same answer would have timed out.
+        lags.flights.push((start + 1_000_000, start + 1_005_000));
+        judge(&mut recording, &lags, margins, run, |_| true);
+        let stall = Stall {
+            at_ms: 10_000,
+            lag_us: 30_000,
+            allowed_us: 5_000,
+            instance: Some(InstanceId(1)),
+            server: Some(redis),
+        };
+        assert_eq!(recording.stalls, vec![stall]);
+        // b stopped by a gc_pause while it waited: the wait was the fault's.
+        lags.stopped.push((InstanceId(1), (start + 999_000, start + 1_040_000)));
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!(recording.stalls, vec![]);
     }
 
     #[test]

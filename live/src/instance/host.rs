@@ -23,7 +23,7 @@ use locklab_engine::event::{
 };
 use locklab_engine::ids::{InstanceId, Party, Period, RedisNodeId, ReportOf, RunId, SessionId, Token};
 use locklab_engine::runtime::{Host, InstanceTimer};
-use locklab_engine::scenario::{StrategySettings, World};
+use locklab_engine::scenario::{Fault, Scenario, StrategySettings, World};
 use locklab_engine::strategy::{Reply, Request, TimerId};
 use locklab_engine::{Event, EventKind};
 use std::collections::BTreeMap;
@@ -38,6 +38,10 @@ const LOCK_WAIT_SEEN_MS: u64 = 500;
 /// How long a request with no client timeout may wait on its thread: as long
 /// as a run lasts (a statement queued behind a row lock waits that long).
 const NO_TIMEOUT: Duration = Duration::from_secs(24 * 3_600);
+/// How long after a fault that slows or cuts the way to a server its
+/// answers are still not timed (scenario ms): a connection the fault broke
+/// reconnects within a loopback round trip, well inside a second at any scale.
+const AFTER_A_SERVER_FAULT_MS: u64 = 1_000;
 
 /// A request on the wire: what the host logs when its reply comes.
 #[derive(Clone, Copy, Debug)]
@@ -84,6 +88,15 @@ pub(super) struct LiveHost {
     /// reported as a flight: the coordinator's lag is held to the tight
     /// margin only while one is out (`stall::judge`).
     flights_under_ms: u64,
+    /// Requests a server answers at once (see [`answers_at_once`]), with the
+    /// server: their answers are timed. Kept past a request's timeout, for
+    /// the timeout its connection then gives.
+    timed: BTreeMap<u32, Party>,
+    /// When a fault of the scenario slows or cuts the way to a server
+    /// (scenario ms, from and until): an answer then is not timed.
+    server_faults: Vec<(u64, u64)>,
+    /// A server's answer slower than this is reported (the plan's `lag_report_over_us`).
+    lag_report_over: Duration,
 }
 
 impl std::fmt::Debug for LiveHost {
@@ -95,10 +108,11 @@ impl std::fmt::Debug for LiveHost {
 impl LiveHost {
     pub(super) fn new(
         plan: &InstancePlan,
-        world: &World,
+        scenario: &Scenario,
         settings: &StrategySettings,
         replies: Sender<Incoming>,
     ) -> Self {
+        let world = &scenario.world;
         let redis = plan
             .redis
             .iter()
@@ -132,7 +146,29 @@ impl LiveHost {
             ended_sessions: BTreeMap::new(),
             row_lock_sessions: Vec::new(),
             flights_under_ms: plan.flights_under_ms,
+            timed: BTreeMap::new(),
+            server_faults: server_faults(scenario),
+            lag_report_over: Duration::from_micros(plan.lag_report_over_us),
         }
+    }
+
+    /// How long a server took to answer `request`, timed on its
+    /// connection's thread: a slow answer (or a timeout) at a moment no
+    /// fault slowed or cut the way to it is the machine keeping the server
+    /// from running, and is reported as the server's lag.
+    pub(super) fn time_answer(&mut self, request: u32, took: Option<Duration>) {
+        let (Some(server), Some(took)) = (self.timed.remove(&request), took) else { return };
+        if took <= self.lag_report_over {
+            return;
+        }
+        let answered_ms = u64::try_from(self.clock.now_ms()).unwrap_or(0);
+        let took_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        let asked_ms = answered_ms.saturating_sub(took_us.saturating_mul(u64::from(self.clock.time_scale)) / 1_000);
+        if self.server_faults.iter().any(|(from, until)| asked_ms <= *until && *from <= answered_ms) {
+            return;
+        }
+        let lag = crate::stall::Lag { from_unix_us: crate::unix_us().saturating_sub(took_us), lag_us: took_us };
+        self.tell(&crate::stall::ServerLagLine { server_lag: lag, server });
     }
 
     /// A clock fault: the clock changes now, and says what it reads.
@@ -295,7 +331,7 @@ impl LiveHost {
     /// Answers request `request` at once, from this side: what a client
     /// library says of a server it has no connection to.
     fn answer_here(&self, request: u32, reply: Reply) {
-        let _ = self.replies.send(Incoming::Reply { request, reply });
+        let _ = self.replies.send(Incoming::Reply { request, reply, took: None });
     }
 
     /// Hands a statement to its session's thread; a session the server ended
@@ -363,6 +399,9 @@ impl Host for LiveHost {
     fn transmit(&mut self, request: u32, run: RunId, to: Party, body: Request, timeout_ms: Option<u64>) {
         let sent = Sent { run, to, body, sent_ms: self.clock.now_ms() };
         assert!(self.sent.insert(request, sent).is_none(), "request {request} went on the wire twice");
+        if answers_at_once(&body) {
+            self.timed.insert(request, to);
+        }
         let limit = timeout_ms.map_or(NO_TIMEOUT, |timeout_ms| self.clock.real(timeout_ms));
         if timeout_ms.is_some_and(|timeout_ms| timeout_ms < self.flights_under_ms) {
             // From now until the timeout, a lag of the network's (the
@@ -402,6 +441,47 @@ impl Host for LiveHost {
         // Dropping the session ends its thread, which closes the connection.
         self.sessions.remove(&session);
     }
+}
+
+/// Whether a server answers `body` at once, whatever other clients do:
+/// every Redis command (none blocks), etcd's calls, and the SQL that waits
+/// for no lock. A statement that takes the jobs row, or writes the report
+/// row (which waits for another transaction's insert of the same key),
+/// may wait as long as a job; storage and Slack are the coordinator's, and
+/// its own watchdog times it.
+fn answers_at_once(body: &Request) -> bool {
+    match body {
+        Request::Redis(_) | Request::Consensus(_) => true,
+        Request::Sql { sql, .. } => match sql {
+            Sql::ReportExists { .. } | Sql::Commit | Sql::Rollback => true,
+            Sql::Connect | Sql::LockJobRow { .. } | Sql::WriteReport { .. } => false,
+        },
+        Request::Put { .. } | Request::Post { .. } => false,
+    }
+}
+
+/// When a fault of the scenario slows or cuts the way to a server, from its
+/// strike until it has lasted, and [`AFTER_A_SERVER_FAULT_MS`] more.
+fn server_faults(scenario: &Scenario) -> Vec<(u64, u64)> {
+    let slows_a_server = |fault: &Fault| match fault {
+        Fault::NetworkDelay { .. }
+        | Fault::Partition { .. }
+        | Fault::DbSlow { .. }
+        | Fault::RedisRestart { .. }
+        | Fault::RedisFailover { .. }
+        | Fault::ConsensusLeaderLoss { .. }
+        | Fault::HostLoss { .. } => true,
+        Fault::OomKill { .. } | Fault::GcPause { .. } | Fault::ClockJump { .. } | Fault::ClockDrift { .. } => false,
+    };
+    let lasts = |fault: &Fault| fault.lasts_ms(&scenario.world).unwrap_or(u64::MAX / 2);
+    scenario
+        .faults
+        .iter()
+        .filter(|fault| slows_a_server(fault))
+        .map(|fault| {
+            (fault.at_ms(), fault.at_ms().saturating_add(lasts(fault)).saturating_add(AFTER_A_SERVER_FAULT_MS))
+        })
+        .collect()
 }
 
 /// A chunk's PUT as the storage line protocol carries it.
