@@ -524,6 +524,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     check_playable(&options)?;
     catch_interrupts();
     raise_priority();
+    crate::keep_in_memory();
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
         Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers, supervision)?;

@@ -114,6 +114,7 @@ impl Dial {
 /// does not parse, or names a server by a URL its client cannot use, is a
 /// usage error.
 pub fn main() -> ExitCode {
+    crate::keep_in_memory();
     let (plan, scenario) = match read_plan() {
         Ok(read) => read,
         Err(message) => {

@@ -59,6 +59,26 @@ impl ScaledClock {
     }
 }
 
+/// Keeps every page this process has and will have in memory, where the
+/// system lets it (as root): a machine that reclaims memory it finds cold
+/// (DAMON's `pageout`, on this project's virtual machines) otherwise evicts
+/// the code of a path idle for a few seconds (a session between its
+/// statements, a run waiting for its retry), and the page faults that bring
+/// it back stall the process for hundreds of milliseconds, which a time
+/// scale multiplies. Where it is refused the run plays as it is, and such
+/// stalls are measured and named (`stall.rs`).
+///
+/// Pages are locked as they are first touched (`MCL_ONFAULT`, Linux 4.4):
+/// locking every mapping whole would fill memory with thread stacks and
+/// allocator arenas no one uses (half a gigabyte per instance).
+pub(crate) fn keep_in_memory() {
+    use nix::sys::mman::{MlockAllFlags, mlockall};
+    // `MCL_ONFAULT` from <sys/mman.h>, which this nix does not name.
+    const MCL_ONFAULT: std::ffi::c_int = 4;
+    let on_fault = MlockAllFlags::from_bits_retain(MCL_ONFAULT);
+    let _ = mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE | on_fault);
+}
+
 /// Microseconds since the Unix epoch, by the system's wall clock.
 pub fn unix_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| u64::try_from(since.as_micros()).unwrap_or(0))

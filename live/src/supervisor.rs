@@ -156,6 +156,7 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(20);
 /// The supervisor's process (`locklab live-supervisor ROOT`): waits for its
 /// input to close, then leaves nothing of the coordinator's runs behind.
 pub fn main(root: &Path) -> ExitCode {
+    crate::keep_in_memory();
     let mut pending: Vec<(u64, Undo)> = Vec::new();
     for line in std::io::stdin().lock().lines().map_while(Result::ok) {
         match serde_json::from_str::<Order>(&line) {

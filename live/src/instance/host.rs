@@ -536,3 +536,41 @@ fn session_settings(settings: &StrategySettings, time_scale: u32, schema: Option
     }
     session
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtin(name: &str) -> Scenario {
+        Scenario::from_json(locklab_engine::builtin::find(name).expect("a built-in").text).expect("valid")
+    }
+
+    #[test]
+    fn answers_are_timed_outside_the_faults_that_slow_or_cut_the_way_to_a_server() {
+        // A failover at 0.5 s, lasting the world's failover time; the gc_pause that follows slows no server.
+        let failover = builtin("redis-failover");
+        let failover_ms = failover.world.failover_ms;
+        assert_eq!(server_faults(&failover), vec![(500, 500 + failover_ms + AFTER_A_SERVER_FAULT_MS)]);
+        // Partitions from time 0 for two minutes: no answer is timed in them.
+        let partitions = builtin("redlock-clock-jump");
+        assert!(!server_faults(&partitions).is_empty());
+        assert!(server_faults(&partitions).iter().all(|(from, until)| *from == 0 && *until == 121_000));
+        assert_eq!(server_faults(&builtin("pause-after-check")), vec![]);
+    }
+
+    #[test]
+    fn what_a_server_answers_at_once_is_timed_and_what_may_wait_for_a_lock_is_not() {
+        let session = SessionId(1);
+        let sql = |sql| Request::Sql { session, sql };
+        assert!(answers_at_once(&Request::Redis(RedisCommand::Get)));
+        assert!(answers_at_once(&sql(Sql::Commit)));
+        assert!(answers_at_once(&sql(Sql::ReportExists { period: Period(0), report: ReportOf::Period(Period(0)) })));
+        let lock = Sql::LockJobRow {
+            strength: locklab_engine::scenario::LockStrength::ForUpdate,
+            wait: locklab_engine::scenario::DbWait::Block,
+        };
+        assert!(!answers_at_once(&sql(lock)));
+        assert!(!answers_at_once(&sql(Sql::Connect)));
+        assert!(!answers_at_once(&Request::Post { period: Period(0) }));
+    }
+}
