@@ -6,6 +6,7 @@
 //! from which `--help` and the shell completions are made.
 
 use locklab_engine::format::{at_seconds, seconds};
+use locklab_engine::recipe::RECIPE_FORMAT;
 use locklab_engine::report::{Metric, StrategyReport};
 use locklab_engine::scenario::{MAX_DOCUMENT_BYTES, StrategyId};
 use locklab_engine::{EventKind, Scenario, builtin};
@@ -47,6 +48,20 @@ enum Command {
         /// A scenario file, or a built-in's name.
         #[arg(value_name = "FILE|NAME")]
         scenario: String,
+    },
+    /// Print a strategy's lock as a recipe (locklab-recipe/1, docs/formats.md): the steps a real
+    /// client performs, with the settings the scenario gives the strategy.
+    Recipe {
+        /// The strategy: naive, fencing, redlock, db-lock, unique-insert or consensus.
+        #[arg(value_name = "STRATEGY", value_parser = strategy_id)]
+        strategy: StrategyId,
+        /// A scenario file, or a built-in's name, whose settings the strategy takes
+        /// [default: the seed's settings].
+        #[arg(value_name = "FILE|NAME")]
+        scenario: Option<String>,
+        /// The steps for people, or the recipe's JSON document.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// List the built-in scenarios.
     Scenarios,
@@ -215,6 +230,7 @@ fn main() -> ExitCode {
         }
         command @ (Command::Run { .. }
         | Command::Compare { .. }
+        | Command::Recipe { .. }
         | Command::Scenarios
         | Command::Show { .. }
         | Command::Render { .. }
@@ -253,6 +269,7 @@ fn run(command: Command) -> Result<String, String> {
             run_command(&load(&scenario)?, strategy, format, all_events)
         }
         Command::Compare { scenario } => compare(&load(&scenario)?),
+        Command::Recipe { strategy, scenario, format } => recipe(strategy, scenario.as_deref(), format),
         Command::Scenarios => Ok(list_builtins()),
         Command::Explore { scenario, strategy, faults, max_faults, runs, seed, goal, window, format } => {
             let world = scenario.as_deref().map(load).transpose()?;
@@ -313,6 +330,37 @@ fn run(command: Command) -> Result<String, String> {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "locklab", &mut script);
             String::from_utf8(script).map_err(|error| error.to_string())
+        }
+    }
+}
+
+/// `recipe`: the strategy's recipe with the settings the scenario named
+/// gives it (the seed's without one), as its JSON document or as numbered steps.
+fn recipe(strategy: StrategyId, scenario: Option<&str>, format: Format) -> Result<String, String> {
+    let scenario = scenario.map(load).transpose()?;
+    let scenario = scenario.as_ref();
+    let settings = scenario.map_or_else(
+        || locklab_engine::scenario::StrategySettings::default_for(strategy),
+        |scenario| scenario.settings_for(strategy),
+    );
+    let recipe = settings.recipe().ok_or_else(|| {
+        format!("`{strategy}` has no locklab-recipe/1 recipe with these settings: they are out of the recipe's ranges")
+    })?;
+    match format {
+        Format::Json => {
+            let json = serde_json::to_string_pretty(&recipe).map_err(|error| error.to_string())?;
+            Ok(format!("{json}\n"))
+        }
+        Format::Text => {
+            // A scenario that does not run the strategy gives it its defaults: say so.
+            let source = match scenario {
+                None => "the seed's settings".to_owned(),
+                Some(scenario) if scenario.strategy_settings().iter().any(|named| named.id() == strategy) => {
+                    format!("the settings of \"{}\"", scenario.name)
+                }
+                Some(scenario) => format!("its defaults (\"{}\" does not run it)", scenario.name),
+            };
+            Ok(format!("{strategy}: {}\n{RECIPE_FORMAT} with {source}:\n{}", recipe.title(), recipe.steps_text()))
         }
     }
 }

@@ -155,6 +155,45 @@ fn compare_lists_every_strategy_and_show_round_trips() {
 }
 
 #[test]
+fn recipe_prints_a_strategys_lock_as_a_document_or_as_steps() {
+    let output = locklab(&["recipe", "fencing", "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let recipe: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    assert_eq!(recipe["format"], "locklab-recipe/1");
+    assert_eq!(recipe["take"]["with"], "set_nx_px");
+    assert_eq!(recipe["take"]["ttl_ms"], 30_000);
+    assert_eq!(recipe["token"], "incr_in_script");
+    assert_eq!(recipe["release"], "compare_and_delete");
+    // A scenario's settings are the ones printed: this built-in gives naive a plain DEL.
+    let text = stdout(&locklab(&["recipe", "naive", "overrun-del"]));
+    assert!(text.starts_with("naive: "), "{text}");
+    assert!(text.contains(" 2. Take: SET <key> locked NX EX 300: one atomic command."), "{text}");
+    assert!(text.contains(" 8. Release: a plain DEL"), "{text}");
+    assert_eq!(text.lines().filter(|line| line.starts_with(' ')).count(), 9, "one line per step: {text}");
+    let file = temp_file("recipe.json", &stdout(&locklab(&["show", "redlock-clock-jump"])));
+    let from_file = locklab(&["recipe", "redlock", file.to_str().unwrap_or_default(), "--format", "json"]);
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    assert!(stdout(&from_file).contains("\"redis_majority\""), "{}", stdout(&from_file));
+}
+
+#[test]
+fn a_recipe_of_an_unknown_strategy_or_an_unreadable_scenario_is_refused() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["recipe", "redlok"], "unknown strategy `redlok`"),
+        (&["recipe", "fencing", "/no/such/file.json"], "cannot read /no/such/file.json"),
+        (&["recipe", "fencing", "--format", "yaml"], "invalid value 'yaml' for '--format"),
+    ];
+    for (args, expected) in cases {
+        let output = locklab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?} must fail");
+        let message = stderr(&output);
+        assert!(message.contains(expected), "{args:?}: {message}");
+        assert!(!message.contains("panicked"), "{args:?} panicked: {message}");
+        assert!(stdout(&output).is_empty(), "{args:?} printed to stdout");
+    }
+}
+
+#[test]
 fn bad_input_is_one_clear_message_and_a_failing_exit() {
     let negative = temp_file(
         "negative.json",
@@ -324,7 +363,7 @@ fn bad_explore_and_render_options_are_refused_clearly() {
 fn every_command_explains_itself_with_its_defaults_and_completions_come_from_the_same_definition() {
     let help = locklab(&["--help"]);
     assert!(help.status.success(), "{}", stderr(&help));
-    for command in ["run", "compare", "scenarios", "show", "render", "explore", "completions"] {
+    for command in ["run", "compare", "recipe", "scenarios", "show", "render", "explore", "completions"] {
         assert!(stdout(&help).contains(command), "`locklab --help` lists {command}");
         let own = locklab(&[command, "--help"]);
         assert!(own.status.success(), "`locklab {command} --help`: {}", stderr(&own));

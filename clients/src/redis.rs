@@ -331,7 +331,7 @@ fn text(value: &Value) -> Option<String> {
 fn engine_reply(command: RedisCommand, value: &Value) -> Result<RedisReply, RedisError> {
     let unexpected = || RedisError::UnexpectedReply { command: command.to_string(), reply: format!("{value:?}") };
     match command {
-        RedisCommand::SetNxEx { .. } | RedisCommand::SetNxPx { .. } => match value {
+        RedisCommand::SetNxEx { .. } | RedisCommand::SetNxPx { .. } | RedisCommand::SetPx { .. } => match value {
             Value::Okay => Ok(RedisReply::Ok),
             Value::Nil => Ok(RedisReply::Nil),
             _ => Err(unexpected()),
@@ -353,7 +353,9 @@ fn engine_reply(command: RedisCommand, value: &Value) -> Result<RedisReply, Redi
             _ => Err(unexpected()),
         },
         RedisCommand::Del
+        | RedisCommand::SetNx { .. }
         | RedisCommand::Pexpire { .. }
+        | RedisCommand::Expire { .. }
         | RedisCommand::Incr
         | RedisCommand::CompareAndDelete { .. }
         | RedisCommand::CompareAndExtend { .. } => match value {

@@ -48,10 +48,12 @@ fn exchanges() -> Vec<Exchange> {
     [taking_exchanges(), releasing_and_extending_exchanges(), fault_exchanges()].into_iter().flatten().collect()
 }
 
-/// How a free key is taken, and what a client that finds it taken gets.
+/// How a free key is taken (with the commands a recipe may use besides the
+/// built-ins' own: `SETNX` then `EXPIRE`, a plain `SET`), and what a client
+/// that finds it taken gets.
 fn taking_exchanges() -> Vec<Exchange> {
     use RedisCommand as C;
-    use Step::Send;
+    use Step::{ClockJump, Send};
     vec![
         Exchange {
             name: "SET NX PX takes a free key once",
@@ -78,14 +80,48 @@ fn taking_exchanges() -> Vec<Exchange> {
                 Send(1, C::Get),
             ],
         },
+        Exchange {
+            name: "SETNX then EXPIRE: two round trips",
+            relies: "SETNX answers 1 and sets a key with no expiry, another client's SETNX 0; only the EXPIRE sent after it gives the key a TTL, so a clock stepped past that TTL ends it",
+            steps: vec![
+                Send(0, C::SetNx { value: value(0) }),
+                Send(1, C::SetNx { value: value(1) }),
+                Send(1, C::Get),
+                Send(0, C::Expire { ttl_s: 10 }),
+                ClockJump(10_001),
+                Send(1, C::Get),
+                Send(1, C::SetNx { value: value(1) }),
+            ],
+        },
+        Exchange {
+            name: "A key SETNX set without EXPIRE never expires",
+            relies: "a client that dies between SETNX and EXPIRE leaves a lock no clock ends: a day later it is still there, and every SETNX answers 0",
+            steps: vec![
+                Send(0, C::SetNx { value: value(0) }),
+                ClockJump(86_400_000),
+                Send(1, C::Get),
+                Send(1, C::SetNx { value: value(1) }),
+            ],
+        },
+        Exchange {
+            name: "A plain SET replaces another client's key",
+            relies: "GET then SET: a SET with no NX answers OK whoever holds the key, and the holder's unlock script then finds another's value",
+            steps: vec![
+                set_px(0, 30_000),
+                Send(1, C::SetPx { value: value(1), ttl_ms: 30_000 }),
+                Send(0, C::Get),
+                Send(0, C::CompareAndDelete { value: owner(0) }),
+                Send(1, C::Get),
+            ],
+        },
     ]
 }
 
-/// How a holder lets go of its key or extends it, and what the same
-/// commands do to another client's key or to none.
+/// How a holder lets go of its key or extends it (a plain `EXPIRE` too), and
+/// what the same commands do to another client's key or to none.
 fn releasing_and_extending_exchanges() -> Vec<Exchange> {
     use RedisCommand as C;
-    use Step::Send;
+    use Step::{ClockJump, Send};
     vec![
         Exchange {
             name: "Compare-and-delete spares another client's key",
@@ -118,6 +154,18 @@ fn releasing_and_extending_exchanges() -> Vec<Exchange> {
             name: "PEXPIRE and INCR on missing keys",
             relies: "PEXPIRE of a missing key is 0; INCR of a missing counter starts it at 1",
             steps: vec![Send(0, C::Pexpire { ttl_ms: 30_000 }), Send(0, C::Incr), Send(1, C::Incr)],
+        },
+        Exchange {
+            name: "A plain EXPIRE extends another client's key",
+            relies: "renewal by plain EXPIRE: it answers 1 for whatever key is there and moves its expiry, another client's lock included; 0 when there is none",
+            steps: vec![
+                set_px(0, 10_000),
+                Send(1, C::Expire { ttl_s: 30 }),
+                ClockJump(10_001),
+                Send(1, C::Get),
+                Send(1, C::Del),
+                Send(1, C::Expire { ttl_s: 30 }),
+            ],
         },
     ]
 }

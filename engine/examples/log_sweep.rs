@@ -10,6 +10,9 @@
 //! per scenario so a difference can be traced to the scenario that shows it.
 //! With `--reports` the digest covers each log's report too (as JSON), for a
 //! change to the report that must keep every verdict, metric and finding.
+//! With `--settings` each scenario also draws every strategy's settings and
+//! the world's switches (redelivery, checking storage, output), for a change
+//! to the strategies themselves: the stories' own settings cover few of them.
 use locklab_engine::rng::SimRng;
 use locklab_engine::{Scenario, StrategyId, builtin, digest, log_digest, report, simulate};
 
@@ -74,10 +77,42 @@ fn fault(rng: &mut SimRng, duration_ms: u64) -> String {
     }
 }
 
+/// Every strategy's settings, drawn: the TTLs, renewals and releases of the
+/// Redis locks, Redlock's nodes and drift, the row lock's waits and timeouts.
+fn strategies(rng: &mut SimRng) -> String {
+    let ttl_ms = pick(rng, &[1_500, 10_000, 30_000, 60_000, 300_000]);
+    let release = pick(rng, &["never", "del", "compare_and_delete"]);
+    let lease = |rng: &mut SimRng| {
+        let ttl_ms = pick(rng, &[5_000, 15_000, 30_000, 90_000]);
+        format!(r#"{{"ttl_ms": {ttl_ms}, "renew_every_ms": {}}}"#, ttl_ms / pick(rng, &[2, 3, 6]))
+    };
+    let (fencing, consensus) = (lease(rng), lease(rng));
+    let redlock_ttl_ms = pick(rng, &[5_000, 30_000, 90_000]);
+    let redlock = format!(
+        r#"{{"ttl_ms": {redlock_ttl_ms}, "renew_every_ms": {}, "nodes": {}, "drift_factor": {}, "delayed_restart": {}}}"#,
+        redlock_ttl_ms / 3,
+        pick(rng, &[1, 3, 5]),
+        pick(rng, &["0.01", "0.1", "0"]),
+        pick(rng, &["true", "false"])
+    );
+    let db_lock = format!(
+        r#"{{"lock_strength": "{}", "wait": "{}", "lock_timeout_ms": {}, "idle_in_transaction_timeout_ms": {}}}"#,
+        pick(rng, &["for_update", "for_no_key_update"]),
+        pick(rng, &["block", "nowait", "skip_locked"]),
+        pick(rng, &[0, 0, 5_000, 60_000]),
+        pick(rng, &[0, 0, 30_000, 120_000])
+    );
+    format!(
+        r#"{{"naive": {{"ttl_ms": {ttl_ms}, "release": "{release}"}}, "fencing": {fencing}, "redlock": {redlock},
+            "db-lock": {db_lock}, "unique-insert": {{}}, "consensus": {consensus}}}"#
+    )
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let each = args.iter().any(|arg| arg == "--each");
     let reports = args.iter().any(|arg| arg == "--reports");
+    let settings = args.iter().any(|arg| arg == "--settings");
     let numbers: Vec<u64> = args.iter().filter_map(|arg| arg.parse().ok()).collect();
     let scenarios = numbers.first().copied().unwrap_or(2_000);
     let seed = numbers.get(1).copied().unwrap_or(1);
@@ -95,6 +130,12 @@ fn main() {
         let faults: Vec<String> = (0..rng.below(5)).map(|_| fault(&mut rng, duration_ms)).collect();
         let mut document: serde_json::Value = serde_json::from_str(&scenario.to_json()).expect("JSON");
         document["faults"] = serde_json::from_str(&format!("[{}]", faults.join(","))).expect("faults JSON");
+        if settings {
+            document["strategies"] = serde_json::from_str(&strategies(&mut rng)).expect("strategies JSON");
+            document["world"]["redeliver_after_crash"] = (rng.below(2) == 0).into();
+            document["world"]["storage_checks_tokens"] = (rng.below(3) != 0).into();
+            document["world"]["output"] = pick(&mut rng, &["daily", "per_period"]).into();
+        }
         let Ok(scenario) = Scenario::from_json(&document.to_string()) else {
             continue; // a drawn fault the format refuses (e.g. a party this world lacks)
         };

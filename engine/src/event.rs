@@ -115,6 +115,12 @@ pub struct LockKey {
     pub expires_local_ms: i64,
 }
 
+impl LockKey {
+    /// The expiry of a key set with no TTL (`SETNX`): it never expires, as
+    /// Redis's `TTL` says with -1.
+    pub const NO_EXPIRY: i64 = i64::MAX;
+}
+
 impl From<(LockValue, InstanceId, i64)> for LockKey {
     fn from((value, setter, expires_local_ms): (LockValue, InstanceId, i64)) -> LockKey {
         LockKey { value, setter, expires_local_ms }
@@ -150,10 +156,27 @@ pub enum RedisCommand {
         value: Owner,
         ttl_ms: u64,
     },
+    /// `SETNX key value`: the lock with no expiry at all; 1 if it set the
+    /// key, 0 if a key was there. A client that means the key to expire must
+    /// send `EXPIRE` after it, in a second round trip.
+    SetNx {
+        value: LockValue,
+    },
+    /// `SET key value PX milliseconds`, with no `NX`: it sets the key
+    /// whatever is there, another client's lock included, and answers OK.
+    SetPx {
+        value: LockValue,
+        ttl_ms: u64,
+    },
     Get,
     Del,
     Pexpire {
         ttl_ms: u64,
+    },
+    /// `EXPIRE key seconds`: moves the expiry of whatever key is there,
+    /// another client's lock included; 1, or 0 when there is no key.
+    Expire {
+        ttl_s: u64,
     },
     Incr,
     /// The Lua unlock script: delete only if the value is still ours.
@@ -198,9 +221,14 @@ impl RedisCommand {
             RedisCommand::SetNxPxIncr { value, ttl_ms } => {
                 words(&["EVAL", LOCK_SCRIPT, "2", LOCK_KEY, TOKEN_KEY, &value.to_string(), &ttl_ms.to_string()])
             }
+            RedisCommand::SetNx { value } => words(&["SETNX", LOCK_KEY, &value.to_string()]),
+            RedisCommand::SetPx { value, ttl_ms } => {
+                words(&["SET", LOCK_KEY, &value.to_string(), "PX", &ttl_ms.to_string()])
+            }
             RedisCommand::Get => words(&["GET", LOCK_KEY]),
             RedisCommand::Del => words(&["DEL", LOCK_KEY]),
             RedisCommand::Pexpire { ttl_ms } => words(&["PEXPIRE", LOCK_KEY, &ttl_ms.to_string()]),
+            RedisCommand::Expire { ttl_s } => words(&["EXPIRE", LOCK_KEY, &ttl_s.to_string()]),
             RedisCommand::Incr => words(&["INCR", TOKEN_KEY]),
             RedisCommand::CompareAndDelete { value } => {
                 words(&["EVAL", UNLOCK_SCRIPT, "1", LOCK_KEY, &value.to_string()])
@@ -224,9 +252,12 @@ impl fmt::Display for RedisCommand {
             RedisCommand::SetNxPxIncr { value, ttl_ms } => {
                 write!(f, "EVAL \"if set NX PX then return INCR\" 2 {LOCK_KEY} {TOKEN_KEY} {value} {ttl_ms}")
             }
+            RedisCommand::SetNx { value } => write!(f, "SETNX {LOCK_KEY} {value}"),
+            RedisCommand::SetPx { value, ttl_ms } => write!(f, "SET {LOCK_KEY} {value} PX {ttl_ms}"),
             RedisCommand::Get => write!(f, "GET {LOCK_KEY}"),
             RedisCommand::Del => write!(f, "DEL {LOCK_KEY}"),
             RedisCommand::Pexpire { ttl_ms } => write!(f, "PEXPIRE {LOCK_KEY} {ttl_ms}"),
+            RedisCommand::Expire { ttl_s } => write!(f, "EXPIRE {LOCK_KEY} {ttl_s}"),
             RedisCommand::Incr => write!(f, "INCR {TOKEN_KEY}"),
             RedisCommand::CompareAndDelete { value } => {
                 write!(f, "EVAL \"if get==ARGV[1] then del\" 1 {LOCK_KEY} {value}")
@@ -720,6 +751,11 @@ pub enum AbortReason {
     ProcessDied,
     /// The report row could not be written.
     RowWriteFailed,
+    /// It looked before a write (`GET` and compare) and the lock was not
+    /// its own, or it could not tell.
+    NotHolder,
+    /// Before a write, its own clock said too little of its lease was left.
+    LeaseTooShort,
 }
 
 /// Why the lock service stopped counting a run as the holder.
@@ -730,6 +766,8 @@ pub enum RevokeReason {
     Expired,
     /// Somebody deleted it (a plain `DEL` by another run).
     DeletedByOther,
+    /// Another run's plain `SET` (no `NX`) replaced it with its own value.
+    Overwritten,
     /// The node lost its keys (restart without persistence, failover).
     Forgotten,
     /// Transaction ended (commit, rollback or session end).
@@ -1256,6 +1294,8 @@ pub fn abort_text(reason: AbortReason) -> &'static str {
         AbortReason::SessionLost => "its database session was gone",
         AbortReason::ProcessDied => "the process died",
         AbortReason::RowWriteFailed => "the report row could not be written",
+        AbortReason::NotHolder => "it looked before a write, and the lock was not its own",
+        AbortReason::LeaseTooShort => "its own clock said too little of its lease was left for a write",
     }
 }
 

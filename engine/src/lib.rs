@@ -23,6 +23,7 @@ mod json_path;
 pub mod link;
 pub mod quiz;
 pub mod races;
+pub mod recipe;
 pub mod recorded;
 pub mod report;
 pub mod rng;

@@ -576,11 +576,18 @@ fn value_instance(value: &LockValue) -> Option<InstanceId> {
 /// The instances a Redis command and its reply name in their lock values.
 fn redis_instances(command: &RedisCommand, reply: &RedisReply) -> Vec<InstanceId> {
     let commanded = match command {
-        RedisCommand::SetNxEx { value: held, .. } | RedisCommand::SetNxPx { value: held, .. } => value_instance(held),
+        RedisCommand::SetNxEx { value: held, .. }
+        | RedisCommand::SetNxPx { value: held, .. }
+        | RedisCommand::SetNx { value: held }
+        | RedisCommand::SetPx { value: held, .. } => value_instance(held),
         RedisCommand::SetNxPxIncr { value: owner, .. }
         | RedisCommand::CompareAndDelete { value: owner }
         | RedisCommand::CompareAndExtend { value: owner, .. } => Some(owner.instance),
-        RedisCommand::Get | RedisCommand::Del | RedisCommand::Pexpire { .. } | RedisCommand::Incr => None,
+        RedisCommand::Get
+        | RedisCommand::Del
+        | RedisCommand::Pexpire { .. }
+        | RedisCommand::Expire { .. }
+        | RedisCommand::Incr => None,
     };
     let replied = match reply {
         RedisReply::Value(held) => value_instance(held),

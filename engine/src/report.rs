@@ -1748,6 +1748,7 @@ impl Analysis {
                     "the other run's lock expired while it still worked: the TTL is shorter than the job"
                 }
                 RevokeReason::DeletedByOther => "a plain DEL from another run deleted the working run's lock",
+                RevokeReason::Overwritten => "a plain SET from another run replaced the working run's lock",
                 RevokeReason::TransactionEnded => "the working run's transaction ended while its job went on",
                 RevokeReason::Forgotten => "the lock service forgot the working run's lock",
                 RevokeReason::Released => "the working run's lock was released while its job went on",
@@ -1818,6 +1819,10 @@ impl Analysis {
             RevokeReason::DeletedByOther => {
                 let text = format!("a plain DEL from another run deleted {instance}'s lock while it was working");
                 self.say(at, index, "lock_deleted_by_other", text);
+            }
+            RevokeReason::Overwritten => {
+                let text = format!("a plain SET from another run replaced {instance}'s lock while it was working");
+                self.say(at, index, "lock_overwritten_by_other", text);
             }
             RevokeReason::Expired if still_believes => {
                 let text = format!("{instance}'s lock expired while {instance} still believes it holds it");

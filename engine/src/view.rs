@@ -362,9 +362,16 @@ pub struct RedisNodeView {
 }
 
 impl RedisNodeView {
-    /// The lock key's remaining TTL by the node's own clock at `at_ms`.
+    /// The lock key's remaining TTL by the node's own clock at `at_ms`; -1
+    /// for a key with no expiry (`SETNX`), as Redis's `PTTL` answers.
     pub fn ttl_ms(&self, at_ms: u64) -> Option<i64> {
-        self.key.map(|key| (key.expires_local_ms - self.clock.local_at(at_ms)).max(0))
+        self.key.map(|key| {
+            if key.expires_local_ms == LockKey::NO_EXPIRY {
+                -1
+            } else {
+                (key.expires_local_ms - self.clock.local_at(at_ms)).max(0)
+            }
+        })
     }
 }
 
@@ -872,13 +879,23 @@ impl WorldAt {
             RedisCommand::SetNxEx { value, ttl_s } if reply == RedisReply::Ok => {
                 state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_s.saturating_mul(1000)) });
             }
-            RedisCommand::SetNxPx { value, ttl_ms } if reply == RedisReply::Ok => {
+            RedisCommand::SetNxPx { value, ttl_ms } | RedisCommand::SetPx { value, ttl_ms }
+                if reply == RedisReply::Ok =>
+            {
                 state.key = Some(LockKey { value, setter, expires_local_ms: expiry(ttl_ms) });
+            }
+            RedisCommand::SetNx { value } if extended => {
+                state.key = Some(LockKey { value, setter, expires_local_ms: LockKey::NO_EXPIRY });
             }
             RedisCommand::Del | RedisCommand::CompareAndDelete { .. } if extended => state.key = None,
             RedisCommand::Pexpire { ttl_ms } | RedisCommand::CompareAndExtend { ttl_ms, .. } if extended => {
                 if let Some(key) = &mut state.key {
                     key.expires_local_ms = expiry(ttl_ms);
+                }
+            }
+            RedisCommand::Expire { ttl_s } if extended => {
+                if let Some(key) = &mut state.key {
+                    key.expires_local_ms = expiry(ttl_s.saturating_mul(1000));
                 }
             }
             RedisCommand::SetNxPxIncr { value, ttl_ms } => {
@@ -896,6 +913,9 @@ impl WorldAt {
             // Refused, or a read: the key is as it was.
             RedisCommand::SetNxEx { .. }
             | RedisCommand::SetNxPx { .. }
+            | RedisCommand::SetPx { .. }
+            | RedisCommand::SetNx { .. }
+            | RedisCommand::Expire { .. }
             | RedisCommand::Del
             | RedisCommand::CompareAndDelete { .. }
             | RedisCommand::Pexpire { .. }

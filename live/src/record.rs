@@ -411,19 +411,9 @@ impl Truth {
         reply: RedisReply,
         at_ms: u64,
     ) -> RevokeReason {
-        let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
         let done = reply == RedisReply::Integer(1);
-        let set = match command {
-            RedisCommand::SetNxEx { value, .. } | RedisCommand::SetNxPx { value, .. } => Some(value),
-            RedisCommand::SetNxPxIncr { value, .. } => Some(LockValue::Owner(value)),
-            RedisCommand::CompareAndExtend { .. }
-            | RedisCommand::Pexpire { .. }
-            | RedisCommand::CompareAndDelete { .. }
-            | RedisCommand::Del
-            | RedisCommand::Get
-            | RedisCommand::Incr => None,
-        };
-        if let Some(value) = set.filter(|_| took) {
+        let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
+        if let Some(value) = value_set(command, reply) {
             self.setters.push((value, run, client));
         }
         // A TTL counts on the node's own clock from the command's moment.
@@ -433,17 +423,25 @@ impl Truth {
             (deadline_local_ms, clock.true_when(deadline_local_ms, at_ms))
         };
         let held = |value: LockValue, ttl_ms: u64| {
-            let (deadline_local_ms, expires_ms) = expiry(ttl_ms);
+            let (deadline_local_ms, expires_ms) =
+                if ttl_ms == u64::MAX { (LockKey::NO_EXPIRY, u64::MAX) } else { expiry(ttl_ms) };
             Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
         };
         let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        if let (Some(ttl_ms), true, Some(held)) = (extended_ttl_ms(command), done, slot.as_mut()) {
+            (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
+        }
         match command {
             RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000),
             RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms),
             RedisCommand::SetNxPxIncr { value, ttl_ms } if took => *slot = held(LockValue::Owner(value), ttl_ms),
-            RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } if done => {
-                if let Some(held) = slot.as_mut() {
-                    (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
+            // SETNX sets a key with no expiry: it stays until something deletes it.
+            RedisCommand::SetNx { value } if done => *slot = held(value, u64::MAX),
+            RedisCommand::SetPx { value, ttl_ms } if took => {
+                let theirs = slot.is_some_and(|held| held.run != run);
+                *slot = held(value, ttl_ms);
+                if theirs {
+                    return RevokeReason::Overwritten;
                 }
             }
             RedisCommand::CompareAndDelete { .. } if done => *slot = None,
@@ -457,6 +455,9 @@ impl Truth {
             RedisCommand::SetNxEx { .. }
             | RedisCommand::SetNxPx { .. }
             | RedisCommand::SetNxPxIncr { .. }
+            | RedisCommand::SetNx { .. }
+            | RedisCommand::SetPx { .. }
+            | RedisCommand::Expire { .. }
             | RedisCommand::CompareAndExtend { .. }
             | RedisCommand::Pexpire { .. }
             | RedisCommand::CompareAndDelete { .. }
@@ -509,5 +510,42 @@ impl Truth {
             self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: None } });
         }
         self.holder = holder;
+    }
+}
+
+/// The TTL a command that moves the key's expiry gives it, if it is one.
+fn extended_ttl_ms(command: RedisCommand) -> Option<u64> {
+    match command {
+        RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } => Some(ttl_ms),
+        RedisCommand::Expire { ttl_s } => Some(ttl_s.saturating_mul(1_000)),
+        RedisCommand::SetNxEx { .. }
+        | RedisCommand::SetNxPx { .. }
+        | RedisCommand::SetNxPxIncr { .. }
+        | RedisCommand::SetNx { .. }
+        | RedisCommand::SetPx { .. }
+        | RedisCommand::CompareAndDelete { .. }
+        | RedisCommand::Del
+        | RedisCommand::Get
+        | RedisCommand::Incr => None,
+    }
+}
+
+/// The value `command` set the key to, if its reply says it set one:
+/// `SET … NX` answers OK, the lock script its token, SETNX 1 (0 set nothing).
+fn value_set(command: RedisCommand, reply: RedisReply) -> Option<LockValue> {
+    let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
+    match command {
+        RedisCommand::SetNxEx { value, .. }
+        | RedisCommand::SetNxPx { value, .. }
+        | RedisCommand::SetPx { value, .. } => took.then_some(value),
+        RedisCommand::SetNx { value } => (reply == RedisReply::Integer(1)).then_some(value),
+        RedisCommand::SetNxPxIncr { value, .. } => took.then_some(LockValue::Owner(value)),
+        RedisCommand::CompareAndExtend { .. }
+        | RedisCommand::Pexpire { .. }
+        | RedisCommand::Expire { .. }
+        | RedisCommand::CompareAndDelete { .. }
+        | RedisCommand::Del
+        | RedisCommand::Get
+        | RedisCommand::Incr => None,
     }
 }

@@ -12,6 +12,7 @@ pub mod budget;
 mod error;
 mod faults;
 pub mod quiz_card;
+mod recipes;
 mod schema;
 mod strategies;
 #[cfg(test)]

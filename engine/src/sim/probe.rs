@@ -534,7 +534,7 @@ impl DbProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{LockValue, Owner};
+    use crate::event::{EventKind, LockValue, Owner, RevokeReason};
     use crate::ids::Period;
 
     #[test]
@@ -553,6 +553,32 @@ mod tests {
         assert_eq!(probe.command(0, RedisCommand::SetNxPx { value, ttl_ms: 1_000 }), RedisReply::Ok);
         probe.step_clock(1_001);
         assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "a clock stepped past the TTL expires it");
+    }
+
+    #[test]
+    fn setnx_keeps_its_key_until_an_expire_and_a_plain_set_takes_anothers() {
+        let value = |client: u8| LockValue::Owner(Owner { instance: InstanceId(client), nonce: 1 });
+        let mut probe = RedisProbe::new();
+        assert_eq!(probe.command(0, RedisCommand::SetNx { value: value(0) }), RedisReply::Integer(1));
+        assert_eq!(probe.command(1, RedisCommand::SetNx { value: value(1) }), RedisReply::Integer(0));
+        probe.step_clock(86_400_000);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Value(value(0)), "no TTL, no expiry");
+        assert_eq!(probe.command(1, RedisCommand::Expire { ttl_s: 10 }), RedisReply::Integer(1), "anyone's key");
+        probe.step_clock(10_001);
+        assert_eq!(probe.command(1, RedisCommand::Get), RedisReply::Nil, "the EXPIRE gave it a TTL");
+        assert_eq!(probe.command(1, RedisCommand::Expire { ttl_s: 10 }), RedisReply::Integer(0), "no key");
+        let take = RedisCommand::SetNxPx { value: value(0), ttl_ms: 30_000 };
+        assert_eq!(probe.command(0, take), RedisReply::Ok);
+        let overwrite = RedisCommand::SetPx { value: value(1), ttl_ms: 30_000 };
+        assert_eq!(probe.command(1, overwrite), RedisReply::Ok, "a SET with no NX takes a held key");
+        assert_eq!(probe.command(0, RedisCommand::Get), RedisReply::Value(value(1)));
+        let revoked = probe
+            .sim
+            .log
+            .iter()
+            .rev()
+            .find_map(|event| if let EventKind::Revoked { reason, .. } = event.kind { Some(reason) } else { None });
+        assert_eq!(revoked, Some(RevokeReason::Overwritten), "the lock service's holder changed with it");
     }
 
     #[test]

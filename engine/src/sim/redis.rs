@@ -8,7 +8,10 @@
 //! - a replica applies writes `replication_lag_ms` after the primary; a failover
 //!   promotes it with whatever it had, so the lock and the `INCR` counter can
 //!   both go back (the Redis documentation's failover caveat);
-//! - a restart without persistence loses every key.
+//! - a restart without persistence loses every key;
+//! - `SETNX` sets a key with no expiry at all ([`LockKey::NO_EXPIRY`]), and
+//!   only a later `EXPIRE` gives it one; a plain `SET` (no `NX`) and a plain
+//!   `EXPIRE` act on whatever key is there, another client's lock included.
 //!
 //! The "truth" kept here (who the lock service counts as holder) is what the
 //! report's epochs and the timeline's "granted" lane come from: on one node
@@ -191,8 +194,9 @@ impl Sim {
         };
         let old = state.expiry_timer.take();
         // A key lives through its expiry's millisecond and is gone the next
-        // one, by the node's clock (see `expire_if_due`).
-        let deadline = state.lock.map(|entry| entry.expires_at_local_ms.saturating_add(1));
+        // one, by the node's clock (see `expire_if_due`); a key with no
+        // expiry (`SETNX`) has no deadline at all.
+        let deadline = state.lock.and_then(|entry| entry.expires_at_local_ms.checked_add(1));
         if let Some(old) = old {
             // Most commands leave the key's expiry where it was (a refused
             // `SET NX`, a read): the queued timer still stands, instead of a
@@ -382,10 +386,18 @@ impl RedisNode {
             expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
         };
         let mine = |value: Owner| LockValue::Owner(value);
+        let forever = |value: LockValue| LockEntry { value, run, expires_at_local_ms: LockKey::NO_EXPIRY };
         match command {
             RedisCommand::SetNxEx { value, ttl_s } => self.set_if_absent(entry(value, ttl_s * 1000), false),
             RedisCommand::SetNxPx { value, ttl_ms } => self.set_if_absent(entry(value, ttl_ms), false),
             RedisCommand::SetNxPxIncr { value, ttl_ms } => self.set_if_absent(entry(mine(value), ttl_ms), true),
+            RedisCommand::SetNx { value } => {
+                let mut applied = self.set_if_absent(forever(value), false);
+                // SETNX answers 1 or 0 where SET … NX answers OK or (nil).
+                applied.reply = RedisReply::Integer(i64::from(applied.reply == RedisReply::Ok));
+                applied
+            }
+            RedisCommand::SetPx { value, ttl_ms } => self.set_whatever(entry(value, ttl_ms)),
             RedisCommand::Get => Applied::only(self.lock.map_or(RedisReply::Nil, |held| RedisReply::Value(held.value))),
             RedisCommand::Del => {
                 let reason = |held: LockEntry| {
@@ -396,6 +408,10 @@ impl RedisNode {
             RedisCommand::Pexpire { ttl_ms } => {
                 let owner = Owner { instance: client, nonce: 0 };
                 self.extend_if(|_| true, entry(mine(owner), ttl_ms).expires_at_local_ms)
+            }
+            RedisCommand::Expire { ttl_s } => {
+                let owner = Owner { instance: client, nonce: 0 };
+                self.extend_if(|_| true, entry(mine(owner), ttl_s.saturating_mul(1000)).expires_at_local_ms)
             }
             RedisCommand::Incr => {
                 self.counter += 1;
@@ -428,6 +444,14 @@ impl RedisNode {
         self.counter += 1;
         let replication = [Some(ReplicationOp::SetLock(entry)), Some(ReplicationOp::Counter(self.counter))];
         Applied { reply: RedisReply::Integer(self.counter), replication, revoked: None }
+    }
+
+    /// A plain `SET`: the key is `entry`'s whatever was there; a lock of
+    /// another run's is replaced, and the lock service's holder with it.
+    fn set_whatever(&mut self, entry: LockEntry) -> Applied {
+        let replaced = self.lock.replace(entry);
+        let revoked = replaced.filter(|held| held.run != entry.run).map(|_| RevokeReason::Overwritten);
+        Applied { reply: RedisReply::Ok, replication: [Some(ReplicationOp::SetLock(entry)), None], revoked }
     }
 
     /// Deletes the lock if it is held and `holds` says so: 1, else 0.

@@ -510,10 +510,17 @@ fn scaled(command: RedisCommand, time_scale: u32) -> RedisCommand {
         RedisCommand::SetNxPx { value, ttl_ms } => RedisCommand::SetNxPx { value, ttl_ms: ms(ttl_ms) },
         RedisCommand::SetNxPxIncr { value, ttl_ms } => RedisCommand::SetNxPxIncr { value, ttl_ms: ms(ttl_ms) },
         RedisCommand::Pexpire { ttl_ms } => RedisCommand::Pexpire { ttl_ms: ms(ttl_ms) },
+        RedisCommand::SetPx { value, ttl_ms } => RedisCommand::SetPx { value, ttl_ms: ms(ttl_ms) },
+        // EXPIRE counts whole seconds: a scaled TTL that is not one becomes PEXPIRE.
+        RedisCommand::Expire { ttl_s } => RedisCommand::Pexpire { ttl_ms: ms(ttl_s * 1_000) },
         RedisCommand::CompareAndExtend { value, ttl_ms } => {
             RedisCommand::CompareAndExtend { value, ttl_ms: ms(ttl_ms) }
         }
-        RedisCommand::Get | RedisCommand::Del | RedisCommand::Incr | RedisCommand::CompareAndDelete { .. } => command,
+        RedisCommand::Get
+        | RedisCommand::Del
+        | RedisCommand::Incr
+        | RedisCommand::SetNx { .. }
+        | RedisCommand::CompareAndDelete { .. } => command,
     }
 }
 

@@ -245,7 +245,8 @@ fn redis_card(node: &RedisNodeView, at_ms: u64, redlock: bool, lag_ms: u64) -> C
                 LockValue::Locked => format!(" ({})", key.setter),
                 LockValue::Owner(_) => String::new(),
             },
-            format::countdown(ttl)
+            // -1 is a key with no expiry at all (SETNX), as Redis's PTTL says.
+            if ttl < 0 { "none".to_owned() } else { format::countdown(ttl) }
         ),
         _ => format!("{key_name} (no key)"),
     };
