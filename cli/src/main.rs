@@ -85,10 +85,10 @@ enum Command {
         #[arg(long, value_name = "OUT")]
         log: Option<String>,
     },
-    /// Search fault schedules for a counterexample: the seed's world over one cron
-    /// period, or the world of FILE|NAME (its own faults set aside).
+    /// Search fault schedules for a counterexample: the seed's world over two cron
+    /// periods, or the world of FILE|NAME (its own faults set aside).
     Explore {
-        /// The world to search [default: the seed's, over one cron period].
+        /// The world to search [default: the seed's, over two cron periods].
         #[arg(value_name = "FILE|NAME")]
         scenario: Option<String>,
         /// The strategy to break (required).
@@ -811,15 +811,19 @@ fn explore(
     use locklab_engine::explore::Explorer;
     let strategy = search.strategy;
     search.validate()?;
+    // Where it searched, said from the world it searched.
+    let place = match world {
+        Some(scenario) => format!("the world of \"{}\"", scenario.name),
+        None => {
+            let periods = search.base.duration_ms() / search.base.world.cron_period_ms.max(1);
+            format!("the seed's world ({periods} cron periods)")
+        }
+    };
     let result = Explorer::new(search).run();
     if format == Format::Json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&result).map_err(|error| error.to_string())?));
     }
     let Some(scenario) = &result.scenario else {
-        let place = match world {
-            Some(scenario) => format!("the world of \"{}\"", scenario.name),
-            None => "the seed's world (one cron period)".to_owned(),
-        };
         return Ok(format!("no counterexample for {strategy} in {} schedules of {place}\n", result.runs));
     };
     Ok(format!(

@@ -269,6 +269,12 @@ fn explore_prints_the_contract_json_and_its_scenario_reruns() {
     let result: serde_json::Value = serde_json::from_str(&stdout(&none)).expect("valid JSON");
     assert_eq!(result["found"], false);
     assert!(result.get("scenario").is_none(), "no scenario when nothing was found");
+    // Said in words, with the world it searched: the seed's over two cron periods, as `--help` says.
+    let none = locklab(&["explore", "--strategy", "consensus", "--faults", "gc_pause", "--runs", "20"]);
+    assert_eq!(stdout(&none), "no counterexample for consensus in 20 schedules of the seed's world (2 cron periods)\n");
+    let help = stdout(&locklab(&["explore", "--help"]));
+    assert!(help.contains("the seed's world over two cron periods"), "{help}");
+    assert!(!help.contains("one cron period"), "{help}");
 }
 
 #[test]

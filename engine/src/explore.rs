@@ -9,7 +9,7 @@
 //! The same options always give the same search.
 
 use crate::ids::{InstanceId, Party, RedisNodeId};
-use crate::report::{StrategyReport, analyze};
+use crate::report::{Finding, StrategyReport, analyze};
 use crate::rng::SimRng;
 use crate::scenario::{
     Efficiency, FAULT_KINDS, Fault, Liveness, Safety, Scenario, Strategies, StrategyId, StrategySettings, Target,
@@ -65,16 +65,21 @@ impl Goal {
     /// that makes it unsafe or at risk (the ones that name a cause), or the
     /// first of the goal's own kind. Where a page opens a counterexample.
     pub fn met_at_ms(self, report: &StrategyReport) -> Option<u64> {
+        self.met_by_finding(report).map(|index| report.findings[index].at_ms)
+    }
+
+    /// The index of the finding that met the goal (see [`Goal::met_at_ms`]).
+    fn met_by_finding(self, report: &StrategyReport) -> Option<usize> {
         let kinds: &[&str] = match self {
             Goal::Unsafe | Goal::AtRisk => {
-                return report.findings.iter().find(|finding| finding.cause.is_some()).map(|finding| finding.at_ms);
+                return report.findings.iter().position(|finding| finding.cause.is_some());
             }
             Goal::Late => &["late_period", "missed_period", "unfinished_period"],
             Goal::Wasteful => &["duplicate_run", "background_timeouts"],
             Goal::StaleWrite => &["stale_write_accepted"],
             Goal::TwoHolders => &["overlap"],
         };
-        report.findings.iter().find(|finding| kinds.contains(&finding.kind)).map(|finding| finding.at_ms)
+        report.findings.iter().position(|finding| kinds.contains(&finding.kind))
     }
 }
 
@@ -264,8 +269,14 @@ impl Explorer {
         self.options.goal.met_by(&self.report(faults))
     }
 
+    /// The next schedule. Fewest faults first: the budget goes in equal
+    /// parts to schedules of one fault, then of two, and so on up to
+    /// `max_faults`, so a counterexample has the fewest faults the search
+    /// could find within its budget (shrinking only removes faults from the
+    /// schedule it found, and two faults that break a lock only together
+    /// say less than one that breaks it alone).
     fn draw(&mut self) -> Vec<Fault> {
-        let count = 1 + self.rng.below(u64::from(self.options.max_faults));
+        let count = faults_in_schedule(self.runs.saturating_sub(1), self.options.runs, self.options.max_faults);
         let mut faults: Vec<Fault> = (0..count).map(|_| self.draw_fault()).collect();
         faults.sort_by_key(Fault::at_ms);
         faults
@@ -338,11 +349,9 @@ impl Explorer {
             Goal::TwoHolders => "gives two holders to",
         };
         scenario.name = format!("Counterexample: {} {what} {}", describe(&scenario.faults), self.options.strategy);
-        let sentences: Vec<String> = report
-            .findings
-            .iter()
-            .filter(|finding| finding.kind != "fault")
-            .take(6)
+        let met = self.options.goal.met_by_finding(&report);
+        let sentences: Vec<String> = story_findings(&report.findings, met)
+            .into_iter()
             .map(|finding| {
                 format!("At {}, {}.", crate::format::wall_second(&scenario.clock_origin, finding.at_ms), finding.text)
             })
@@ -357,6 +366,37 @@ impl Explorer {
         ));
         scenario
     }
+}
+
+/// How many faults the schedule numbered `index` (from 0) of a search of
+/// `runs` schedules holds: `runs` split in equal parts, the first part's
+/// schedules of one fault, the last's of `max_faults`.
+fn faults_in_schedule(index: u32, runs: u32, max_faults: u8) -> u32 {
+    let max_faults = u32::from(max_faults.max(1));
+    let part = runs.div_ceil(max_faults).max(1);
+    (index / part + 1).min(max_faults)
+}
+
+/// How many findings a counterexample's story tells.
+const STORY_FINDINGS: usize = 6;
+
+/// The findings a counterexample's story tells, in time order: the first
+/// [`STORY_FINDINGS`] that are not the faults themselves, and always the one
+/// that met the goal (`met`, an index into `findings`), in the last place
+/// when it comes later: a story that stopped before it would not say why
+/// the schedule counts.
+fn story_findings(findings: &[Finding], met: Option<usize>) -> Vec<&Finding> {
+    let told: Vec<(usize, &Finding)> =
+        findings.iter().enumerate().filter(|(_, finding)| finding.kind != "fault").collect();
+    let mut kept: Vec<(usize, &Finding)> = told.iter().take(STORY_FINDINGS).copied().collect();
+    if let Some(met) = met
+        && !kept.iter().any(|(index, _)| *index == met)
+        && let Some(finding) = findings.get(met)
+    {
+        kept.truncate(STORY_FINDINGS - 1);
+        kept.push((met, finding));
+    }
+    kept.into_iter().map(|(_, finding)| finding).collect()
 }
 
 /// A strategies block holding just this strategy, with the base's settings for it.
@@ -596,4 +636,41 @@ impl FaultDraw<'_> {
 fn describe(faults: &[Fault]) -> String {
     let parts: Vec<String> = faults.iter().map(ToString::to_string).collect();
     parts.join(" + ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(at_ms: u64, kind: &'static str) -> Finding {
+        Finding { at_ms, kind, text: kind.to_owned(), event: 0, cause: None }
+    }
+
+    #[test]
+    fn a_search_spends_its_budget_on_fewer_faults_first() {
+        let counts: Vec<u32> = (0..9).map(|index| faults_in_schedule(index, 9, 3)).collect();
+        assert_eq!(counts, [1, 1, 1, 2, 2, 2, 3, 3, 3]);
+        // A budget that does not divide: the last part is the shorter.
+        let counts: Vec<u32> = (0..5).map(|index| faults_in_schedule(index, 5, 3)).collect();
+        assert_eq!(counts, [1, 1, 2, 2, 3]);
+        assert!((0..100).all(|index| faults_in_schedule(index, 100, 1) == 1));
+        assert_eq!(faults_in_schedule(0, 1, 8), 1, "a budget of one schedule tries one fault");
+    }
+
+    #[test]
+    fn a_story_keeps_the_finding_that_met_the_goal_however_late_it_comes() {
+        // A fault, seven findings before the one that met the goal, and one after it.
+        let mut findings = vec![finding(0, "fault")];
+        findings.extend((1..=7).map(|second| finding(second * 1_000, "rerun")));
+        findings.push(finding(8_000, "corrupted_report"));
+        findings.push(finding(9_000, "late_period"));
+        let told: Vec<&str> = story_findings(&findings, Some(8)).iter().map(|finding| finding.kind).collect();
+        assert_eq!(told.len(), STORY_FINDINGS);
+        assert_eq!(told.last(), Some(&"corrupted_report"), "{told:?}");
+        assert!(!told.contains(&"fault"), "the faults are the schedule, not its story: {told:?}");
+        // One among the first six is told where it comes, and nothing is added.
+        let early: Vec<u64> = story_findings(&findings, Some(2)).iter().map(|finding| finding.at_ms).collect();
+        assert_eq!(early, [1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
+        assert_eq!(story_findings(&findings, None).len(), STORY_FINDINGS);
+    }
 }

@@ -82,6 +82,7 @@ pub enum Tag {
     Redlock(RedlockTag),
     DbLock(DbLockTag),
     Consensus(ConsensusTag),
+    Recipe(RecipeTag),
 }
 
 /// The naive lock's requests.
@@ -123,6 +124,21 @@ pub enum ConsensusTag {
     Acquire,
     KeepAlive,
     Revoke,
+}
+
+/// A recipe's requests (`custom`, one Redis node): each step's command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecipeTag {
+    /// The take's first command (`SET … NX`, `SETNX`, `GET`, the lock script).
+    Take,
+    /// `EXPIRE` after `SETNX`.
+    Expire,
+    /// The plain `SET … PX` after a `GET` that found nothing.
+    Set,
+    /// The token's own `INCR`.
+    Count,
+    Extend,
+    Release,
 }
 
 /// A strategy's own timers: only a lease has any.

@@ -58,6 +58,23 @@ fn a_single_pause_breaks_redlock_within_a_few_thousand_schedules() {
     );
 }
 
+#[test]
+fn a_search_allowed_several_faults_finds_the_single_pause_first() {
+    // Up to three pauses, seed 9: the budget's first third goes to single
+    // pauses, so the counterexample is one pause, not two found together.
+    let kinds = ["gc_pause"];
+    let mut options = ExploreOptions::new(StrategyId::Redlock, Goal::Unsafe);
+    options.kinds = kinds.iter().map(|kind| (*kind).to_owned()).collect();
+    options.runs = 5_000;
+    options.seed = 9;
+    assert_eq!(options.max_faults, 3);
+    let found = Explorer::new(options).run();
+    let hint = format!("{} --seed 9", rerun_hint(StrategyId::Redlock, "unsafe", &kinds, 3, 5_000));
+    assert!(found.found, "{hint}");
+    assert!(found.runs <= 5_000 / 3 + 1, "found among the single pauses: after {} schedules; {hint}", found.runs);
+    assert_eq!(replays(&found, Goal::Unsafe).faults.len(), 1, "{hint}");
+}
+
 /// The naive lock as a team sizes it after the OOM night, so that a dead
 /// holder's lock does not sit for four minutes: `EX 100`, just above the 90 s
 /// job. With no fault it is exclusive and safe; the seed's own `EX 300` is the

@@ -70,13 +70,19 @@ impl ScaledClock {
 ///
 /// Pages are locked as they are first touched (`MCL_ONFAULT`, Linux 4.4):
 /// locking every mapping whole would fill memory with thread stacks and
-/// allocator arenas no one uses (half a gigabyte per instance).
+/// allocator arenas no one uses (half a gigabyte per instance). Once per
+/// process: `MCL_FUTURE` covers what comes later, and another call would
+/// walk every mapping again of a process that plays many runs at once (the
+/// live tests), for nothing.
 pub(crate) fn keep_in_memory() {
     use nix::sys::mman::{MlockAllFlags, mlockall};
     // `MCL_ONFAULT` from <sys/mman.h>, which this nix does not name.
     const MCL_ONFAULT: std::ffi::c_int = 4;
-    let on_fault = MlockAllFlags::from_bits_retain(MCL_ONFAULT);
-    let _ = mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE | on_fault);
+    static LOCKED: std::sync::Once = std::sync::Once::new();
+    LOCKED.call_once(|| {
+        let on_fault = MlockAllFlags::from_bits_retain(MCL_ONFAULT);
+        let _ = mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE | on_fault);
+    });
 }
 
 /// Microseconds since the Unix epoch, by the system's wall clock.

@@ -114,17 +114,31 @@ impl Watchdog {
 pub(crate) type Span = (u64, u64);
 
 /// What is left of a lag inside the run (`run`: the scenario's time 0 and
-/// when the run ended, on the wall clock) once the time the process was
-/// stopped on purpose is taken out: a process late while the servers
+/// when the run ended, on the wall clock) once the time it is explained by
+/// is taken out (the process stopped on purpose; for a server's answer,
+/// the coordinator's own lag, which carried it): a process late while the servers
 /// start, in the lead-in to time 0, or while the run is being stopped,
 /// moves nothing. (What a lag in the lead-in could move is whether the
 /// instances are ready at time 0; a first process still starting then
 /// reports that itself, as its lag from time 0.)
-fn unplanned_us(lag: Lag, run: Span, stopped: &[Span]) -> u64 {
+fn unplanned_us(lag: Lag, run: Span, explained: &[Span]) -> u64 {
     let from = lag.from_unix_us.max(run.0);
     let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
-    let planned: u64 = stopped.iter().map(|(stop, resume)| until.min(*resume).saturating_sub(from.max(*stop))).sum();
-    until.saturating_sub(from).saturating_sub(planned)
+    // The explained spans clipped to the lag, merged, so that a moment two
+    // of them cover is taken out once.
+    let mut clipped: Vec<Span> = explained
+        .iter()
+        .map(|(start, end)| ((*start).max(from), (*end).min(until)))
+        .filter(|(start, end)| start < end)
+        .collect();
+    clipped.sort_unstable();
+    let mut covered_us = 0;
+    let mut reached = from;
+    for (start, end) in clipped {
+        covered_us += end.saturating_sub(start.max(reached));
+        reached = reached.max(end);
+    }
+    until.saturating_sub(from).saturating_sub(covered_us)
 }
 
 /// Whether two spans of wall time share a moment.
@@ -169,12 +183,24 @@ pub(crate) fn judge(
     let mut stalls = Vec::new();
     let processes = lags.seen.iter().map(|(instance, lag)| (*instance, None, *lag));
     let servers = lags.servers.iter().map(|(instance, server, lag)| (Some(*instance), Some(*server), *lag));
+    // The coordinator's own lags: the way to every server passes through
+    // its proxies, so a server's answer late while the coordinator was
+    // away is late by the coordinator's lag, which is judged as its own.
+    let coordinator_away: Vec<Span> = lags
+        .seen
+        .iter()
+        .filter(|(instance, _)| instance.is_none())
+        .map(|(_, lag)| (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us)))
+        .collect();
     for (instance, server, lag) in processes.chain(servers) {
         // A process stopped by a fault, or one waiting for an answer while
         // it was stopped, was away by design for that long.
-        let stopped: Vec<Span> =
+        let mut explained: Vec<Span> =
             lags.stopped.iter().filter(|(whose, _)| Some(*whose) == instance).map(|(_, window)| *window).collect();
-        let lag_us = unplanned_us(lag, run, &stopped);
+        if server.is_some() {
+            explained.extend(coordinator_away.iter().copied());
+        }
+        let lag_us = unplanned_us(lag, run, &explained);
         recording.longest_lag_us = recording.longest_lag_us.max(lag_us);
         // The coordinator carries the network, and a server gives the
         // answers: while a request with a tight timeout is out, their lag
@@ -315,6 +341,30 @@ mod tests {
         lags.stopped.push((InstanceId(1), (start + 999_000, start + 1_040_000)));
         judge(&mut recording, &lags, margins, run, |_| true);
         assert_eq!(recording.stalls, vec![]);
+    }
+
+    #[test]
+    fn a_server_answer_late_while_the_coordinator_was_away_is_the_coordinator_s_stall() {
+        let start = 1_000_000_000;
+        let run = (start, start + 60_000_000);
+        let margins = LagMargins { process_ms: 1_000, network_ms: 160 };
+        let db = Party::Db;
+        let mut lags = Lags::default();
+        // The database's answer to b came 312 ms late; the coordinator, whose
+        // proxy carries it, was away for 300 ms of that (and a stop before
+        // it overlaps its start: a moment covered twice is counted once).
+        lags.servers.push((InstanceId(1), db, Lag { from_unix_us: start + 1_000_000, lag_us: 312_000 }));
+        lags.seen.push((None, Lag { from_unix_us: start + 1_005_000, lag_us: 300_000 }));
+        lags.stopped.push((InstanceId(1), (start + 990_000, start + 1_010_000)));
+        let mut recording = LiveRecording::new(Vec::new(), 60);
+        judge(&mut recording, &lags, margins, run, |_| true);
+        let coordinator = Stall { at_ms: 60_300, lag_us: 300_000, allowed_us: 16_666, instance: None, server: None };
+        assert_eq!(recording.stalls, vec![coordinator], "the coordinator's stall, not the server's");
+        // The same answer with the coordinator running: the server's own.
+        lags.seen.clear();
+        judge(&mut recording, &lags, margins, run, |_| true);
+        assert_eq!(recording.stalls.len(), 1);
+        assert_eq!((recording.stalls[0].server, recording.stalls[0].lag_us), (Some(db), 302_000));
     }
 
     #[test]

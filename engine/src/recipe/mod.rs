@@ -6,9 +6,9 @@
 //! how it is given back, and how long a loser waits before it tries again.
 //!
 //! The built-in locks are recipes too (`StrategySettings::recipe`, on the
-//! scenario's side). The interpreter that is to play a recipe as a strategy
-//! (`crate::strategy`; not written yet) must run a built-in's recipe exactly
-//! as the built-in runs, event for event.
+//! scenario's side). The interpreter that plays a recipe as a strategy
+//! (`crate::strategy::recipe_lock`) runs a built-in's recipe exactly as the
+//! built-in runs, event for event.
 //!
 //! This module is the document alone: its types, its defaults (the document
 //! `{"format": "locklab-recipe/1"}` is the seed's lock, `SET

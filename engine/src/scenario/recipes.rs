@@ -11,7 +11,8 @@
 //! here, on the scenario's side.
 
 use super::strategies::{
-    DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings, StrategySettings,
+    DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings, StrategyId,
+    StrategySettings,
 };
 use crate::recipe::{self, Check, OnLost, Place, Recipe, Release, Renewal, Retry, Take, TokenSource, Value, Writes};
 
@@ -35,6 +36,62 @@ impl StrategySettings {
         };
         let recipe = Recipe { name: self.title(), ..recipe };
         recipe.validate().is_ok().then_some(recipe)
+    }
+}
+
+impl StrategySettings {
+    /// The settings of `strategy` that a recipe's numbers give, read back
+    /// from the fields [`StrategySettings::recipe`] writes them to; whether
+    /// the recipe is that strategy's, step for step, is the caller's to
+    /// check (by comparing the settings' recipe with it). `None` when the
+    /// recipe lacks a number the strategy needs.
+    pub fn from_recipe(strategy: StrategyId, recipe: &Recipe) -> Option<StrategySettings> {
+        let ttl_ms = recipe.ttl_ms();
+        let every_ms = recipe.renew.every_ms();
+        let lease = || Some(LeaseSettings { ttl_ms: ttl_ms?, renew_every_ms: every_ms? });
+        Some(match strategy {
+            StrategyId::Naive => StrategySettings::Naive(NaiveSettings {
+                ttl_ms: ttl_ms?,
+                release: match recipe.release {
+                    Release::Del => NaiveRelease::Del,
+                    Release::CompareAndDelete => NaiveRelease::CompareAndDelete,
+                    Release::None | Release::Commit | Release::Revoke => NaiveRelease::Never,
+                },
+            }),
+            StrategyId::Fencing => StrategySettings::Fencing(lease()?),
+            StrategyId::Consensus => StrategySettings::Consensus(lease()?),
+            StrategyId::Redlock => {
+                let Place::RedisMajority { nodes, drift_factor, delayed_restart } = recipe.lock else { return None };
+                StrategySettings::Redlock(RedlockSettings {
+                    ttl_ms: ttl_ms?,
+                    renew_every_ms: every_ms?,
+                    nodes,
+                    drift_factor,
+                    delayed_restart,
+                })
+            }
+            StrategyId::DbLock => {
+                let Take::SelectForUpdate { lock_strength, wait, lock_timeout_ms, idle_in_transaction_timeout_ms } =
+                    recipe.take
+                else {
+                    return None;
+                };
+                StrategySettings::DbLock(DbLockSettings {
+                    lock_strength: match lock_strength {
+                        recipe::LockStrength::ForUpdate => LockStrength::ForUpdate,
+                        recipe::LockStrength::ForNoKeyUpdate => LockStrength::ForNoKeyUpdate,
+                    },
+                    wait: match wait {
+                        recipe::DbWait::Block => DbWait::Block,
+                        recipe::DbWait::Nowait => DbWait::Nowait,
+                        recipe::DbWait::SkipLocked => DbWait::SkipLocked,
+                    },
+                    lock_timeout_ms,
+                    idle_in_transaction_timeout_ms,
+                })
+            }
+            StrategyId::UniqueInsert => StrategySettings::UniqueInsert,
+        })
     }
 }
 
@@ -186,7 +243,6 @@ fn fenced_writes() -> Writes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::StrategyId;
 
     #[test]
     fn the_seed_lock_is_the_default_recipe() {

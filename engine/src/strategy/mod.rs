@@ -19,6 +19,7 @@ pub(crate) mod db_lock;
 pub(crate) mod fencing;
 mod lease;
 pub(crate) mod naive;
+pub(crate) mod recipe_lock;
 pub(crate) mod redlock;
 pub(crate) mod unique_insert;
 

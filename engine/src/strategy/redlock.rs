@@ -154,7 +154,12 @@ impl<C: Context + ?Sized> Strategy<C> for Redlock {
             Tag::Redlock(RedlockTag::Lock { node }) => (node, false),
             Tag::Redlock(RedlockTag::Extend { node }) => (node, true),
             // An unlock is not awaited; another strategy's tag is no reply of ours.
-            Tag::Redlock(RedlockTag::Unlock) | Tag::Naive(_) | Tag::Fencing(_) | Tag::DbLock(_) | Tag::Consensus(_) => {
+            Tag::Redlock(RedlockTag::Unlock)
+            | Tag::Naive(_)
+            | Tag::Fencing(_)
+            | Tag::DbLock(_)
+            | Tag::Consensus(_)
+            | Tag::Recipe(_) => {
                 return;
             }
         };
