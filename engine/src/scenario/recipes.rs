@@ -11,8 +11,7 @@
 //! here, on the scenario's side.
 
 use super::strategies::{
-    DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings, StrategyId,
-    StrategySettings,
+    DbLockSettings, LeaseSettings, NaiveRelease, NaiveSettings, RedlockSettings, StrategyId, StrategySettings,
 };
 use crate::recipe::{self, Check, OnLost, Place, Recipe, Release, Renewal, Retry, Take, TokenSource, Value, Writes};
 
@@ -77,15 +76,8 @@ impl StrategySettings {
                     return None;
                 };
                 StrategySettings::DbLock(DbLockSettings {
-                    lock_strength: match lock_strength {
-                        recipe::LockStrength::ForUpdate => LockStrength::ForUpdate,
-                        recipe::LockStrength::ForNoKeyUpdate => LockStrength::ForNoKeyUpdate,
-                    },
-                    wait: match wait {
-                        recipe::DbWait::Block => DbWait::Block,
-                        recipe::DbWait::Nowait => DbWait::Nowait,
-                        recipe::DbWait::SkipLocked => DbWait::SkipLocked,
-                    },
+                    lock_strength,
+                    wait,
                     lock_timeout_ms,
                     idle_in_transaction_timeout_ms,
                 })
@@ -166,15 +158,7 @@ fn redlock_recipe(redlock: &RedlockSettings) -> Recipe {
 /// the report row written in that transaction, and `COMMIT` ends both. No
 /// token, nothing renewed: the transaction holds the row until it ends.
 fn db_lock_recipe(db_lock: &DbLockSettings) -> Recipe {
-    let lock_strength = match db_lock.lock_strength {
-        LockStrength::ForUpdate => recipe::LockStrength::ForUpdate,
-        LockStrength::ForNoKeyUpdate => recipe::LockStrength::ForNoKeyUpdate,
-    };
-    let wait = match db_lock.wait {
-        DbWait::Block => recipe::DbWait::Block,
-        DbWait::Nowait => recipe::DbWait::Nowait,
-        DbWait::SkipLocked => recipe::DbWait::SkipLocked,
-    };
+    let (lock_strength, wait) = (db_lock.lock_strength, db_lock.wait);
     Recipe {
         lock: Place::PostgresRow,
         take: Take::SelectForUpdate {

@@ -392,42 +392,10 @@ impl Default for DbLockSettings {
     }
 }
 
-/// The row lock a db-lock job takes on its row. Both keep other jobs out;
-/// they differ in what else waits (PostgreSQL's conflict table, "Row-Level
-/// Locks"): the foreign-key check of an insert referencing the row takes
-/// `FOR KEY SHARE`, which conflicts with `FOR UPDATE` only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LockStrength {
-    /// `SELECT … FOR UPDATE`, the post's: foreign-key checks on the row wait.
-    ForUpdate,
-    /// `SELECT … FOR NO KEY UPDATE`: the lock for a job that never changes
-    /// the row's key; foreign-key checks pass.
-    ForNoKeyUpdate,
-}
-
-impl LockStrength {
-    fn is_for_update(&self) -> bool {
-        *self == LockStrength::ForUpdate
-    }
-
-    /// Its words in SQL.
-    pub fn sql(self) -> &'static str {
-        match self {
-            LockStrength::ForUpdate => "FOR UPDATE",
-            LockStrength::ForNoKeyUpdate => "FOR NO KEY UPDATE",
-        }
-    }
-}
-
-/// What `SELECT … FOR UPDATE` does when the row is locked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DbWait {
-    Block,
-    Nowait,
-    SkipLocked,
-}
+/// The row lock a db-lock job takes, and what it does when the row is
+/// locked: the recipe's words, one type for both (`crate::recipe` names
+/// nothing of the scenario).
+pub use crate::recipe::{DbWait, LockStrength};
 
 /// `unique-insert` has no settings.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
