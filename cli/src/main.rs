@@ -819,12 +819,25 @@ fn explore(
             format!("the seed's world ({periods} cron periods)")
         }
     };
+    // What it drew from: nothing it did not draw was searched, and it says so.
+    let faults = match search.max_faults {
+        1 => "one fault".to_owned(),
+        most => format!("1 to {most} faults"),
+    };
+    let window = match search.window_ms {
+        (0, until_ms) => format!("in the first {}", seconds(until_ms)),
+        (from_ms, until_ms) => format!("from t={} to t={}", seconds(from_ms), seconds(until_ms)),
+    };
+    let bounds = format!(
+        "{faults} each, of {}, striking {window}; drawn at random, not every schedule",
+        search.kinds.join(", ")
+    );
     let result = Explorer::new(search).run();
     if format == Format::Json {
         return Ok(format!("{}\n", serde_json::to_string_pretty(&result).map_err(|error| error.to_string())?));
     }
     let Some(scenario) = &result.scenario else {
-        return Ok(format!("no counterexample for {strategy} in {} schedules of {place}\n", result.runs));
+        return Ok(format!("no counterexample for {strategy} in {} schedules of {place}: {bounds}\n", result.runs));
     };
     Ok(format!(
         "found after {} schedules: {}\n{}\n\n{}\nSave it and rerun: locklab run FILE --strategy {strategy}\n",

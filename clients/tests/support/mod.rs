@@ -211,8 +211,14 @@ impl Redis {
         command.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir"]).arg(&self.scratch.path);
         command.args(&self.arguments);
         let port = self.port;
-        self.process =
-            Some(ServerProcess::start(command, Stop::Kill, &self.scratch.file("redis.log"), || accepts(port)));
+        let log = self.scratch.file("redis.log");
+        // Ready when this server says so in its own log, not only when
+        // something answers on the port: tests run side by side, and
+        // another test's server that took the same port in the meantime
+        // would answer for it (with the same password).
+        let said_ready =
+            || std::fs::read_to_string(&log).is_ok_and(|text| text.contains("Ready to accept connections"));
+        self.process = Some(ServerProcess::start(command, Stop::Kill, &log, || said_ready() && accepts(port)));
     }
 
     /// Stops the server as a crash would (SIGKILL): it closes every connection.
