@@ -202,6 +202,15 @@ pub trait Strategy<C: Context + ?Sized> {
     /// The job's work begins (start renewing, for leases).
     fn job_started(&mut self, _cx: &mut C) {}
 
+    /// Before each write of the job (a chunk, the Slack post, the report
+    /// row): whether it goes out. A strategy that checks something first
+    /// (the lease's time left by its own clock) and finds the lock gone
+    /// reports the loss through the context and answers `false`; the
+    /// built-ins check nothing here.
+    fn may_write(&mut self, _cx: &mut C) -> bool {
+        true
+    }
+
     /// The run is over: give the lock back as the strategy does, and forget the run.
     fn release(&mut self, cx: &mut C);
 

@@ -224,3 +224,75 @@ fn extended_another(log: &[Event]) -> usize {
     }
     extended
 }
+
+/// A night of one minute (a 20 s job in four chunks) whose holder a GC
+/// pause of 35 s strikes at `pause_at_ms`: longer than the 30 s lease.
+fn paused_minute(pause_at_ms: u64) -> Scenario {
+    Scenario::from_json(&format!(
+        r#"{{"format": "locklab/2", "seed": 3, "duration_ms": 60000,
+            "world": {{"cron_period_ms": 60000, "job_ms": 20000, "storage_checks_tokens": false}},
+            "faults": [{{"kind": "gc_pause", "at_ms": {pause_at_ms}, "target": "holder", "duration_ms": 35000}}]}}"#
+    ))
+    .expect("a valid scenario")
+}
+
+/// The run the pause struck, and whether it wrote after it woke (a chunk,
+/// the Slack post or the report row sent from 45 s on).
+fn paused_run_wrote_after_waking(log: &[Event]) -> (RunId, bool, bool) {
+    let paused = log
+        .iter()
+        .find_map(|event| match event.kind {
+            EventKind::Granted { run, .. } => Some(run),
+            _ => None,
+        })
+        .expect("somebody holds the lock when the pause strikes");
+    let instance = log
+        .iter()
+        .find_map(|event| match event.kind {
+            EventKind::Granted { run, instance, .. } if run == paused => Some(instance),
+            _ => None,
+        })
+        .expect("its instance");
+    let wrote = log.iter().any(|event| {
+        event.at_ms >= 45_000
+            && matches!(event.kind, EventKind::Sent { from: Party::Instance(from), what, .. }
+                if from == instance && what != locklab_engine::event::MessageKind::Redis)
+    });
+    let stopped = log.iter().any(|event| {
+        matches!(event.kind, EventKind::Run { run, phase: locklab_engine::event::RunPhase::Aborted(locklab_engine::event::AbortReason::LeaseTooShort), .. } if run == paused)
+    });
+    (paused, wrote, stopped)
+}
+
+#[test]
+fn a_lease_check_before_each_write_stops_a_holder_that_woke_late_but_not_one_paused_after_the_check() {
+    // SET NX PX 30000 with the run's own value, never renewed, no token; the
+    // unlock script at the end; with and without a look at the lease's time
+    // left (2 s at least) before each write.
+    let unchecked = recipe(serde_json::json!({
+        "take": {"with": "set_nx_px", "value": "own", "ttl_ms": 30_000},
+        "release": "compare_and_delete"
+    }));
+    let mut document = serde_json::to_value(&unchecked).unwrap_or_default();
+    document["before_write"] = serde_json::json!({"check": "lease_time_left", "at_least_ms": 2_000});
+    let checked: Recipe = serde_json::from_value(document).expect("a recipe");
+    checked.validate().unwrap_or_else(|error| panic!("{error}"));
+    // Paused between two steps (at 11 s: the job's chunks go out every 4 s
+    // from 0.07 s, each a second's upload): at the next step it wakes with
+    // its lease long gone by its own clock. Unchecked it writes anyway;
+    // checked it stops.
+    let between = paused_minute(11_000);
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &unchecked).expect("it plays");
+    let (_, wrote, stopped) = paused_run_wrote_after_waking(&log);
+    assert!(wrote && !stopped, "unchecked, the paused holder writes when it wakes");
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &checked).expect("it plays");
+    let (_, wrote, stopped) = paused_run_wrote_after_waking(&log);
+    assert!(stopped && !wrote, "checked, it stops at its next write instead");
+    // Paused after the check, while the third chunk uploads (sent at
+    // 12.07 s): the check passed, and the write lands after the lease ran
+    // out and another run took the lock (Kleppmann's pause).
+    let after_check = paused_minute(12_500);
+    let log = locklab_engine::simulate_recipe(&after_check, StrategyId::Naive, &checked).expect("it plays");
+    let report = locklab_engine::report::analyze(&after_check, StrategyId::Naive, &log);
+    assert!(report.metrics.stale_writes_accepted > 0, "the check did not stop it: {:?}", report.metrics);
+}

@@ -113,15 +113,26 @@ impl Runtime {
                 self.schedule_work(host, run);
             }
         } else {
-            self.end_job(host, run);
+            self.end_job(host, strategy, run);
         }
     }
 
+    /// Asks the strategy whether the run's next write goes out (see
+    /// `Strategy::may_write`); a loss it reports is handled at once, so the
+    /// run has ended when this says no.
+    fn may_write<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) -> bool {
+        if strategy.may_write(&mut self.cx(host, run)) {
+            return true;
+        }
+        self.handle_notices(host, strategy);
+        false
+    }
+
     fn write_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId, chunk: u8) {
-        let state = self.run_state(run);
-        if state.stage != Stage::Working {
+        if self.run_state(run).stage != Stage::Working || !self.may_write(host, strategy, run) {
             return;
         }
+        let state = self.run_state(run);
         let period = state.period;
         let body = Request::Put {
             period,
@@ -152,7 +163,7 @@ impl Runtime {
             Reply::Put(PutOutcome::Accepted) => {
                 let state = self.run_state(run);
                 if state.stage == Stage::Finishing && state.chunks_in_flight == 0 {
-                    self.post_report(host, run);
+                    self.post_report(host, strategy, run);
                 }
             }
             Reply::Put(PutOutcome::Rejected(_)) => self.abort(host, strategy, run, AbortReason::WriteRejected),
@@ -165,29 +176,32 @@ impl Runtime {
         }
     }
 
-    fn end_job<H: Host>(&mut self, host: &mut H, run: RunId) {
+    fn end_job<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
         let state = self.run_state_mut(run);
         if state.stage != Stage::Working {
             return;
         }
         state.stage = Stage::Finishing;
         if state.chunks_in_flight == 0 {
-            self.post_report(host, run);
+            self.post_report(host, strategy, run);
         }
     }
 
     /// Every chunk is stored: announce the report on Slack (the row comes last).
-    fn post_report<H: Host>(&mut self, host: &mut H, run: RunId) {
+    fn post_report<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
+        if !self.may_write(host, strategy, run) {
+            return;
+        }
         let period = self.run_state(run).period;
         let body = Request::Post { period };
         self.send_request(host, run, Party::Slack, body, Purpose::Post, Some(STORAGE_TIMEOUT_MS));
     }
 
     pub(crate) fn write_row<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
-        let state = self.run_state(run);
-        if state.ended {
+        if self.run_state(run).ended || !self.may_write(host, strategy, run) {
             return;
         }
+        let state = self.run_state(run);
         let sql = Sql::WriteReport {
             period: state.period,
             report: self.row_report(strategy, run),

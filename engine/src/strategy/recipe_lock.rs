@@ -6,18 +6,19 @@
 //! nothing and both set), the token from the lock script, from an `INCR` of
 //! its own, or random; renewal by the extend script or a plain `EXPIRE`;
 //! stopping or carrying on when the lease is lost; the release by `DEL`, by
-//! the unlock script, or not at all.
+//! the unlock script, or not at all; before each write, a look at the
+//! lease's time left by the client's own clock.
 //!
 //! The recipes of `naive` and `fencing` (`StrategySettings::recipe`) are
 //! played here exactly as those strategies play them, event for event
 //! (`engine/tests/recipes.rs`). A recipe whose lock lives elsewhere (a
 //! majority of nodes, the jobs row, etcd, nowhere) is played by the built-in
 //! whose recipe it is ([`built_in_for`]); the interpreter does not yet play
-//! other steps there, nor a check before each write ([`RecipeLock::new`]
-//! says which step, by its field).
+//! other steps there, nor `GET` and compare before each write
+//! ([`RecipeLock::new`] says which step, by its field).
 
 use super::LeaseKeeper;
-use crate::event::{LockValue, RedisCommand, RedisReply, RowWrite};
+use crate::event::{AbortReason, LockValue, RedisCommand, RedisReply, RowWrite};
 use crate::ids::{RunId, Token};
 use crate::recipe::{
     Check, Objects, OnLost, Place, Recipe, Release, Renewal, ReportRow, Retry, Take, TokenSource, Value,
@@ -50,6 +51,8 @@ struct Held {
     stage: Stage,
     token: Option<Token>,
     keeper: Option<LeaseKeeper>,
+    /// Until when the lease it last secured lasts, by the instance's clock.
+    valid_until_local_ms: i64,
     /// Whether the run holds the lock by its own account: set when it took
     /// it, cleared when it learned it lost it (and stopped).
     holds: bool,
@@ -73,8 +76,8 @@ impl RecipeLock {
                     .to_owned(),
             );
         }
-        if recipe.before_write != Check::Nothing {
-            return Err("before_write: a check before each write is not played yet".to_owned());
+        if recipe.before_write == Check::GetAndCompare {
+            return Err("before_write: GET and compare before each write is not played yet".to_owned());
         }
         let ttl_ms = recipe.ttl_ms().ok_or_else(|| "take: a lock on one Redis node has a TTL".to_owned())?;
         Ok(RecipeLock { recipe: recipe.clone(), ttl_ms, runs: RunMap::new() })
@@ -149,8 +152,9 @@ impl RecipeLock {
         held.stage = Stage::Holding;
         held.holds = true;
         held.token = token;
+        held.valid_until_local_ms = held.sent_local_ms + ttl_ms;
         if let Some(every_ms) = every_ms {
-            held.keeper = Some(LeaseKeeper::start(cx, every_ms, held.sent_local_ms + ttl_ms));
+            held.keeper = Some(LeaseKeeper::start(cx, every_ms, held.valid_until_local_ms));
         }
         cx.acquired(token);
     }
@@ -208,7 +212,8 @@ impl RecipeLock {
                 if let Some(held) = self.runs.get_mut(&cx.run())
                     && let Some(keeper) = held.keeper.as_mut()
                 {
-                    keeper.secured(cx, held.sent_local_ms + ttl_ms);
+                    held.valid_until_local_ms = held.sent_local_ms + ttl_ms;
+                    keeper.secured(cx, held.valid_until_local_ms);
                 }
             }
             RedisReply::Integer(_) => self.gone(cx, true),
@@ -250,7 +255,14 @@ impl RecipeLock {
 impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
     fn acquire(&mut self, cx: &mut C) {
         let sent_local_ms = cx.local_now();
-        let held = Held { sent_local_ms, stage: Stage::Taking, token: None, keeper: None, holds: false };
+        let held = Held {
+            sent_local_ms,
+            stage: Stage::Taking,
+            token: None,
+            keeper: None,
+            valid_until_local_ms: sent_local_ms,
+            holds: false,
+        };
         self.runs.insert(cx.run(), held);
         let command = self.first_command(cx);
         RecipeLock::send(cx, command, RecipeTag::Take);
@@ -311,6 +323,27 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
             }
             Timer::Deadline => self.gone(cx, false),
         }
+    }
+
+    /// `lease_time_left`: the write goes out only if, by the instance's own
+    /// clock, at least that much of the lease it last secured is left. The
+    /// check is the client's: a pause between it and the write (the chunk's
+    /// upload) is not seen, which is Kleppmann's point.
+    fn may_write(&mut self, cx: &mut C) -> bool {
+        let Check::LeaseTimeLeft { at_least_ms } = self.recipe.before_write else { return true };
+        let now = cx.local_now();
+        let on_lost = self.recipe.on_lost;
+        // A run that does not hold the lock by its own account (a redelivered
+        // job, one that carries on) is not the check's to stop.
+        let Some(held) = self.runs.get_mut(&cx.run()).filter(|held| held.holds) else { return true };
+        let left_ms = held.valid_until_local_ms.saturating_sub(now);
+        if left_ms >= i64::try_from(at_least_ms).unwrap_or(i64::MAX) || on_lost == OnLost::CarryOn {
+            return true;
+        }
+        // It stops the job; the lock may still be its own for the time
+        // left, so the release gives it back as the recipe says.
+        cx.lost(AbortReason::LeaseTooShort);
+        false
     }
 
     fn release(&mut self, cx: &mut C) {
