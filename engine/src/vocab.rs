@@ -137,6 +137,8 @@ pub enum RecipeTag {
     Set,
     /// The token's own `INCR`.
     Count,
+    /// `GET` before a write, to compare the key with the run's own value.
+    Check,
     Extend,
     Release,
 }
@@ -185,6 +187,9 @@ pub trait Context {
     fn lost(&mut self, reason: AbortReason);
     /// Reports whether the report row's transaction committed.
     fn committed(&mut self, ok: bool);
+    /// Reports: the check a write waited for (`WriteGate::WhenCleared`)
+    /// found the lock the run's own; the write goes out.
+    fn write_cleared(&mut self);
 }
 
 /// What a strategy does to protect the job.
@@ -203,12 +208,13 @@ pub trait Strategy<C: Context + ?Sized> {
     fn job_started(&mut self, _cx: &mut C) {}
 
     /// Before each write of the job (a chunk, the Slack post, the report
-    /// row): whether it goes out. A strategy that checks something first
-    /// (the lease's time left by its own clock) and finds the lock gone
-    /// reports the loss through the context and answers `false`; the
-    /// built-ins check nothing here.
-    fn may_write(&mut self, _cx: &mut C) -> bool {
-        true
+    /// row): whether it goes out now, never (the strategy found the lock
+    /// gone and reported the loss through the context), or once the
+    /// strategy's own question is answered (it asked a server, and reports
+    /// [`Context::write_cleared`] or the loss then). The built-ins check
+    /// nothing here.
+    fn may_write(&mut self, _cx: &mut C) -> WriteGate {
+        WriteGate::Now
     }
 
     /// The run is over: give the lock back as the strategy does, and forget the run.
@@ -243,6 +249,17 @@ pub trait Strategy<C: Context + ?Sized> {
     fn commit_report(&mut self, _cx: &mut C) {}
 }
 
+/// Whether a write of the job goes out ([`Strategy::may_write`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteGate {
+    Now,
+    /// The strategy reported the lock lost: the run stops.
+    Never,
+    /// The strategy asked a server first; the write waits for its
+    /// [`Context::write_cleared`] (or the loss).
+    WhenCleared,
+}
+
 /// What a strategy reports back to the runtime, handled after it returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Notice {
@@ -262,6 +279,10 @@ pub enum Notice {
     Committed {
         run: RunId,
         ok: bool,
+    },
+    /// The check before the run's held write found the lock its own: the write goes out.
+    WriteCleared {
+        run: RunId,
     },
     /// The pool has a connection for the strategy (or cannot give one).
     Checkout {

@@ -296,3 +296,33 @@ fn a_lease_check_before_each_write_stops_a_holder_that_woke_late_but_not_one_pau
     let report = locklab_engine::report::analyze(&after_check, StrategyId::Naive, &log);
     assert!(report.metrics.stale_writes_accepted > 0, "the check did not stop it: {:?}", report.metrics);
 }
+
+#[test]
+fn get_and_compare_before_each_write_stops_a_holder_whose_key_is_another_s_but_not_one_paused_after_the_answer() {
+    let unchecked = recipe(serde_json::json!({
+        "take": {"with": "set_nx_px", "value": "own", "ttl_ms": 30_000},
+        "release": "compare_and_delete"
+    }));
+    let mut document = serde_json::to_value(&unchecked).unwrap_or_default();
+    document["before_write"] = serde_json::json!({"check": "get_and_compare"});
+    let checked: Recipe = serde_json::from_value(document).expect("a recipe");
+    checked.validate().unwrap_or_else(|error| panic!("{error}"));
+    // Paused between two steps: when it wakes, the key is the next holder's.
+    let between = paused_minute(11_000);
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &checked).expect("it plays");
+    let (paused, wrote, _) = paused_run_wrote_after_waking(&log);
+    assert!(!wrote, "it asked Redis first, and the key was not its own");
+    let stopped = log.iter().any(|event| {
+        matches!(event.kind, EventKind::Run { run, phase: locklab_engine::event::RunPhase::Aborted(locklab_engine::event::AbortReason::NotHolder), .. } if run == paused)
+    });
+    assert!(stopped, "it stops, naming why");
+    // Every write of a holder went out after a GET that found its value.
+    let gets = redis_events(&log).filter(|(_, _, command, _)| *command == RedisCommand::Get).count();
+    assert!(gets >= 4, "a GET before each write: {gets}");
+    // Paused after the answer, while the chunk uploads: the write lands
+    // after the lease ran out, as with any look before a write.
+    let after_check = paused_minute(12_500);
+    let log = locklab_engine::simulate_recipe(&after_check, StrategyId::Naive, &checked).expect("it plays");
+    let report = locklab_engine::report::analyze(&after_check, StrategyId::Naive, &log);
+    assert!(report.metrics.stale_writes_accepted > 0, "the check did not stop it: {:?}", report.metrics);
+}

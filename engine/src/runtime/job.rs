@@ -1,12 +1,14 @@
 //! The job a run does once it holds the lock: look whether the report
 //! exists, work `job_ms` uploading the report's chunks at equal shares of
-//! it, announce the report on Slack, and write the report row last.
+//! it, announce the report on Slack, and write the report row last. Each
+//! write goes out when the strategy lets it (most let every write go; a
+//! recipe may check its lease first, by its clock or by asking Redis).
 
-use super::run::JobProgress;
+use super::run::{HeldWrite, JobProgress};
 use super::{CHUNK_UPLOAD_MS, Drives, Host, InstanceTimer, PooledQuery, Purpose, Runtime, STORAGE_TIMEOUT_MS, Stage};
 use crate::event::{AbortReason, PutOutcome, RunPhase, Sql, SqlError, SqlOutcome};
 use crate::ids::{Party, RunId};
-use crate::vocab::{Reply, Request};
+use crate::vocab::{Reply, Request, WriteGate};
 
 impl Runtime {
     /// Asks whether the period's report exists: right after taking the lock
@@ -117,21 +119,85 @@ impl Runtime {
         }
     }
 
-    /// Asks the strategy whether the run's next write goes out (see
-    /// `Strategy::may_write`); a loss it reports is handled at once, so the
-    /// run has ended when this says no.
-    fn may_write<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) -> bool {
-        if strategy.may_write(&mut self.cx(host, run)) {
-            return true;
+    /// Whether `write` goes out now, by the strategy's gate (see
+    /// `Strategy::may_write`). A write behind a held one waits its turn; one
+    /// the strategy checks first is held until it reports the check
+    /// cleared ([`Runtime::write_cleared`]); a loss it reports is
+    /// handled at once, so the run has ended when this says no for it.
+    fn gate<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        write: HeldWrite,
+    ) -> bool {
+        if !self.run_state(run).held_writes.is_empty() {
+            self.hold(run, write);
+            return false;
         }
-        self.handle_notices(host, strategy);
-        false
+        match strategy.may_write(&mut self.cx(host, run)) {
+            WriteGate::Now => true,
+            WriteGate::WhenCleared => {
+                self.hold(run, write);
+                false
+            }
+            WriteGate::Never => {
+                self.handle_notices(host, strategy);
+                false
+            }
+        }
+    }
+
+    /// Holds `write` for a check; a held chunk counts as in flight, so the
+    /// job does not end before it is written.
+    fn hold(&mut self, run: RunId, write: HeldWrite) {
+        let state = self.run_state_mut(run);
+        state.held_writes.push_back(write);
+        if matches!(write, HeldWrite::Chunk(_)) {
+            state.chunks_in_flight += 1;
+        }
+    }
+
+    /// The strategy's check before the first held write found the lock the
+    /// run's own: that write goes out, and so does each after it that the
+    /// strategy lets go at once; the next it checks waits for its own answer.
+    pub(crate) fn write_cleared<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
+        loop {
+            if self.ended(run) {
+                return;
+            }
+            let Some(write) = self.run_state_mut(run).held_writes.pop_front() else { return };
+            match write {
+                HeldWrite::Chunk(chunk) => {
+                    let state = self.run_state_mut(run);
+                    state.chunks_in_flight = state.chunks_in_flight.saturating_sub(1);
+                    self.send_chunk(host, strategy, run, chunk);
+                }
+                HeldWrite::Post => self.send_post(host, run),
+                HeldWrite::Row => self.send_row(host, strategy, run),
+            }
+            if self.run_state(run).held_writes.is_empty() {
+                return;
+            }
+            match strategy.may_write(&mut self.cx(host, run)) {
+                WriteGate::Now => {}
+                WriteGate::WhenCleared => return,
+                WriteGate::Never => {
+                    self.handle_notices(host, strategy);
+                    return;
+                }
+            }
+        }
     }
 
     fn write_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId, chunk: u8) {
-        if self.run_state(run).stage != Stage::Working || !self.may_write(host, strategy, run) {
+        if self.run_state(run).stage != Stage::Working || !self.gate(host, strategy, run, HeldWrite::Chunk(chunk)) {
             return;
         }
+        self.send_chunk(host, strategy, run, chunk);
+    }
+
+    fn send_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &S, run: RunId, chunk: u8) {
         let state = self.run_state(run);
         let period = state.period;
         let body = Request::Put {
@@ -189,18 +255,24 @@ impl Runtime {
 
     /// Every chunk is stored: announce the report on Slack (the row comes last).
     fn post_report<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
-        if !self.may_write(host, strategy, run) {
-            return;
+        if self.gate(host, strategy, run, HeldWrite::Post) {
+            self.send_post(host, run);
         }
+    }
+
+    fn send_post<H: Host>(&mut self, host: &mut H, run: RunId) {
         let period = self.run_state(run).period;
         let body = Request::Post { period };
         self.send_request(host, run, Party::Slack, body, Purpose::Post, Some(STORAGE_TIMEOUT_MS));
     }
 
     pub(crate) fn write_row<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
-        if self.run_state(run).ended || !self.may_write(host, strategy, run) {
-            return;
+        if !self.run_state(run).ended && self.gate(host, strategy, run, HeldWrite::Row) {
+            self.send_row(host, strategy, run);
         }
+    }
+
+    fn send_row<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
         let state = self.run_state(run);
         let sql = Sql::WriteReport {
             period: state.period,

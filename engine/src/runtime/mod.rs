@@ -490,6 +490,7 @@ impl Runtime {
                         self.abort(host, strategy, run, AbortReason::SessionLost);
                     }
                 }
+                Notice::WriteCleared { run } => self.write_cleared(host, strategy, run),
                 Notice::Checkout { run, tag, result } => {
                     strategy.on_reply(&mut self.cx(host, run), tag, Reply::Checkout(result));
                 }
@@ -582,5 +583,8 @@ impl<H: Host> Context for RunCx<'_, H> {
     }
     fn committed(&mut self, ok: bool) {
         self.runtime.notices.push_back(Notice::Committed { run: self.run, ok });
+    }
+    fn write_cleared(&mut self) {
+        self.runtime.notices.push_back(Notice::WriteCleared { run: self.run });
     }
 }

@@ -18,6 +18,14 @@ pub enum Stage {
     Ended,
 }
 
+/// A write of the job that waits for the strategy's check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeldWrite {
+    Chunk(u8),
+    Post,
+    Row,
+}
+
 /// One run: an instance's attempt at one period's job.
 #[derive(Clone, Debug)]
 pub struct RunState {
@@ -34,8 +42,12 @@ pub struct RunState {
     /// Handed the job a dead run had (`world.redeliver_after_crash`): it
     /// writes with no token, and never took the lock itself.
     pub(crate) redelivered: bool,
-    /// Chunk uploads sent and not yet answered.
+    /// Chunk uploads sent and not yet answered, and chunks held for a check.
     pub(crate) chunks_in_flight: u8,
+    /// Writes held until the strategy's check before them is answered
+    /// (`WriteGate::WhenCleared`), in the order the job made them; the
+    /// first one's check is out.
+    pub(crate) held_writes: std::collections::VecDeque<HeldWrite>,
     /// The retry it waits for: a run waits for one retry at a time.
     pub(crate) retry_timer: Option<TimerId>,
     /// The job's progress: it started when its instance's clock read
@@ -187,6 +199,7 @@ impl Runtime {
             ended: false,
             redelivered,
             chunks_in_flight: 0,
+            held_writes: std::collections::VecDeque::new(),
             retry_timer: None,
             job: JobProgress::default(),
         };

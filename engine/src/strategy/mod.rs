@@ -25,7 +25,8 @@ pub(crate) mod unique_insert;
 
 use crate::scenario::StrategySettings;
 pub use crate::vocab::{
-    CHUNK_UPLOAD_MS, Context, Notice, Reply, Request, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS, Strategy, Tag, Timer, TimerId,
+    CHUNK_UPLOAD_MS, Context, Notice, Reply, Request, SQL_TIMEOUT_MS, STORAGE_TIMEOUT_MS, Strategy, Tag, Timer,
+    TimerId, WriteGate,
 };
 
 pub(crate) use lease::LeaseKeeper;
@@ -136,6 +137,9 @@ mod tests {
         }
         fn committed(&mut self, ok: bool) {
             self.notices.push(Notice::Committed { run: RUN, ok });
+        }
+        fn write_cleared(&mut self) {
+            self.notices.push(Notice::WriteCleared { run: RUN });
         }
     }
 

@@ -7,15 +7,14 @@
 //! its own, or random; renewal by the extend script or a plain `EXPIRE`;
 //! stopping or carrying on when the lease is lost; the release by `DEL`, by
 //! the unlock script, or not at all; before each write, a look at the
-//! lease's time left by the client's own clock.
+//! lease's time left by the client's own clock, or a `GET` and compare.
 //!
 //! The recipes of `naive` and `fencing` (`StrategySettings::recipe`) are
 //! played here exactly as those strategies play them, event for event
 //! (`engine/tests/recipes.rs`). A recipe whose lock lives elsewhere (a
 //! majority of nodes, the jobs row, etcd, nowhere) is played by the built-in
 //! whose recipe it is ([`built_in_for`]); the interpreter does not yet play
-//! other steps there, nor `GET` and compare before each write
-//! ([`RecipeLock::new`] says which step, by its field).
+//! other steps there ([`RecipeLock::new`] says so, by the field).
 
 use super::LeaseKeeper;
 use crate::event::{AbortReason, LockValue, RedisCommand, RedisReply, RowWrite};
@@ -24,7 +23,7 @@ use crate::recipe::{
     Check, Objects, OnLost, Place, Recipe, Release, Renewal, ReportRow, Retry, Take, TokenSource, Value,
 };
 use crate::scenario::{StrategyId, StrategySettings};
-use crate::vocab::{Context, RecipeTag, Reply, Request, RunMap, Strategy, Tag, Timer};
+use crate::vocab::{Context, RecipeTag, Reply, Request, RunMap, Strategy, Tag, Timer, WriteGate};
 
 /// The client's timeout on every command: the built-in single-node locks'.
 pub(crate) const REDIS_TIMEOUT_MS: u64 = 1_000;
@@ -75,9 +74,6 @@ impl RecipeLock {
                 "lock: only a lock on one Redis node is played step by step; elsewhere, only a built-in's steps"
                     .to_owned(),
             );
-        }
-        if recipe.before_write == Check::GetAndCompare {
-            return Err("before_write: GET and compare before each write is not played yet".to_owned());
         }
         let ttl_ms = recipe.ttl_ms().ok_or_else(|| "take: a lock on one Redis node has a TTL".to_owned())?;
         Ok(RecipeLock { recipe: recipe.clone(), ttl_ms, runs: RunMap::new() })
@@ -290,6 +286,14 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
                 cx.busy(retry);
             }
             (RecipeTag::Extend, Stage::Holding, answer) => self.extend_answered(cx, answer),
+            (RecipeTag::Check, Stage::Holding, answer) => {
+                if answer == RedisReply::Value(LockValue::Owner(cx.owner())) {
+                    cx.write_cleared();
+                } else {
+                    // Another's value, no key, or no answer: not its lock to write under.
+                    cx.lost(AbortReason::NotHolder);
+                }
+            }
             // A release is not awaited (the run is over), and a reply that
             // comes after the run moved on is stale.
             (
@@ -298,6 +302,7 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
                 | RecipeTag::Set
                 | RecipeTag::Count
                 | RecipeTag::Extend
+                | RecipeTag::Check
                 | RecipeTag::Release,
                 Stage::Taking | Stage::Expiring | Stage::Setting | Stage::Counting | Stage::Holding,
                 _,
@@ -329,21 +334,32 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
     /// clock, at least that much of the lease it last secured is left. The
     /// check is the client's: a pause between it and the write (the chunk's
     /// upload) is not seen, which is Kleppmann's point.
-    fn may_write(&mut self, cx: &mut C) -> bool {
-        let Check::LeaseTimeLeft { at_least_ms } = self.recipe.before_write else { return true };
+    ///
+    /// `get_and_compare`: a `GET` first, and the write goes out once the
+    /// answer is the run's own value. The look is at one moment too: the
+    /// key can expire between the answer and the write.
+    fn may_write(&mut self, cx: &mut C) -> WriteGate {
         let now = cx.local_now();
-        let on_lost = self.recipe.on_lost;
         // A run that does not hold the lock by its own account (a redelivered
-        // job, one that carries on) is not the check's to stop.
-        let Some(held) = self.runs.get_mut(&cx.run()).filter(|held| held.holds) else { return true };
-        let left_ms = held.valid_until_local_ms.saturating_sub(now);
-        if left_ms >= i64::try_from(at_least_ms).unwrap_or(i64::MAX) || on_lost == OnLost::CarryOn {
-            return true;
+        // job) is not the check's to stop.
+        let Some(held) = self.runs.get_mut(&cx.run()).filter(|held| held.holds) else { return WriteGate::Now };
+        match self.recipe.before_write {
+            Check::Nothing => WriteGate::Now,
+            Check::LeaseTimeLeft { at_least_ms } => {
+                let left_ms = held.valid_until_local_ms.saturating_sub(now);
+                if left_ms >= i64::try_from(at_least_ms).unwrap_or(i64::MAX) {
+                    return WriteGate::Now;
+                }
+                // It stops the job; the lock may still be its own for the
+                // time left, so the release gives it back as the recipe says.
+                cx.lost(AbortReason::LeaseTooShort);
+                WriteGate::Never
+            }
+            Check::GetAndCompare => {
+                RecipeLock::send(cx, RedisCommand::Get, RecipeTag::Check);
+                WriteGate::WhenCleared
+            }
         }
-        // It stops the job; the lock may still be its own for the time
-        // left, so the release gives it back as the recipe says.
-        cx.lost(AbortReason::LeaseTooShort);
-        false
     }
 
     fn release(&mut self, cx: &mut C) {
