@@ -202,6 +202,24 @@ pub const EXTEND_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
                                  return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 
 impl RedisCommand {
+    /// The TTL a command that moves the key's expiry gives it (the extend
+    /// script, `PEXPIRE`, `EXPIRE`), if it is one.
+    pub fn extended_ttl_ms(self) -> Option<u64> {
+        match self {
+            RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } => Some(ttl_ms),
+            RedisCommand::Expire { ttl_s } => Some(ttl_s.saturating_mul(1_000)),
+            RedisCommand::SetNxEx { .. }
+            | RedisCommand::SetNxPx { .. }
+            | RedisCommand::SetNxPxIncr { .. }
+            | RedisCommand::SetNx { .. }
+            | RedisCommand::SetPx { .. }
+            | RedisCommand::CompareAndDelete { .. }
+            | RedisCommand::Del
+            | RedisCommand::Get
+            | RedisCommand::Incr => None,
+        }
+    }
+
     /// Whether the command changes data, and so is replicated.
     pub fn writes(self) -> bool {
         !matches!(self, RedisCommand::Get)

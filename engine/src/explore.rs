@@ -386,9 +386,8 @@ const STORY_FINDINGS: usize = 6;
 /// when it comes later: a story that stopped before it would not say why
 /// the schedule counts.
 fn story_findings(findings: &[Finding], met: Option<usize>) -> Vec<&Finding> {
-    let told: Vec<(usize, &Finding)> =
-        findings.iter().enumerate().filter(|(_, finding)| finding.kind != "fault").collect();
-    let mut kept: Vec<(usize, &Finding)> = told.iter().take(STORY_FINDINGS).copied().collect();
+    let mut kept: Vec<(usize, &Finding)> =
+        findings.iter().enumerate().filter(|(_, finding)| finding.kind != "fault").take(STORY_FINDINGS).collect();
     if let Some(met) = met
         && !kept.iter().any(|(index, _)| *index == met)
         && let Some(finding) = findings.get(met)

@@ -82,10 +82,7 @@ pub fn simulate_recipe(
     recipe.validate().map_err(|error| error.to_string())?;
     let (settings, implementation): (_, Box<sim::SimStrategy>) = match strategy::recipe_lock::built_in_for(recipe) {
         Some(built_in) => (built_in.clone(), sim::build(&built_in)),
-        None if recipe.lock == recipe::Place::Redis => {
-            (scenario.settings_for(strategy), Box::new(strategy::recipe_lock::RecipeLock::new(recipe)?))
-        }
-        None => return Err(strategy::recipe_lock::RecipeLock::new(recipe).err().unwrap_or_default()),
+        None => (scenario.settings_for(strategy), Box::new(strategy::recipe_lock::RecipeLock::new(recipe)?)),
     };
     let mut simulation = Simulation { sim: sim::Sim::new(scenario, settings), strategy: implementation, ended: false };
     while !simulation.advance(u32::MAX) {}

@@ -888,14 +888,11 @@ impl WorldAt {
                 state.key = Some(LockKey { value, setter, expires_local_ms: LockKey::NO_EXPIRY });
             }
             RedisCommand::Del | RedisCommand::CompareAndDelete { .. } if extended => state.key = None,
-            RedisCommand::Pexpire { ttl_ms } | RedisCommand::CompareAndExtend { ttl_ms, .. } if extended => {
-                if let Some(key) = &mut state.key {
+            RedisCommand::Pexpire { .. } | RedisCommand::CompareAndExtend { .. } | RedisCommand::Expire { .. }
+                if extended =>
+            {
+                if let (Some(key), Some(ttl_ms)) = (&mut state.key, command.extended_ttl_ms()) {
                     key.expires_local_ms = expiry(ttl_ms);
-                }
-            }
-            RedisCommand::Expire { ttl_s } if extended => {
-                if let Some(key) = &mut state.key {
-                    key.expires_local_ms = expiry(ttl_s.saturating_mul(1000));
                 }
             }
             RedisCommand::SetNxPxIncr { value, ttl_ms } => {

@@ -428,7 +428,7 @@ impl Truth {
             Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
         };
         let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
-        if let (Some(ttl_ms), true, Some(held)) = (extended_ttl_ms(command), done, slot.as_mut()) {
+        if let (Some(ttl_ms), true, Some(held)) = (command.extended_ttl_ms(), done, slot.as_mut()) {
             (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
         }
         match command {
@@ -510,23 +510,6 @@ impl Truth {
             self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: None } });
         }
         self.holder = holder;
-    }
-}
-
-/// The TTL a command that moves the key's expiry gives it, if it is one.
-fn extended_ttl_ms(command: RedisCommand) -> Option<u64> {
-    match command {
-        RedisCommand::CompareAndExtend { ttl_ms, .. } | RedisCommand::Pexpire { ttl_ms } => Some(ttl_ms),
-        RedisCommand::Expire { ttl_s } => Some(ttl_s.saturating_mul(1_000)),
-        RedisCommand::SetNxEx { .. }
-        | RedisCommand::SetNxPx { .. }
-        | RedisCommand::SetNxPxIncr { .. }
-        | RedisCommand::SetNx { .. }
-        | RedisCommand::SetPx { .. }
-        | RedisCommand::CompareAndDelete { .. }
-        | RedisCommand::Del
-        | RedisCommand::Get
-        | RedisCommand::Incr => None,
     }
 }
 

@@ -43,6 +43,13 @@ pub(crate) struct Lag {
     pub(crate) lag_us: u64,
 }
 
+impl Lag {
+    /// The wall time it covers, from when it should have woken until it did.
+    fn span(self) -> Span {
+        (self.from_unix_us, self.from_unix_us.saturating_add(self.lag_us))
+    }
+}
+
 /// The line an instance writes on its output for a lag, beside its events.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct LagLine {
@@ -122,8 +129,8 @@ pub(crate) type Span = (u64, u64);
 /// instances are ready at time 0; a first process still starting then
 /// reports that itself, as its lag from time 0.)
 fn unplanned_us(lag: Lag, run: Span, explained: &[Span]) -> u64 {
-    let from = lag.from_unix_us.max(run.0);
-    let until = lag.from_unix_us.saturating_add(lag.lag_us).min(run.1);
+    let (from, until) = lag.span();
+    let (from, until) = (from.max(run.0), until.min(run.1));
     // The explained spans clipped to the lag, merged, so that a moment two
     // of them cover is taken out once.
     let mut clipped: Vec<Span> = explained
@@ -186,12 +193,8 @@ pub(crate) fn judge(
     // The coordinator's own lags: the way to every server passes through
     // its proxies, so a server's answer late while the coordinator was
     // away is late by the coordinator's lag, which is judged as its own.
-    let coordinator_away: Vec<Span> = lags
-        .seen
-        .iter()
-        .filter(|(instance, _)| instance.is_none())
-        .map(|(_, lag)| (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us)))
-        .collect();
+    let coordinator_away: Vec<Span> =
+        lags.seen.iter().filter(|(instance, _)| instance.is_none()).map(|(_, lag)| lag.span()).collect();
     for (instance, server, lag) in processes.chain(servers) {
         // A process stopped by a fault, or one waiting for an answer while
         // it was stopped, was away by design for that long.
@@ -206,7 +209,7 @@ pub(crate) fn judge(
         // answers: while a request with a tight timeout is out, their lag
         // can turn the reply into a timeout, so it is held to that timeout;
         // otherwise it moves what any process's does.
-        let lag_span = (lag.from_unix_us, lag.from_unix_us.saturating_add(lag.lag_us));
+        let lag_span = lag.span();
         let holds_a_flight = lags.flights.iter().any(|flight| overlap(lag_span, *flight));
         let network = instance.is_none() || server.is_some();
         let margin_ms = if network && holds_a_flight { margins.network_ms } else { margins.process_ms };

@@ -131,21 +131,29 @@ impl Runtime {
         run: RunId,
         write: HeldWrite,
     ) -> bool {
-        if !self.run_state(run).held_writes.is_empty() {
-            self.hold(run, write);
-            return false;
-        }
-        match strategy.may_write(&mut self.cx(host, run)) {
+        let gate = if self.run_state(run).held_writes.is_empty() {
+            self.ask_gate(host, strategy, run)
+        } else {
+            WriteGate::WhenCleared
+        };
+        match gate {
             WriteGate::Now => true,
             WriteGate::WhenCleared => {
                 self.hold(run, write);
                 false
             }
-            WriteGate::Never => {
-                self.handle_notices(host, strategy);
-                false
-            }
+            WriteGate::Never => false,
         }
+    }
+
+    /// Asks the strategy about the run's next write; a loss it reports is
+    /// handled at once.
+    fn ask_gate<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) -> WriteGate {
+        let gate = strategy.may_write(&mut self.cx(host, run));
+        if gate == WriteGate::Never {
+            self.handle_notices(host, strategy);
+        }
+        gate
     }
 
     /// Holds `write` for a check; a held chunk counts as in flight, so the
@@ -176,16 +184,8 @@ impl Runtime {
                 HeldWrite::Post => self.send_post(host, run),
                 HeldWrite::Row => self.send_row(host, strategy, run),
             }
-            if self.run_state(run).held_writes.is_empty() {
+            if self.run_state(run).held_writes.is_empty() || self.ask_gate(host, strategy, run) != WriteGate::Now {
                 return;
-            }
-            match strategy.may_write(&mut self.cx(host, run)) {
-                WriteGate::Now => {}
-                WriteGate::WhenCleared => return,
-                WriteGate::Never => {
-                    self.handle_notices(host, strategy);
-                    return;
-                }
             }
         }
     }

@@ -170,7 +170,7 @@ impl Sim {
         self.expire_if_due(node);
         let local = self.local_now(node);
         let state = self.redis.node_mut(node)?;
-        let Applied { reply, replication, revoked } = state.apply(command, client, run, local);
+        let Applied { reply, replication, revoked } = state.apply(command, run, local);
         self.record(EventKind::Redis { node, client, run, command, reply });
         self.arm_expiry(node);
         if self.redis.replicates(node) {
@@ -379,12 +379,9 @@ struct Applied {
 
 impl RedisNode {
     /// Runs `command` from `client`'s `run` on this node, whose clock reads `local`.
-    fn apply(&mut self, command: RedisCommand, client: InstanceId, run: RunId, local: i64) -> Applied {
-        let entry = |value: LockValue, ttl_ms: u64| LockEntry {
-            value,
-            run,
-            expires_at_local_ms: local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4)),
-        };
+    fn apply(&mut self, command: RedisCommand, run: RunId, local: i64) -> Applied {
+        let expires_at = |ttl_ms: u64| local.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
+        let entry = |value: LockValue, ttl_ms: u64| LockEntry { value, run, expires_at_local_ms: expires_at(ttl_ms) };
         let mine = |value: Owner| LockValue::Owner(value);
         let forever = |value: LockValue| LockEntry { value, run, expires_at_local_ms: LockKey::NO_EXPIRY };
         match command {
@@ -405,14 +402,9 @@ impl RedisNode {
                 };
                 self.delete_if(|_| true, reason)
             }
-            RedisCommand::Pexpire { ttl_ms } => {
-                let owner = Owner { instance: client, nonce: 0 };
-                self.extend_if(|_| true, entry(mine(owner), ttl_ms).expires_at_local_ms)
-            }
-            RedisCommand::Expire { ttl_s } => {
-                let owner = Owner { instance: client, nonce: 0 };
-                self.extend_if(|_| true, entry(mine(owner), ttl_s.saturating_mul(1000)).expires_at_local_ms)
-            }
+            // Plain PEXPIRE and EXPIRE move whatever key is there.
+            RedisCommand::Pexpire { ttl_ms } => self.extend_if(|_| true, expires_at(ttl_ms)),
+            RedisCommand::Expire { ttl_s } => self.extend_if(|_| true, expires_at(ttl_s.saturating_mul(1000))),
             RedisCommand::Incr => {
                 self.counter += 1;
                 let replication = [Some(ReplicationOp::Counter(self.counter)), None];

@@ -109,6 +109,11 @@ impl RecipeLock {
         }
     }
 
+    /// The lease's length, on the instance's clock's scale.
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.ttl_ms).unwrap_or(i64::MAX / 4)
+    }
+
     /// `EXPIRE`'s whole seconds for the lease: rounded up, so the key never
     /// lives shorter than the recipe's TTL.
     fn ttl_s(&self) -> u64 {
@@ -141,14 +146,14 @@ impl RecipeLock {
 
     /// The run holds the lock with `token`: keep the lease, and say so.
     fn hold<C: Context + ?Sized>(&mut self, cx: &mut C, token: Option<Token>) {
-        let ttl_ms = i64::try_from(self.ttl_ms).unwrap_or(i64::MAX / 4);
+        let lease_ms = self.lease_ms();
         let every_ms = self.recipe.renew.every_ms();
         let Some(held) = self.runs.get_mut(&cx.run()) else { return };
         debug_assert!(!held.holds, "run {} granted twice", cx.run());
         held.stage = Stage::Holding;
         held.holds = true;
         held.token = token;
-        held.valid_until_local_ms = held.sent_local_ms + ttl_ms;
+        held.valid_until_local_ms = held.sent_local_ms + lease_ms;
         if let Some(every_ms) = every_ms {
             held.keeper = Some(LeaseKeeper::start(cx, every_ms, held.valid_until_local_ms));
         }
@@ -202,13 +207,13 @@ impl RecipeLock {
     /// The answer to a renewal: 1 extended the key, 0 found none to extend
     /// (or, for the script, not the run's own), anything else is no answer.
     fn extend_answered<C: Context + ?Sized>(&mut self, cx: &mut C, answer: RedisReply) {
-        let ttl_ms = i64::try_from(self.ttl_ms).unwrap_or(i64::MAX / 4);
+        let lease_ms = self.lease_ms();
         match answer {
             RedisReply::Integer(1) => {
                 if let Some(held) = self.runs.get_mut(&cx.run())
                     && let Some(keeper) = held.keeper.as_mut()
                 {
-                    held.valid_until_local_ms = held.sent_local_ms + ttl_ms;
+                    held.valid_until_local_ms = held.sent_local_ms + lease_ms;
                     keeper.secured(cx, held.valid_until_local_ms);
                 }
             }
@@ -311,23 +316,22 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
     }
 
     fn on_timer(&mut self, cx: &mut C, timer: Timer) {
-        let now = cx.local_now();
-        let owner = cx.owner();
-        let ttl_s = self.ttl_s();
+        if timer == Timer::Deadline {
+            self.gone(cx, false);
+            return;
+        }
         let command = match self.recipe.renew {
-            Renewal::CompareAndPexpire { .. } => RedisCommand::CompareAndExtend { value: owner, ttl_ms: self.ttl_ms },
-            Renewal::Expire { .. } => RedisCommand::Expire { ttl_s },
+            Renewal::CompareAndPexpire { .. } => {
+                RedisCommand::CompareAndExtend { value: cx.owner(), ttl_ms: self.ttl_ms }
+            }
+            Renewal::Expire { .. } => RedisCommand::Expire { ttl_s: self.ttl_s() },
             // Refused by validation on one Redis node, and nothing to renew.
             Renewal::None | Renewal::KeepAlive { .. } => return,
         };
-        match timer {
-            Timer::Renew => {
-                let Some(held) = self.runs.get_mut(&cx.run()) else { return };
-                held.sent_local_ms = now;
-                RecipeLock::send(cx, command, RecipeTag::Extend);
-            }
-            Timer::Deadline => self.gone(cx, false),
-        }
+        let now = cx.local_now();
+        let Some(held) = self.runs.get_mut(&cx.run()) else { return };
+        held.sent_local_ms = now;
+        RecipeLock::send(cx, command, RecipeTag::Extend);
     }
 
     /// `lease_time_left`: the write goes out only if, by the instance's own
