@@ -46,8 +46,18 @@ impl Drop for Scratch {
 
 /// A free loopback port: the system's choice for a listener, released.
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
-    listener.local_addr().expect("the listener's address").port()
+    let [port] = free_ports();
+    port
+}
+
+/// `N` free loopback ports, all different: each is held until all are
+/// chosen, since a port given back can be the next one handed out (two
+/// calls of [`free_port`] in a row once gave etcd the same port for its
+/// clients and its peers).
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: [TcpListener; N] =
+        std::array::from_fn(|_| TcpListener::bind("127.0.0.1:0").expect("a free loopback port"));
+    listeners.map(|listener| listener.local_addr().expect("the listener's address").port())
 }
 
 pub fn loopback(port: u16) -> SocketAddr {
@@ -347,7 +357,7 @@ pub struct Etcd {
 impl Etcd {
     pub fn start(tls: Option<&Certificates>, ready: impl Fn(u16) -> bool) -> Etcd {
         let scratch = Scratch::new("etcd");
-        let (port, peer) = (free_port(), free_port());
+        let [port, peer] = free_ports();
         let scheme = if tls.is_some() { "https" } else { "http" };
         let client_url = format!("{scheme}://127.0.0.1:{port}");
         let peer_url = format!("http://127.0.0.1:{peer}");
