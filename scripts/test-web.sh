@@ -13,6 +13,12 @@ export TRUNK_SKIP_VERSION_CHECK=true CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DE
 WASM_GZIP_BUDGET_BYTES=300000
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
+# The browsers (Chromium, chromedriver) and the end-to-end tests keep their
+# profiles and files in a folder of this run's, removed however it ends.
+scratch=$(mktemp -d)
+export TMPDIR="$scratch"
+trap 'rm -rf "$scratch"' EXIT
+
 step() { printf '\n\033[1m-- %s\033[0m\n' "$*"; }
 fail() { printf '\033[1;31mtest-web: %s\033[0m\n' "$*" >&2; exit 1; }
 

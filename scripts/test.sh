@@ -43,8 +43,13 @@ step "engine, clients and CLI tests (native)"
 cargo test -p locklab-engine -p locklab-conformance -p locklab-live -p locklab-clients -p locklab-servers
 cargo test -p locklab --bins --test cli
 
+# Alone: it mostly waits on the wall clock, but the steps below run beside
+# it, even at idle priority (SCHED_IDLE), doubled its time (16 min 47 s
+# against 8 min 10 s): its runs were stalled past their scales' allowances
+# more often and played again slower (docs/bench.md). Each case's line
+# (its scale, its time, and what stalled it) is printed.
 step "live mode: every built-in and fixture it plays, side by side on real servers, gives its simulated verdict or is inconclusive and does slower (cli/tests/live.rs)"
-cargo test -p locklab --test live
+cargo test -p locklab --test live -- --nocapture
 
 step "conformance: the engine's Redis, PostgreSQL and etcd models against real servers (writes docs/conformance.md)"
 cargo run -q -p locklab-conformance
