@@ -393,3 +393,52 @@ fn every_command_explains_itself_with_its_defaults_and_completions_come_from_the
         "the completions know every flag"
     );
 }
+
+/// A scenario runs a lock of its own, written as a recipe under
+/// `strategies.custom.recipe`, with `--strategy custom`: here the fencing
+/// lock whose writes do not carry its token, which lets the paused
+/// holder's stale chunk through; the report names what the recipe lacked.
+/// `compare` and `explore` play it too; a scenario that writes no recipe is
+/// refused, naming where one goes.
+#[test]
+fn a_scenario_plays_its_own_recipe_as_custom_and_one_without_a_recipe_is_told_where_it_goes() {
+    let mut scenario: serde_json::Value =
+        serde_json::from_str(&stdout(&locklab(&["show", "pause-after-check"]))).expect("valid JSON");
+    let mut recipe: serde_json::Value =
+        serde_json::from_str(&stdout(&locklab(&["recipe", "fencing", "pause-after-check", "--format", "json"])))
+            .expect("valid JSON");
+    recipe["name"] = serde_json::json!("A fencing token its writes do not carry");
+    recipe["writes"]["carry_token"] = serde_json::json!(false);
+    recipe["writes"]["report_row"] = serde_json::json!("upsert");
+    scenario["strategies"] = serde_json::json!({ "fencing": {}, "custom": { "recipe": recipe } });
+    let file = temp_file("custom.json", &scenario.to_string());
+    let path = file.to_str().unwrap_or_default();
+
+    let output = locklab(&["run", path, "--strategy", "custom"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("== custom — A fencing token its writes do not carry"), "{text}");
+    assert!(text.contains("-- verdict: safety unsafe"), "{text}");
+    assert!(text.contains("the recipe takes a token but its writes do not carry it"), "{text}");
+
+    let table = stdout(&locklab(&["compare", path]));
+    let verdict = |strategy: &str| {
+        table
+            .lines()
+            .find(|line| line.starts_with(strategy))
+            .map(|line| line.split_whitespace().nth(1).map(str::to_owned))
+    };
+    assert_eq!(verdict("fencing"), Some(Some("safe".to_owned())), "{table}");
+    assert_eq!(verdict("custom"), Some(Some("unsafe".to_owned())), "{table}");
+
+    let found = locklab(&["explore", path, "--strategy", "custom", "--faults", "gc_pause", "--runs", "300"]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert!(stdout(&found).contains("breaks custom"), "{}", stdout(&found));
+
+    for args in [&["run", "pause-after-check", "--strategy", "custom"][..], &["recipe", "custom"][..]] {
+        let refused = locklab(args);
+        assert_eq!(refused.status.code(), Some(2), "{args:?} must fail");
+        assert!(stderr(&refused).contains("recipe"), "{args:?}: {}", stderr(&refused));
+        assert!(stdout(&refused).is_empty(), "{args:?} printed to stdout");
+    }
+}

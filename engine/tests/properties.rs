@@ -265,6 +265,7 @@ fn strategies() -> impl Strategy<Value = Option<Strategies>> {
             db_lock: Some(db_lock),
             unique_insert: Some(UniqueInsertSettings {}),
             consensus: Some(consensus),
+            custom: None,
         },
     ))
 }

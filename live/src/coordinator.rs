@@ -99,7 +99,8 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
         | StrategyId::Redlock
         | StrategyId::UniqueInsert
         | StrategyId::DbLock
-        | StrategyId::Consensus => {}
+        | StrategyId::Consensus
+        | StrategyId::Custom => {}
     }
     for fault in &scenario.faults {
         let kind = fault.kind_name();
@@ -229,13 +230,14 @@ fn aims_at_a_step(scenario: &Scenario) -> bool {
 }
 
 fn uses_consensus(scenario: &Scenario, strategy: StrategyId) -> bool {
-    match scenario.settings_for(strategy) {
+    match scenario.settings_for(strategy).resolved().as_ref() {
         StrategySettings::Consensus(_) => true,
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert => false,
+        | StrategySettings::UniqueInsert
+        | StrategySettings::Custom(_) => false,
     }
 }
 
@@ -320,13 +322,14 @@ pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
 fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
-    match scenario.settings_for(strategy) {
+    match scenario.settings_for(strategy).resolved().as_ref() {
         StrategySettings::Consensus(lease) => lease.ttl_ms % (u64::from(time_scale) * 1_000) == 0,
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert => true,
+        | StrategySettings::UniqueInsert
+        | StrategySettings::Custom(_) => true,
     }
 }
 
@@ -1080,14 +1083,15 @@ impl Coordinator {
 
     /// Redlock's delayed restart keeps a node out one TTL more (the Redis page's advice).
     fn restart_delay_ms(&self) -> u64 {
-        match self.options.scenario.settings_for(self.options.strategy) {
+        match self.options.scenario.settings_for(self.options.strategy).resolved().as_ref() {
             StrategySettings::Redlock(redlock) if redlock.delayed_restart => redlock.ttl_ms,
             StrategySettings::Redlock(_)
             | StrategySettings::Naive(_)
             | StrategySettings::Fencing(_)
             | StrategySettings::DbLock(_)
             | StrategySettings::UniqueInsert
-            | StrategySettings::Consensus(_) => 0,
+            | StrategySettings::Consensus(_)
+            | StrategySettings::Custom(_) => 0,
         }
     }
 

@@ -193,6 +193,9 @@ impl Scenario {
         if let Some(consensus) = &chosen.consensus {
             settings.push(StrategySettings::Consensus(consensus.clone()));
         }
+        if let Some(custom) = &chosen.custom {
+            settings.push(StrategySettings::Custom(Box::new(custom.recipe.clone())));
+        }
         settings
     }
 

@@ -401,7 +401,8 @@ impl LabState {
             ));
         };
         let waited = (at_ms != self.cursor_ms).then(|| crate::ui::format::t_label(self.cursor_ms));
-        let service = Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
+        let service =
+            Target::parse(self.scenario.settings_for(self.strategy).lock_service()).unwrap_or(Target::AllRedis);
         let faults = injected(kind, &params, target, at_ms, service);
         let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
         let mut scenario = changed((*self.scenario).clone());
