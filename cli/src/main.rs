@@ -442,8 +442,7 @@ const MAX_LOG_DOCUMENT_BYTES: u64 = 32 * 1024 * 1024;
 /// `custom` plays the scenario's own recipe: a scenario without one is
 /// told so, not given the seed's lock under another name.
 fn runnable(scenario: &Scenario, strategy: StrategyId) -> Result<(), String> {
-    let written = scenario.strategies.as_ref().is_some_and(|chosen| chosen.custom.is_some());
-    if strategy == StrategyId::Custom && !written {
+    if strategy == StrategyId::Custom && !scenario.writes_recipe() {
         return Err(format!(
             "\"{}\" writes no recipe of its own for --strategy custom: add one under strategies.custom.recipe (`locklab recipe naive --format json` prints one to start from)",
             scenario.name
