@@ -19,8 +19,7 @@ use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "locklab", version, max_term_width = 100)]
 #[command(after_help = "FILE is a scenario document (locklab/1 or locklab/2, docs/formats.md); NAME is a built-in \
-    (`locklab scenarios` lists them).\nStrategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus, and custom \
-    (the scenario's own recipe, strategies.custom.recipe).")]
+    (`locklab scenarios` lists them).\nStrategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -123,8 +122,7 @@ enum Command {
     /// the strategy's own code; the faults as signals (oom_kill: SIGKILL; gc_pause:
     /// SIGSTOP/SIGCONT), a proxy, a failover or a lost etcd leader. Shows where the run is while
     /// it plays (on stderr), then prints the live timeline and verdict.
-    #[command(after_help = "Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus, and custom \
-        (the scenario's own recipe).\n\
+    #[command(after_help = "Strategy ids: naive, fencing, redlock, db-lock, unique-insert, consensus.\n\
         Exit codes: 0, the run played; 3, it played but is inconclusive: this machine stalled it longer \
         than its time scale allows (the output says when, how long, and the --time-scale that would \
         be faithful); 2, bad input, a run that could not be played, or Ctrl-C (what was recorded up \
@@ -202,7 +200,9 @@ enum Format {
 }
 
 fn strategy_id(value: &str) -> Result<StrategyId, String> {
-    StrategyId::parse(value).ok_or_else(|| format!("unknown strategy `{value}`; expected {}", StrategyId::NAMES))
+    StrategyId::parse(value).ok_or_else(|| {
+        format!("unknown strategy `{value}`; expected naive, fencing, redlock, db-lock, unique-insert or consensus")
+    })
 }
 
 fn goal(value: &str) -> Result<locklab_engine::explore::Goal, String> {
@@ -266,9 +266,7 @@ fn finish(result: Result<String, String>) -> ExitCode {
 fn run(command: Command) -> Result<String, String> {
     match command {
         Command::Run { scenario, strategy, format, all_events } => {
-            let scenario = load(&scenario)?;
-            strategy.map(|strategy| runnable(&scenario, strategy)).transpose()?;
-            run_command(&scenario, strategy, format, all_events)
+            run_command(&load(&scenario)?, strategy, format, all_events)
         }
         Command::Compare { scenario } => compare(&load(&scenario)?),
         Command::Recipe { strategy, scenario, format } => recipe(strategy, scenario.as_deref(), format),
@@ -276,7 +274,6 @@ fn run(command: Command) -> Result<String, String> {
         Command::Explore { scenario, strategy, faults, max_faults, runs, seed, goal, window, format } => {
             let world = scenario.as_deref().map(load).transpose()?;
             let strategy = strategy.ok_or("explore needs --strategy ID")?;
-            runnable_in(world.as_ref(), strategy, "explore")?;
             let mut search = locklab_engine::explore::ExploreOptions::for_world(strategy, goal, world.as_ref());
             if !faults.is_empty() {
                 search.kinds =
@@ -291,7 +288,33 @@ fn run(command: Command) -> Result<String, String> {
             }
             explore(search, world.as_ref(), format)
         }
-        Command::Render { scenario, strategy, svg, log } => render(&scenario, strategy, svg.as_deref(), log.as_deref()),
+        Command::Render { scenario, strategy, svg, log } => {
+            let scenario = load(&scenario)?;
+            let strategy = strategy.ok_or("render needs --strategy ID")?;
+            if svg.is_none() && log.is_none() {
+                return Err("render needs --svg OUT or --log OUT (or both)".to_owned());
+            }
+            let events = locklab_engine::simulate_whole(&scenario, strategy)?;
+            let report = locklab_engine::report::analyze(&scenario, strategy, &events);
+            let mut written = String::new();
+            // The same figures the lab's Export buttons give (its worker calls the same functions).
+            if let Some(out) = svg.as_deref() {
+                let timeline = locklab_engine::view::Timeline::build(&scenario, strategy, &events);
+                let figure = locklab_engine::svg::figure(&scenario, &timeline, &report);
+                std::fs::write(out, figure).map_err(|error| format!("cannot write {out}: {error}"))?;
+                written.push_str(&format!(
+                    "wrote {out}: {} under {strategy}, {}\n",
+                    scenario.name,
+                    report.safety.name()
+                ));
+            }
+            if let Some(out) = log.as_deref() {
+                let document = locklab_engine::log_document(&scenario, strategy, &events);
+                std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
+                written.push_str(&format!("wrote {out}: {} events\n", events.len()));
+            }
+            Ok(written)
+        }
         Command::Show { name } => {
             let builtin = builtin::find(&name)
                 .ok_or_else(|| format!("no built-in scenario named `{name}`; see `locklab scenarios`"))?;
@@ -311,43 +334,11 @@ fn run(command: Command) -> Result<String, String> {
     }
 }
 
-/// `render`: the run's figure (the lab's SVG export) and its log document.
-fn render(
-    scenario: &str,
-    strategy: Option<StrategyId>,
-    svg: Option<&str>,
-    log: Option<&str>,
-) -> Result<String, String> {
-    let scenario = load(scenario)?;
-    let strategy = strategy.ok_or("render needs --strategy ID")?;
-    runnable(&scenario, strategy)?;
-    if svg.is_none() && log.is_none() {
-        return Err("render needs --svg OUT or --log OUT (or both)".to_owned());
-    }
-    let events = locklab_engine::simulate_whole(&scenario, strategy)?;
-    let report = locklab_engine::report::analyze(&scenario, strategy, &events);
-    let mut written = String::new();
-    // The same figures the lab's Export buttons give (its worker calls the same functions).
-    if let Some(out) = svg {
-        let timeline = locklab_engine::view::Timeline::build(&scenario, strategy, &events);
-        let figure = locklab_engine::svg::figure(&scenario, &timeline, &report);
-        std::fs::write(out, figure).map_err(|error| format!("cannot write {out}: {error}"))?;
-        written.push_str(&format!("wrote {out}: {} under {strategy}, {}\n", scenario.name, report.safety.name()));
-    }
-    if let Some(out) = log {
-        let document = locklab_engine::log_document(&scenario, strategy, &events);
-        std::fs::write(out, document).map_err(|error| format!("cannot write {out}: {error}"))?;
-        written.push_str(&format!("wrote {out}: {} events\n", events.len()));
-    }
-    Ok(written)
-}
-
 /// `recipe`: the strategy's recipe with the settings the scenario named
 /// gives it (the seed's without one), as its JSON document or as numbered steps.
 fn recipe(strategy: StrategyId, scenario: Option<&str>, format: Format) -> Result<String, String> {
     let scenario = scenario.map(load).transpose()?;
     let scenario = scenario.as_ref();
-    runnable_in(scenario, strategy, "recipe")?;
     let settings = scenario.map_or_else(
         || locklab_engine::scenario::StrategySettings::default_for(strategy),
         |scenario| scenario.settings_for(strategy),
@@ -438,29 +429,6 @@ fn read_capped(path: &std::path::Path, most: u64, what: &str) -> Result<String, 
 
 /// The largest log document `recorded` reads: the recorded-run page's limit.
 const MAX_LOG_DOCUMENT_BYTES: u64 = 32 * 1024 * 1024;
-
-/// `custom` plays the scenario's own recipe: a scenario without one is
-/// told so, not given the seed's lock under another name.
-fn runnable(scenario: &Scenario, strategy: StrategyId) -> Result<(), String> {
-    if strategy == StrategyId::Custom && !scenario.writes_recipe() {
-        return Err(format!(
-            "\"{}\" writes no recipe of its own for --strategy custom: add one under strategies.custom.recipe (`locklab recipe naive --format json` prints one to start from)",
-            scenario.name
-        ));
-    }
-    Ok(())
-}
-
-/// [`runnable`] for a command whose scenario may be left out: `custom` needs one.
-fn runnable_in(scenario: Option<&Scenario>, strategy: StrategyId, command: &str) -> Result<(), String> {
-    match scenario {
-        Some(scenario) => runnable(scenario, strategy),
-        None if strategy == StrategyId::Custom => {
-            Err(format!("{command} with custom needs the scenario that writes the recipe (FILE)"))
-        }
-        None => Ok(()),
-    }
-}
 
 fn chosen(scenario: &Scenario, strategy: Option<StrategyId>) -> Vec<StrategyId> {
     match strategy {
@@ -684,7 +652,6 @@ fn live(
     out: Option<&str>,
 ) -> Result<(String, Ending), String> {
     let scenario = &load(name)?;
-    runnable(scenario, strategy)?;
     let mut log_out = out.map(LogOut::check).transpose()?;
     let time_scale = time_scale.unwrap_or_else(|| {
         locklab_live::coordinator::fastest_time_scale(scenario, strategy, locklab_live::coordinator::MOST_TIME_SCALE)

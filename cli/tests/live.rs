@@ -158,7 +158,6 @@ const FIXTURES: &[(&str, StrategyId)] = &[
     ("redis-clock-drift.json", StrategyId::Naive),
     ("host-loss-restart.json", StrategyId::DbLock),
     ("short-pause.json", StrategyId::Fencing),
-    ("custom-setnx-expire.json", StrategyId::Custom),
 ];
 
 fn fixture(file: &str) -> (String, Scenario) {
@@ -197,8 +196,8 @@ fn longest_ms(scenario: &Scenario, strategy: StrategyId) -> u64 {
 fn every_playable_case_gives_its_simulated_verdict_live() {
     let _machine = MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     // `LOCKLAB_LIVE_BUSY_CORES=2` plays the whole matrix with two spinning
-    // processes keeping both cores busy (how docs/live.md's figure for a
-    // busy machine is taken); the test command plays it on a quiet one.
+    // processes keeping both cores busy (docs/live.md says how that came
+    // out); the test command plays it on a quiet machine.
     let busy_cores: usize =
         std::env::var("LOCKLAB_LIVE_BUSY_CORES").ok().and_then(|cores| cores.parse().ok()).unwrap_or(0);
     let _spinners: Vec<Spinner> = (0..busy_cores).map(|_| Spinner::start()).collect();

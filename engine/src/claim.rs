@@ -876,7 +876,6 @@ fn settings(scenario: &Scenario) -> Vec<(String, f64)> {
             StrategySettings::Redlock(redlock) => serde_json::to_value(redlock),
             StrategySettings::DbLock(db_lock) => serde_json::to_value(db_lock),
             StrategySettings::UniqueInsert => Ok(serde_json::Value::Null),
-            StrategySettings::Custom(recipe) => serde_json::to_value(recipe),
         };
         leaves(&value.unwrap_or_default(), "", &mut settings);
     }

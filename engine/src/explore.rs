@@ -408,9 +408,6 @@ fn only(strategy: StrategyId, base: &Scenario) -> Strategies {
         StrategySettings::DbLock(settings) => strategies.db_lock = Some(settings),
         StrategySettings::UniqueInsert => strategies.unique_insert = Some(crate::scenario::UniqueInsertSettings {}),
         StrategySettings::Consensus(settings) => strategies.consensus = Some(settings),
-        StrategySettings::Custom(recipe) => {
-            strategies.custom = Some(crate::scenario::CustomSettings { recipe: *recipe });
-        }
     }
     strategies
 }

@@ -679,11 +679,8 @@ struct Bounds {
 impl Bounds {
     fn of(scenario: &Scenario, strategy: StrategyId) -> Bounds {
         let settings = scenario.settings_for(strategy);
-        // `Custom`, resolved, is a lock on one Redis node.
-        let redis_nodes = match settings.resolved().id() {
-            StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock | StrategyId::Custom => {
-                settings.redis_nodes().max(1)
-            }
+        let redis_nodes = match strategy {
+            StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock => settings.redis_nodes().max(1),
             StrategyId::DbLock | StrategyId::UniqueInsert | StrategyId::Consensus => 0,
         };
         let horizon_ms = scenario.horizon_ms();

@@ -46,9 +46,8 @@ use crate::event::{
 };
 use crate::format::seconds;
 use crate::ids::{InstanceId, Party, Period, ReportOf, RunId, SessionId, Token};
-use crate::recipe::TokenSource;
 use crate::scenario::{
-    Efficiency, Expectation, Fault, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, StrategySettings, World,
+    Efficiency, Expectation, Fault, Liveness, Output, ReportRule, Safety, Scenario, StrategyId, World,
 };
 use crate::table::Table;
 use serde::Serialize;
@@ -605,8 +604,7 @@ impl StrategyReport {
             | StrategyId::Redlock
             | StrategyId::DbLock
             | StrategyId::UniqueInsert
-            | StrategyId::Consensus
-            | StrategyId::Custom => None,
+            | StrategyId::Consensus => None,
         }
     }
 
@@ -752,10 +750,6 @@ struct Analysis {
     world: World,
     duration_ms: u64,
     strategy: StrategyId,
-    /// The lock as the engine played it ([`StrategySettings::resolved`]):
-    /// a recipe that is a built-in's is judged by that built-in's rules,
-    /// and `Custom` is a lock on one Redis node played from its recipe.
-    lock: StrategySettings,
     /// Events read so far: the next one's index in the log.
     events: u32,
     /// When the last event read happened: past the window's end when runs
@@ -846,7 +840,6 @@ impl ReportBuilder {
             world: scenario.world.clone(),
             duration_ms: scenario.duration_ms(),
             strategy,
-            lock: scenario.settings_for(strategy).resolved().into_owned(),
             events: 0,
             last_event_ms: 0,
             metrics: Metrics::default(),
@@ -869,9 +862,8 @@ impl ReportBuilder {
             struck: Vec::new(),
             lock_parties: {
                 // The jobs row lock lives in the database.
-                let lock = scenario.settings_for(strategy);
-                let mut parties = lock.lock_parties(&scenario.world);
-                if lock.resolved().id() == StrategyId::DbLock {
+                let mut parties = scenario.settings_for(strategy).lock_parties(&scenario.world);
+                if strategy == StrategyId::DbLock {
                     parties.push(Party::Db);
                 }
                 parties
@@ -1047,7 +1039,7 @@ impl Analysis {
     /// What `run` holds at this moment, as a write of it lands.
     fn held(&self, run: RunId) -> Held {
         let facts = self.run(run);
-        if self.lock.id() == StrategyId::UniqueInsert {
+        if self.strategy == StrategyId::UniqueInsert {
             return Held::NoLock;
         }
         if facts.redelivered && facts.live {
@@ -1158,7 +1150,7 @@ impl Analysis {
     /// that let it through: what that lock lacked.
     fn tokenless(&self, run: RunId, to_storage: bool) -> (String, String) {
         let redelivered = self.run(run).redelivered;
-        let (lacked, fix) = match self.lock.id() {
+        let (lacked, fix) = match self.strategy {
             StrategyId::Naive => {
                 ("SET NX EX hands out none", "a fencing token the store checks on every write (answer A)")
             }
@@ -1184,7 +1176,6 @@ impl Analysis {
             StrategyId::Fencing | StrategyId::Consensus => {
                 ("the resource had not fenced the report yet", "a store that fences the report from its first write")
             }
-            StrategyId::Custom => self.recipe_lacked(to_storage),
         };
         let (checked, fix) = (format!("nothing: it carries no token; {lacked}"), fix.to_owned());
         if redelivered {
@@ -1192,28 +1183,6 @@ impl Analysis {
             return (checked, format!("{runner}; and {fix}"));
         }
         (checked, fix)
-    }
-
-    /// What a recipe played step by step lacked, that let a write through
-    /// with no token: a token at all, writes that carry it, or a store that
-    /// checks it.
-    fn recipe_lacked(&self, to_storage: bool) -> (&'static str, &'static str) {
-        let recipe = self.lock.recipe().unwrap_or_default();
-        if recipe.token == TokenSource::None {
-            ("the recipe takes none", "a fencing token the store checks on every write (answer A)")
-        } else if !recipe.writes.carry_token {
-            (
-                "the recipe takes a token but its writes do not carry it",
-                "writes that carry the token, to a store that checks it",
-            )
-        } else if to_storage && !self.world.storage_checks_tokens {
-            (
-                "this storage does not check tokens",
-                "a store that remembers the highest token it has seen and refuses lower ones (a conditional write)",
-            )
-        } else {
-            ("the resource had not fenced the report yet", "a store that fences the report from its first write")
-        }
     }
 
     /// The distinct runs whose chunks `report` holds now, in run order.
@@ -1448,9 +1417,9 @@ impl Analysis {
     /// redelivered job runs under the grant it was first handed out with.
     fn track_epochs(&mut self, event: &Event) {
         match event.kind {
-            EventKind::Granted { run, .. } if self.lock.id() != StrategyId::UniqueInsert => self.begin_epoch(run),
+            EventKind::Granted { run, .. } if self.strategy != StrategyId::UniqueInsert => self.begin_epoch(run),
             EventKind::Run { run, phase: RunPhase::Started, .. }
-                if self.lock.id() == StrategyId::UniqueInsert && !self.run(run).redelivered =>
+                if self.strategy == StrategyId::UniqueInsert && !self.run(run).redelivered =>
             {
                 self.begin_epoch(run);
             }
@@ -1761,7 +1730,7 @@ impl Analysis {
                 self.who(*zombie)
             ));
         }
-        if self.lock.id() == StrategyId::UniqueInsert {
+        if self.strategy == StrategyId::UniqueInsert {
             return wasted("option D takes no lock, so every instance does the whole job".to_owned());
         }
         if let Some((at_ms, targets, fault)) = self.takeover_fault(others) {
@@ -2010,8 +1979,8 @@ impl Analysis {
         // A row is fenced by its token, by the unique key it is inserted
         // under, or by being committed in the transaction that holds the row lock.
         let fenced = token.is_some()
-            || self.lock.id() == StrategyId::UniqueInsert
-            || (self.lock.id() == StrategyId::DbLock && !self.run(*run).redelivered);
+            || self.strategy == StrategyId::UniqueInsert
+            || (self.strategy == StrategyId::DbLock && !self.run(*run).redelivered);
         if !fenced {
             self.unfenced(at, index, *run, WriteKind::Row { report: *report }, stale.is_none());
         }

@@ -265,7 +265,6 @@ fn strategies() -> impl Strategy<Value = Option<Strategies>> {
             db_lock: Some(db_lock),
             unique_insert: Some(UniqueInsertSettings {}),
             consensus: Some(consensus),
-            custom: None,
         },
     ))
 }

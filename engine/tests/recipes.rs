@@ -7,7 +7,7 @@ use locklab_engine::event::{RedisCommand, RedisReply};
 use locklab_engine::ids::{Party, RunId};
 use locklab_engine::recipe::{RECIPE_FORMAT, Recipe};
 use locklab_engine::scenario::{Liveness, StrategyId};
-use locklab_engine::{Event, EventKind, Scenario, builtin, report};
+use locklab_engine::{Event, EventKind, Scenario, builtin};
 
 /// The built-ins whose code the recipe's steps cannot express
 /// (`StrategySettings::recipe` says why each one reaches): none today.
@@ -74,15 +74,12 @@ fn each_recipe_says_what_its_strategy_does() {
 }
 
 /// Every built-in lock, played from its recipe under every built-in
-/// scenario as the scenario's own lock (`strategies.custom.recipe`,
-/// `--strategy custom`), gives the built-in's own event log, byte for byte,
-/// and the same report: the same verdicts, metrics and findings (when, what
-/// kind, which event), where only the words that name the lock may differ.
-/// The naive and fencing recipes play through the interpreter, step by
-/// step; the others through the built-in whose recipe they are, their
-/// settings read back from the recipe.
+/// scenario, gives the built-in's own event log, byte for byte: the naive
+/// and fencing recipes through the interpreter, step by step; the others
+/// through the built-in whose recipe they are, their settings read back
+/// from the recipe.
 #[test]
-fn every_builtin_lock_played_from_its_recipe_logs_and_reports_what_the_builtin_does() {
+fn every_builtin_lock_played_from_its_recipe_logs_what_the_builtin_logs() {
     let mut failures = Vec::new();
     let mut compared = 0_usize;
     for builtin in builtin::ALL {
@@ -90,60 +87,27 @@ fn every_builtin_lock_played_from_its_recipe_logs_and_reports_what_the_builtin_d
         for strategy in StrategyId::ALL {
             let Some(recipe) = scenario.settings_for(strategy).recipe() else { continue };
             compared += 1;
-            let case = format!("{} / {strategy}", builtin.name);
-            let custom = match locklab_engine::with_recipe(&scenario, &recipe) {
-                Ok(custom) => custom,
-                Err(error) => {
-                    failures.push(format!("{case}: {error}"));
-                    continue;
-                }
-            };
-            let log = locklab_engine::simulate(&custom, StrategyId::Custom);
+            let played = locklab_engine::simulate_recipe(&scenario, strategy, &recipe);
             let built_in = locklab_engine::simulate(&scenario, strategy);
-            if log != built_in {
-                let first = log.iter().zip(&built_in).position(|(one, other)| one != other);
-                failures.push(format!(
-                    "{case}: {} events against {}, first difference at {first:?}: {:?} / {:?}",
-                    log.len(),
-                    built_in.len(),
-                    first.and_then(|at| log.get(at)),
-                    first.and_then(|at| built_in.get(at)),
-                ));
-                continue;
-            }
-            let judged = report::analyze(&custom, StrategyId::Custom, &log);
-            let expected = report::analyze(&scenario, strategy, &built_in);
-            let findings = |report: &report::StrategyReport| -> Vec<(u64, &'static str, u32)> {
-                report.findings.iter().map(|finding| (finding.at_ms, finding.kind, finding.event)).collect()
-            };
-            if (judged.safety, judged.liveness, judged.efficiency, &judged.metrics, findings(&judged))
-                != (expected.safety, expected.liveness, expected.efficiency, &expected.metrics, findings(&expected))
-            {
-                failures.push(format!(
-                    "{case}: reported {:?}/{:?}/{:?} {:?} against {:?}/{:?}/{:?} {:?}",
-                    judged.safety,
-                    judged.liveness,
-                    judged.efficiency,
-                    findings(&judged),
-                    expected.safety,
-                    expected.liveness,
-                    expected.efficiency,
-                    findings(&expected),
-                ));
+            match played {
+                Ok(log) if log == built_in => {}
+                Ok(log) => {
+                    let first = log.iter().zip(&built_in).position(|(one, other)| one != other);
+                    failures.push(format!(
+                        "{} / {strategy}: {} events against {}, first difference at {first:?}: {:?} / {:?}",
+                        builtin.name,
+                        log.len(),
+                        built_in.len(),
+                        first.and_then(|at| log.get(at)),
+                        first.and_then(|at| built_in.get(at)),
+                    ));
+                }
+                Err(error) => failures.push(format!("{} / {strategy}: {error}", builtin.name)),
             }
         }
     }
     assert!(failures.is_empty(), "recipes that do not play as their built-ins:\n{}", failures.join("\n"));
     assert_eq!(compared, builtin::ALL.len() * StrategyId::ALL.len(), "every built-in lock under every built-in");
-}
-
-/// The scenario's night with `recipe` as its own lock (`--strategy custom`),
-/// and its report; the error names the recipe's refused field.
-fn played(scenario: &Scenario, recipe: &Recipe) -> Result<(Vec<Event>, report::StrategyReport), String> {
-    let scenario = locklab_engine::with_recipe(scenario, recipe).map_err(|error| error.to_string())?;
-    let log = locklab_engine::simulate(&scenario, StrategyId::Custom);
-    let report = report::analyze(&scenario, StrategyId::Custom, &log);
-    Ok((log, report))
 }
 
 /// A recipe document, from the seed's lock with `changes` (JSON) merged in.
@@ -168,7 +132,7 @@ fn redis_events(log: &[Event]) -> impl Iterator<Item = (u64, RunId, RedisCommand
 fn setnx_then_expire_takes_two_round_trips_and_a_death_between_them_leaves_a_key_that_never_expires() {
     let setnx = recipe(serde_json::json!({"take": {"with": "setnx_then_expire", "value": "locked", "ttl_s": 300}}));
     let calm = Scenario::from_json(builtin::find("calm-night").expect("a built-in").text).expect("valid");
-    let (log, report) = played(&calm, &setnx).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&calm, StrategyId::Naive, &setnx).expect("it plays");
     // The first SETNX that set the key, and its run's next command: EXPIRE, and only then the belief.
     let (set_ms, holder, _, _) = redis_events(&log)
         .find(|(_, _, command, reply)| {
@@ -187,7 +151,7 @@ fn setnx_then_expire_takes_two_round_trips_and_a_death_between_them_leaves_a_key
         })
         .expect("the holder believes it holds the lock");
     assert!(believed_ms >= expire_ms, "the belief waits for EXPIRE's answer: {believed_ms} < {expire_ms}");
-    assert_eq!(report.liveness, Liveness::Ok);
+    assert_eq!(locklab_engine::report::analyze(&calm, StrategyId::Naive, &log).liveness, Liveness::Ok);
 
     // The holder killed after SETNX set the key, before its answer came back:
     // the key has no expiry, so no later period's run ever takes the lock.
@@ -211,14 +175,15 @@ fn setnx_then_expire_takes_two_round_trips_and_a_death_between_them_leaves_a_key
     let mut killed = calm.clone();
     let kill = format!(r#"{{"kind": "oom_kill", "at_ms": {}, "target": "holder"}}"#, set_ms + 1);
     killed.faults.push(serde_json::from_str(&kill).expect("a fault"));
-    let (log, report) = played(&killed, &setnx).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&killed, StrategyId::Naive, &setnx).expect("it plays");
     assert!(!redis_events(&log).any(|(_, _, command, _)| matches!(command, RedisCommand::Expire { .. })), "no EXPIRE");
     assert!(!log.iter().any(|event| matches!(event.kind, EventKind::KeyExpired { .. })), "the key never expires");
     let grants = log.iter().filter(|event| matches!(event.kind, EventKind::Granted { .. })).count();
     assert_eq!(grants, 1, "nobody takes the lock after the dead one");
+    let report = locklab_engine::report::analyze(&killed, StrategyId::Naive, &log);
     assert!(report.metrics.missed_periods > 0, "{:?}", report.metrics);
     // The seed's SET NX EX 300, killed the same way, frees the lock when the TTL runs out.
-    let (seed, _) = played(&killed, &Recipe::default()).expect("it plays");
+    let seed = locklab_engine::simulate_recipe(&killed, StrategyId::Naive, &Recipe::default()).expect("it plays");
     assert!(seed.iter().any(|event| matches!(event.kind, EventKind::KeyExpired { .. })));
 }
 
@@ -231,10 +196,10 @@ fn a_plain_expire_renews_whatever_key_is_there_so_a_holder_that_carries_on_exten
     let plain: Recipe = serde_json::from_value(document).expect("a recipe");
     plain.validate().unwrap_or_else(|error| panic!("{error}"));
     let pause = Scenario::from_json(builtin::find("pause-after-check").expect("a built-in").text).expect("valid");
-    let (log, _) = played(&pause, &plain).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&pause, StrategyId::Fencing, &plain).expect("it plays");
     assert!(extended_another(&log) > 0, "the paused holder's EXPIRE extends the new holder's key");
     // The extend script, compared: a renewal extends only the run's own key.
-    let (scripted, _) = played(&pause, &fencing).expect("it plays");
+    let scripted = locklab_engine::simulate_recipe(&pause, StrategyId::Fencing, &fencing).expect("it plays");
     assert_eq!(extended_another(&scripted), 0);
     assert!(redis_events(&scripted).any(|(_, _, command, _)| matches!(command, RedisCommand::CompareAndExtend { .. })));
 }
@@ -317,17 +282,18 @@ fn a_lease_check_before_each_write_stops_a_holder_that_woke_late_but_not_one_pau
     // its lease long gone by its own clock. Unchecked it writes anyway;
     // checked it stops.
     let between = paused_minute(11_000);
-    let (log, _) = played(&between, &unchecked).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &unchecked).expect("it plays");
     let (_, wrote, stopped) = paused_run_wrote_after_waking(&log);
     assert!(wrote && !stopped, "unchecked, the paused holder writes when it wakes");
-    let (log, _) = played(&between, &checked).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &checked).expect("it plays");
     let (_, wrote, stopped) = paused_run_wrote_after_waking(&log);
     assert!(stopped && !wrote, "checked, it stops at its next write instead");
     // Paused after the check, while the third chunk uploads (sent at
     // 12.07 s): the check passed, and the write lands after the lease ran
     // out and another run took the lock (Kleppmann's pause).
     let after_check = paused_minute(12_500);
-    let (_, report) = played(&after_check, &checked).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&after_check, StrategyId::Naive, &checked).expect("it plays");
+    let report = locklab_engine::report::analyze(&after_check, StrategyId::Naive, &log);
     assert!(report.metrics.stale_writes_accepted > 0, "the check did not stop it: {:?}", report.metrics);
 }
 
@@ -343,7 +309,7 @@ fn get_and_compare_before_each_write_stops_a_holder_whose_key_is_another_s_but_n
     checked.validate().unwrap_or_else(|error| panic!("{error}"));
     // Paused between two steps: when it wakes, the key is the next holder's.
     let between = paused_minute(11_000);
-    let (log, _) = played(&between, &checked).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&between, StrategyId::Naive, &checked).expect("it plays");
     let (paused, wrote, _) = paused_run_wrote_after_waking(&log);
     assert!(!wrote, "it asked Redis first, and the key was not its own");
     let stopped = log.iter().any(|event| {
@@ -356,51 +322,7 @@ fn get_and_compare_before_each_write_stops_a_holder_whose_key_is_another_s_but_n
     // Paused after the answer, while the chunk uploads: the write lands
     // after the lease ran out, as with any look before a write.
     let after_check = paused_minute(12_500);
-    let (_, report) = played(&after_check, &checked).expect("it plays");
+    let log = locklab_engine::simulate_recipe(&after_check, StrategyId::Naive, &checked).expect("it plays");
+    let report = locklab_engine::report::analyze(&after_check, StrategyId::Naive, &log);
     assert!(report.metrics.stale_writes_accepted > 0, "the check did not stop it: {:?}", report.metrics);
-}
-
-/// A scenario with `recipe` (JSON) as its own lock, read as a document is.
-fn scenario_with(recipe: serde_json::Value) -> Result<Scenario, locklab_engine::ScenarioError> {
-    let builtin = builtin::find("calm-night").expect("a built-in");
-    let mut document: serde_json::Value = serde_json::from_str(builtin.text).unwrap_or_default();
-    document["strategies"]["custom"] = serde_json::json!({ "recipe": recipe });
-    Scenario::from_json(&document.to_string())
-}
-
-/// A scenario's own recipe is checked when the scenario is read, and a
-/// refusal names the field under `strategies.custom.recipe`: a step that
-/// cannot work as written, a lock elsewhere than one Redis node whose steps
-/// are no built-in's (the engine does not play those yet), a field it does
-/// not know. One that plays is read and runs under `custom`.
-#[test]
-fn a_scenarios_own_recipe_is_checked_when_read_and_refused_by_its_field() {
-    let setnx = serde_json::json!({
-        "format": RECIPE_FORMAT,
-        "take": {"with": "setnx_then_expire", "value": "locked", "ttl_s": 300},
-    });
-    let scenario = scenario_with(setnx.clone()).unwrap_or_else(|error| panic!("{error}"));
-    assert!(scenario.strategy_settings().iter().any(|settings| settings.id() == StrategyId::Custom));
-    assert!(!locklab_engine::simulate(&scenario, StrategyId::Custom).is_empty());
-
-    let mut no_token = setnx.clone();
-    no_token["writes"] = serde_json::json!({"carry_token": true});
-    let error = scenario_with(no_token).expect_err("a write that carries a token the recipe never takes");
-    assert!(error.path.starts_with("strategies.custom.recipe."), "{error}");
-
-    let db_lock = Scenario::from_json(builtin::find("calm-night").expect("a built-in").text)
-        .map(|scenario| scenario.settings_for(StrategyId::DbLock).recipe())
-        .ok()
-        .flatten()
-        .expect("db-lock's recipe");
-    let mut jittered = serde_json::to_value(&db_lock).unwrap_or_default();
-    jittered["retry"] = serde_json::json!("jittered");
-    let error = scenario_with(jittered).expect_err("a row lock with steps of its own");
-    assert_eq!(error.path, "strategies.custom.recipe.lock", "{error}");
-    assert!(error.message.contains("db-lock"), "{error}");
-
-    let mut unknown = setnx;
-    unknown["take"]["ttl_minutes"] = serde_json::json!(5);
-    let error = scenario_with(unknown).expect_err("a field no recipe has");
-    assert!(error.to_string().contains("ttl_minutes"), "{error}");
 }

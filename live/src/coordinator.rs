@@ -99,8 +99,7 @@ pub fn unsupported(scenario: &Scenario, strategy: StrategyId) -> Vec<String> {
         | StrategyId::Redlock
         | StrategyId::UniqueInsert
         | StrategyId::DbLock
-        | StrategyId::Consensus
-        | StrategyId::Custom => {}
+        | StrategyId::Consensus => {}
     }
     for fault in &scenario.faults {
         let kind = fault.kind_name();
@@ -230,14 +229,13 @@ fn aims_at_a_step(scenario: &Scenario) -> bool {
 }
 
 fn uses_consensus(scenario: &Scenario, strategy: StrategyId) -> bool {
-    match scenario.settings_for(strategy).resolved().as_ref() {
+    match scenario.settings_for(strategy) {
         StrategySettings::Consensus(_) => true,
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert
-        | StrategySettings::Custom(_) => false,
+        | StrategySettings::UniqueInsert => false,
     }
 }
 
@@ -322,14 +320,13 @@ pub fn lag_margins(scenario: &Scenario, strategy: StrategyId) -> LagMargins {
 
 /// Whether the strategy's lease (if it counts whole seconds) is whole seconds at `time_scale`.
 fn whole_lease_seconds(scenario: &Scenario, strategy: StrategyId, time_scale: u32) -> bool {
-    match scenario.settings_for(strategy).resolved().as_ref() {
+    match scenario.settings_for(strategy) {
         StrategySettings::Consensus(lease) => lease.ttl_ms % (u64::from(time_scale) * 1_000) == 0,
         StrategySettings::Naive(_)
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::DbLock(_)
-        | StrategySettings::UniqueInsert
-        | StrategySettings::Custom(_) => true,
+        | StrategySettings::UniqueInsert => true,
     }
 }
 
@@ -1083,15 +1080,14 @@ impl Coordinator {
 
     /// Redlock's delayed restart keeps a node out one TTL more (the Redis page's advice).
     fn restart_delay_ms(&self) -> u64 {
-        match self.options.scenario.settings_for(self.options.strategy).resolved().as_ref() {
+        match self.options.scenario.settings_for(self.options.strategy) {
             StrategySettings::Redlock(redlock) if redlock.delayed_restart => redlock.ttl_ms,
             StrategySettings::Redlock(_)
             | StrategySettings::Naive(_)
             | StrategySettings::Fencing(_)
             | StrategySettings::DbLock(_)
             | StrategySettings::UniqueInsert
-            | StrategySettings::Consensus(_)
-            | StrategySettings::Custom(_) => 0,
+            | StrategySettings::Consensus(_) => 0,
         }
     }
 

@@ -77,12 +77,10 @@ pub(crate) fn assemble(
 /// How many Redis nodes hold the strategy's lock: none when its lock
 /// service is the database or etcd, or when there is no lock.
 pub(crate) fn lock_nodes(settings: &StrategySettings) -> u8 {
-    // `Custom`, resolved, is a lock on one Redis node.
-    match settings.resolved().as_ref() {
-        StrategySettings::Naive(_)
-        | StrategySettings::Fencing(_)
-        | StrategySettings::Redlock(_)
-        | StrategySettings::Custom(_) => settings.redis_nodes(),
+    match settings {
+        StrategySettings::Naive(_) | StrategySettings::Fencing(_) | StrategySettings::Redlock(_) => {
+            settings.redis_nodes()
+        }
         StrategySettings::DbLock(_) | StrategySettings::UniqueInsert | StrategySettings::Consensus(_) => 0,
     }
 }

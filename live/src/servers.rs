@@ -111,7 +111,7 @@ impl Servers {
             None => own_postgres(scenario)?,
             Some(url) => users_postgres(url, &format!("locklab_live_{tag}"), &mut borrowed)?,
         };
-        let etcd = match (settings.resolved().as_ref(), &urls.etcd) {
+        let etcd = match (&settings, &urls.etcd) {
             (StrategySettings::Consensus(_), None) => Some(own_etcd(scenario, time_scale)?),
             (StrategySettings::Consensus(_), Some(url)) => {
                 Some(users_etcd(url, &format!("{key_prefix}{LEASE_KEY}"), &mut borrowed)?)
@@ -121,8 +121,7 @@ impl Servers {
                 | StrategySettings::Fencing(_)
                 | StrategySettings::Redlock(_)
                 | StrategySettings::DbLock(_)
-                | StrategySettings::UniqueInsert
-                | StrategySettings::Custom(_),
+                | StrategySettings::UniqueInsert,
                 _,
             ) => None,
         };
@@ -332,11 +331,8 @@ pub fn refused_on_theirs(scenario: &Scenario, strategy: StrategyId, urls: &Serve
 /// nothing is pinged, named "(yours)" or silently ignored for nothing.
 pub fn unused_servers(scenario: &Scenario, strategy: StrategyId, urls: &ServerUrls) -> Vec<String> {
     let settings = scenario.settings_for(strategy);
-    let (uses_redis, uses_etcd) = match settings.resolved().as_ref() {
-        StrategySettings::Naive(_)
-        | StrategySettings::Fencing(_)
-        | StrategySettings::Redlock(_)
-        | StrategySettings::Custom(_) => (true, false),
+    let (uses_redis, uses_etcd) = match settings {
+        StrategySettings::Naive(_) | StrategySettings::Fencing(_) | StrategySettings::Redlock(_) => (true, false),
         StrategySettings::Consensus(_) => (false, true),
         StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => (false, false),
     };

@@ -139,25 +139,3 @@ test('served from a sub-path, the lab and a share link work and ask nothing outs
     await sub.close();
   }
 });
-
-test('a link whose scenario writes its own lock shows "Your recipe" beside the six, in the picker and in compare', async () => {
-  // The live fixture's night: SETNX then EXPIRE, a plain DEL, and a pause that outlives the key.
-  const scenario = JSON.parse(readFileSync(join(ROOT, 'cli/tests/live/custom-setnx-expire.json'), 'utf8'));
-  const link = engineLink(JSON.stringify({ scenario, strategy: 'custom', cursor_ms: 0, view: 'single' }));
-  const { page, context, problems } = await openLab(env, { path: `#v=${link}` });
-  await ready(page);
-  assert.equal((await seen(page)).strategy, 'custom');
-  const yours = page.locator('#strategy-custom');
-  assert.equal(await yours.isChecked(), true, 'the picker offers the recipe, chosen');
-  await page.waitForSelector('label[for="strategy-custom"] .choice-verdict[data-safety]');
-  assert.equal(await page.getAttribute('label[for="strategy-custom"] .choice-verdict', 'data-safety'), 'unsafe');
-  assert.match(await page.textContent('label[for="strategy-custom"]'), /Your recipe/);
-  await page.check('#compare-toggle');
-  await page.locator('.verdict-row').nth(6).waitFor();
-  const rows = await page.locator('.verdict-row').evaluateAll((elements) => elements.map((row) => ({ ...row.dataset })));
-  assert.equal(rows.length, 7, 'six built-ins and the recipe');
-  assert.match(await page.textContent('.compare-intro'), /all six strategies and its own recipe/);
-  await shot(page, 'share-04-own-recipe');
-  assert.deepEqual(problems, []);
-  await context.close();
-});

@@ -122,24 +122,14 @@ fn retry_part(world: &World, busy_ms: u64) -> Part {
 
 /// A lease's renewals while a job holds it, for the strategies that renew.
 fn renewal_part(settings: &StrategySettings, busy_ms: u64) -> Option<Part> {
-    let (path, renew_every_ms, per_renewal) = match settings {
-        StrategySettings::Fencing(lease) => ("strategies.fencing.renew_every_ms", lease.renew_every_ms, 4),
-        StrategySettings::Consensus(lease) => ("strategies.consensus.renew_every_ms", lease.renew_every_ms, 4),
-        StrategySettings::Redlock(redlock) => {
-            ("strategies.redlock.renew_every_ms", redlock.renew_every_ms, u64::from(redlock.nodes) * 3 + 2)
-        }
-        StrategySettings::Custom(recipe) => {
-            let nodes = u64::from(recipe.redis_nodes());
-            (
-                "strategies.custom.recipe.renew.every_ms",
-                recipe.renew.every_ms()?,
-                if nodes > 1 { nodes * 3 + 2 } else { 4 },
-            )
-        }
+    let (name, renew_every_ms, per_renewal) = match settings {
+        StrategySettings::Fencing(lease) => ("fencing", lease.renew_every_ms, 4),
+        StrategySettings::Consensus(lease) => ("consensus", lease.renew_every_ms, 4),
+        StrategySettings::Redlock(redlock) => ("redlock", redlock.renew_every_ms, u64::from(redlock.nodes) * 3 + 2),
         StrategySettings::Naive(_) | StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => return None,
     };
     Some(Part {
-        path: path.to_owned(),
+        path: format!("strategies.{name}.renew_every_ms"),
         // Two holders at once at worst: a paused one and its successor.
         events: (busy_ms / renew_every_ms.max(1)).saturating_mul(2 * per_renewal),
         fix: Fix::Raise(renew_every_ms),
@@ -155,7 +145,7 @@ fn background_part(world: &World, settings: &StrategySettings, duration_ms: u64,
     // Under FOR UPDATE their foreign-key checks queue behind the row lock
     // while a job runs, and each is logged: waiting, granted, done; the
     // reads behind them queue for a connection and are logged once.
-    let logged_per_query_tenths = match settings.resolved().as_ref() {
+    let logged_per_query_tenths = match settings {
         StrategySettings::DbLock(db_lock) if db_lock.lock_strength == LockStrength::ForUpdate => {
             10 + 25 * u64::from(world.background_foreign_key_percent) / 100
         }
@@ -164,8 +154,7 @@ fn background_part(world: &World, settings: &StrategySettings, duration_ms: u64,
         | StrategySettings::Fencing(_)
         | StrategySettings::Redlock(_)
         | StrategySettings::UniqueInsert
-        | StrategySettings::Consensus(_)
-        | StrategySettings::Custom(_) => {
+        | StrategySettings::Consensus(_) => {
             if overflowing {
                 10
             } else {

@@ -25,8 +25,8 @@ pub use error::{Printable, ScenarioError};
 pub use faults::{FAULT_KINDS, Fault, FaultField, FieldValue, Target, slowed_ms};
 pub use schema::{FORMAT, FORMAT_V1, MAX_DOCUMENT_BYTES, MAX_DURATION_MS, MAX_FAULTS, ReportRule, Scenario};
 pub use strategies::{
-    CustomSettings, DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings,
-    Strategies, StrategyId, StrategySettings, UniqueInsertSettings,
+    DbLockSettings, DbWait, LeaseSettings, LockStrength, NaiveRelease, NaiveSettings, RedlockSettings, Strategies,
+    StrategyId, StrategySettings, UniqueInsertSettings,
 };
 pub use validate::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 pub(crate) use validate::{error_path, objects_are_objects};

@@ -26,8 +26,6 @@ impl StrategySettings {
     /// by [`Recipe::validate`], and a recipe returned here always passes it.
     pub fn recipe(&self) -> Option<Recipe> {
         let recipe = match self {
-            // A scenario's own recipe, as it wrote it (validated when read).
-            StrategySettings::Custom(recipe) => return Some(recipe.as_ref().clone()),
             StrategySettings::Naive(naive) => naive_recipe(naive),
             StrategySettings::Fencing(lease) => fencing_recipe(lease),
             StrategySettings::Redlock(redlock) => redlock_recipe(redlock),
@@ -85,68 +83,6 @@ impl StrategySettings {
                 })
             }
             StrategyId::UniqueInsert => StrategySettings::UniqueInsert,
-            StrategyId::Custom => StrategySettings::Custom(Box::new(recipe.clone())),
-        })
-    }
-
-    /// The settings as the engine plays them: a custom recipe that is a
-    /// built-in's, step for step (its name aside), is that built-in with
-    /// the recipe's numbers ([`StrategySettings::built_in_for`]); anything
-    /// else is itself. After this, `Custom` is always a lock on one Redis
-    /// node that the recipe interpreter plays step by step.
-    pub fn resolved(&self) -> std::borrow::Cow<'_, StrategySettings> {
-        match self {
-            StrategySettings::Custom(recipe) => {
-                StrategySettings::built_in_for(recipe).map_or(std::borrow::Cow::Borrowed(self), std::borrow::Cow::Owned)
-            }
-            StrategySettings::Naive(_)
-            | StrategySettings::Fencing(_)
-            | StrategySettings::Redlock(_)
-            | StrategySettings::DbLock(_)
-            | StrategySettings::UniqueInsert
-            | StrategySettings::Consensus(_) => std::borrow::Cow::Borrowed(self),
-        }
-    }
-
-    /// The built-in strategy, with its settings, whose recipe `recipe` is
-    /// (its name aside): how a recipe whose lock lives elsewhere than one
-    /// Redis node is played until the interpreter plays those steps itself.
-    /// `None` when it is no built-in's, or when its lock is on one Redis
-    /// node (the interpreter plays those, naive's and fencing's included,
-    /// event for event as the built-ins do).
-    pub fn built_in_for(recipe: &Recipe) -> Option<StrategySettings> {
-        let strategy = match recipe.lock {
-            Place::Redis => return None,
-            Place::RedisMajority { .. } => StrategyId::Redlock,
-            Place::PostgresRow => StrategyId::DbLock,
-            Place::Etcd => StrategyId::Consensus,
-            Place::Nowhere => StrategyId::UniqueInsert,
-        };
-        let settings = StrategySettings::from_recipe(strategy, recipe)?;
-        let same =
-            settings.recipe().is_some_and(|built_in| Recipe { name: recipe.name.clone(), ..built_in } == *recipe);
-        same.then_some(settings)
-    }
-
-    /// Whether the engine plays `recipe` (which passed [`Recipe::validate`]):
-    /// a lock on one Redis node, step by step; elsewhere, a built-in's own
-    /// steps. The error names the field, as a scenario's errors do.
-    pub fn playable(recipe: &Recipe) -> Result<(), recipe::RecipeError> {
-        if recipe.lock == Place::Redis || StrategySettings::built_in_for(recipe).is_some() {
-            return Ok(());
-        }
-        let built_in = match recipe.lock {
-            Place::RedisMajority { .. } => "redlock",
-            Place::PostgresRow => "db-lock",
-            Place::Etcd => "consensus",
-            Place::Nowhere => "unique-insert",
-            Place::Redis => "naive",
-        };
-        Err(recipe::RecipeError {
-            path: "lock".to_owned(),
-            message: format!(
-                "the engine plays a lock on one Redis node step by step, but a lock elsewhere only with a built-in's own steps, and these are not {built_in}'s (`locklab recipe {built_in}` prints them; change only its numbers)"
-            ),
         })
     }
 }

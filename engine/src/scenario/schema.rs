@@ -193,22 +193,7 @@ impl Scenario {
         if let Some(consensus) = &chosen.consensus {
             settings.push(StrategySettings::Consensus(consensus.clone()));
         }
-        if let Some(custom) = &chosen.custom {
-            settings.push(StrategySettings::Custom(Box::new(custom.recipe.clone())));
-        }
         settings
-    }
-
-    /// Whether it writes a lock of its own (`strategies.custom.recipe`).
-    pub fn writes_recipe(&self) -> bool {
-        self.strategies.as_ref().is_some_and(|chosen| chosen.custom.is_some())
-    }
-
-    /// Every strategy it can be run under, in the order they are reported:
-    /// the six built-ins, then its own recipe where it writes one.
-    pub fn runnable_strategies(&self) -> Vec<StrategyId> {
-        let custom = self.writes_recipe().then_some(StrategyId::Custom);
-        StrategyId::ALL.into_iter().chain(custom).collect()
     }
 
     /// The settings for one strategy: the scenario's own if it names it, else the defaults.

@@ -1,11 +1,8 @@
 //! The strategies a scenario runs, declared once (`StrategyId`), and each
-//! one's settings as a document writes them: the six built-in locks, and
-//! `custom`, a lock of the scenario's own written as a recipe
-//! (`locklab-recipe/1`).
+//! one's settings as a document writes them.
 
 use super::world::{World, is_true};
 use crate::ids::{Party, RedisNodeId};
-use crate::recipe::{Place, Recipe};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -13,26 +10,21 @@ use std::fmt;
 /// order they are declared, so a new strategy is run and reported without
 /// a second list to forget.
 macro_rules! strategy_ids {
-    ($( $variant:ident ),* ; $custom:ident) => {
-        /// The strategies, in the fixed order they are run and reported: the
-        /// built-ins, then a scenario's own recipe.
+    ($( $variant:ident ),* $(,)?) => {
+        /// The strategies, in the fixed order they are run and reported.
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
         pub enum StrategyId {
-            $( $variant, )*
-            /// A lock of the scenario's own, played from its recipe
-            /// (`strategies.custom.recipe`): it runs only where a scenario
-            /// writes one, so it is not in [`StrategyId::ALL`].
-            $custom,
+            $( $variant ),*
         }
 
         impl StrategyId {
-            /// Every built-in strategy, in the order they are run and reported.
+            /// Every strategy, in the order they are run and reported.
             pub const ALL: [StrategyId; [$( stringify!($variant) ),*].len()] = [$( StrategyId::$variant ),*];
         }
     };
 }
 
-strategy_ids! { Naive, Fencing, Redlock, DbLock, UniqueInsert, Consensus; Custom }
+strategy_ids! { Naive, Fencing, Redlock, DbLock, UniqueInsert, Consensus }
 
 impl StrategyId {
     /// The id scenario files and the CLI use.
@@ -44,16 +36,12 @@ impl StrategyId {
             StrategyId::DbLock => "db-lock",
             StrategyId::UniqueInsert => "unique-insert",
             StrategyId::Consensus => "consensus",
-            StrategyId::Custom => "custom",
         }
     }
 
     pub fn parse(name: &str) -> Option<StrategyId> {
-        StrategyId::ALL.into_iter().chain([StrategyId::Custom]).find(|id| id.name() == name)
+        StrategyId::ALL.into_iter().find(|id| id.name() == name)
     }
-
-    /// The ids, as a message that lists them says them.
-    pub const NAMES: &'static str = "naive, fencing, redlock, db-lock, unique-insert, consensus or custom";
 
     /// The quiz letter of the seed's question, where the strategy is one of its options.
     pub fn quiz_letter(self) -> Option<char> {
@@ -62,7 +50,7 @@ impl StrategyId {
             StrategyId::Redlock => Some('B'),
             StrategyId::DbLock => Some('C'),
             StrategyId::UniqueInsert => Some('D'),
-            StrategyId::Naive | StrategyId::Consensus | StrategyId::Custom => None,
+            StrategyId::Naive | StrategyId::Consensus => None,
         }
     }
 
@@ -79,13 +67,11 @@ impl StrategyId {
     ];
 
     /// The mark beside its name in the picker: its quiz letter, `0` for the
-    /// seed's own lock, `∗` for one the post does not offer, `✎` for the
-    /// reader's own.
+    /// seed's own lock, `∗` for one the post does not offer.
     pub fn badge(self) -> char {
         match self {
             StrategyId::Naive => '0',
             StrategyId::Consensus => '∗',
-            StrategyId::Custom => '✎',
             StrategyId::Fencing | StrategyId::Redlock | StrategyId::DbLock | StrategyId::UniqueInsert => {
                 self.quiz_letter().unwrap_or('∗')
             }
@@ -101,7 +87,6 @@ impl StrategyId {
             StrategyId::UniqueInsert => "Unique key, no lock",
             StrategyId::Naive => "Naive baseline",
             StrategyId::Consensus => "Consensus lease",
-            StrategyId::Custom => "Your recipe",
         }
     }
 
@@ -116,10 +101,19 @@ impl StrategyId {
                 | StrategyId::Redlock
                 | StrategyId::DbLock
                 | StrategyId::UniqueInsert
-                | StrategyId::Consensus
-                | StrategyId::Custom,
+                | StrategyId::Consensus,
                 None,
             ) => title.to_owned(),
+        }
+    }
+
+    /// Where its lock lives, as a fault target names it: what "partition
+    /// from the lock" cuts.
+    pub fn lock_service(self) -> &'static str {
+        match self {
+            StrategyId::Naive | StrategyId::Fencing | StrategyId::Redlock => "redis",
+            StrategyId::DbLock | StrategyId::UniqueInsert => "db",
+            StrategyId::Consensus => "consensus",
         }
     }
 
@@ -132,7 +126,6 @@ impl StrategyId {
             StrategyId::DbLock => "SELECT … FOR UPDATE on the jobs row",
             StrategyId::UniqueInsert => "No lock, unique key on the result row",
             StrategyId::Consensus => "Consensus lease (etcd/ZooKeeper-style)",
-            StrategyId::Custom => "Your own lock, from its recipe",
         }
     }
 }
@@ -152,7 +145,9 @@ impl Serialize for StrategyId {
 impl<'de> Deserialize<'de> for StrategyId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         crate::ids::deserialize_name(deserializer, |name| {
-            StrategyId::parse(name).ok_or_else(|| format!("unknown strategy `{name}`, expected {}", StrategyId::NAMES))
+            StrategyId::parse(name).ok_or_else(|| {
+                format!("unknown strategy `{name}`, expected one of naive, fencing, redlock, db-lock, unique-insert, consensus")
+            })
         })
     }
 }
@@ -173,16 +168,6 @@ pub struct Strategies {
     pub unique_insert: Option<UniqueInsertSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consensus: Option<LeaseSettings>,
-    /// A lock of the scenario's own: `{"recipe": {"format": "locklab-recipe/1", …}}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom: Option<CustomSettings>,
-}
-
-/// `custom`: the recipe of a lock of the scenario's own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CustomSettings {
-    pub recipe: Recipe,
 }
 
 impl Strategies {
@@ -195,7 +180,6 @@ impl Strategies {
             self.db_lock.is_some(),
             self.unique_insert.is_some(),
             self.consensus.is_some(),
-            self.custom.is_some(),
         ]
         .into_iter()
         .filter(|named| *named)
@@ -212,9 +196,6 @@ pub enum StrategySettings {
     DbLock(DbLockSettings),
     UniqueInsert,
     Consensus(LeaseSettings),
-    /// A recipe that is no built-in's, or one that is: [`StrategySettings::resolved`]
-    /// tells them apart.
-    Custom(Box<Recipe>),
 }
 
 impl StrategySettings {
@@ -222,7 +203,6 @@ impl StrategySettings {
     pub fn redis_nodes(&self) -> u8 {
         match self {
             StrategySettings::Redlock(redlock) => redlock.nodes,
-            StrategySettings::Custom(recipe) => recipe.redis_nodes(),
             StrategySettings::Naive(_)
             | StrategySettings::Fencing(_)
             | StrategySettings::DbLock(_)
@@ -248,24 +228,6 @@ impl StrategySettings {
             }
             StrategySettings::Consensus(_) => vec![Party::Consensus],
             StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => Vec::new(),
-            StrategySettings::Custom(recipe) => match recipe.lock {
-                Place::RedisMajority { nodes, .. } => (0..nodes).map(|node| Party::Redis(RedisNodeId(node))).collect(),
-                Place::Redis if world.redis_replica => vec![Party::Redis(RedisNodeId(0)), Party::RedisReplica],
-                Place::Redis => vec![Party::Redis(RedisNodeId(0))],
-                Place::Etcd => vec![Party::Consensus],
-                Place::PostgresRow | Place::Nowhere => Vec::new(),
-            },
-        }
-    }
-
-    /// Where its lock lives, as a fault target names it: what "partition
-    /// from the lock" cuts.
-    pub fn lock_service(&self) -> &'static str {
-        match self {
-            StrategySettings::Naive(_) | StrategySettings::Fencing(_) | StrategySettings::Redlock(_) => "redis",
-            StrategySettings::DbLock(_) | StrategySettings::UniqueInsert => "db",
-            StrategySettings::Consensus(_) => "consensus",
-            StrategySettings::Custom(recipe) => recipe.lock_service(),
         }
     }
 
@@ -278,9 +240,6 @@ impl StrategySettings {
             StrategySettings::Redlock(redlock) => serde_json::to_string(redlock).ok(),
             StrategySettings::DbLock(db_lock) => serde_json::to_string(db_lock).ok(),
             StrategySettings::UniqueInsert => None,
-            StrategySettings::Custom(recipe) => {
-                serde_json::to_string(&CustomSettings { recipe: recipe.as_ref().clone() }).ok()
-            }
         }
     }
 
@@ -292,7 +251,6 @@ impl StrategySettings {
             StrategySettings::DbLock(_) => StrategyId::DbLock,
             StrategySettings::UniqueInsert => StrategyId::UniqueInsert,
             StrategySettings::Consensus(_) => StrategyId::Consensus,
-            StrategySettings::Custom(_) => StrategyId::Custom,
         }
     }
 
@@ -318,7 +276,6 @@ impl StrategySettings {
             StrategySettings::Redlock(redlock) if redlock.nodes != RedlockSettings::default().nodes => {
                 format!("Redlock over {} Redis nodes", redlock.nodes)
             }
-            StrategySettings::Custom(recipe) => recipe.title(),
             settings @ StrategySettings::Naive(_)
             | settings @ StrategySettings::Fencing(_)
             | settings @ StrategySettings::Redlock(_)
@@ -328,8 +285,7 @@ impl StrategySettings {
         }
     }
 
-    /// Default settings of a strategy; a recipe's default is the seed's lock
-    /// (`{"format": "locklab-recipe/1"}`).
+    /// Default settings of a strategy.
     pub fn default_for(id: StrategyId) -> StrategySettings {
         match id {
             StrategyId::Naive => StrategySettings::Naive(NaiveSettings::default()),
@@ -338,7 +294,6 @@ impl StrategySettings {
             StrategyId::DbLock => StrategySettings::DbLock(DbLockSettings::default()),
             StrategyId::UniqueInsert => StrategySettings::UniqueInsert,
             StrategyId::Consensus => StrategySettings::Consensus(LeaseSettings::default()),
-            StrategyId::Custom => StrategySettings::Custom(Box::default()),
         }
     }
 }

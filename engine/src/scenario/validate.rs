@@ -6,9 +6,8 @@ use super::budget;
 use super::error::{FIELD_MARK, Printable, ScenarioError, refuse};
 use super::faults::{Fault, Target};
 use super::schema::{FORMAT, FORMAT_V1, MAX_DURATION_MS, MAX_FAULTS, Scenario};
-use super::strategies::{Strategies, StrategySettings};
+use super::strategies::Strategies;
 use crate::ids::{MAX_INSTANCES, MAX_REDIS_NODES, Party};
-use crate::recipe::RecipeError;
 
 /// Most characters in a scenario's name and its description: every valid
 /// scenario must also fit in a share link.
@@ -167,11 +166,6 @@ impl Scenario {
                 0,
                 day,
             )?;
-        }
-        if let Some(custom) = &chosen.custom {
-            let at = |error: RecipeError| refuse(format!("strategies.custom.recipe.{}", error.path), error.message);
-            custom.recipe.validate().map_err(at)?;
-            StrategySettings::playable(&custom.recipe).map_err(at)?;
         }
         Ok(())
     }

@@ -342,8 +342,6 @@ impl std::fmt::Debug for Sim {
 
 impl Sim {
     pub(crate) fn new(scenario: &Scenario, settings: StrategySettings) -> Sim {
-        // A recipe that is a built-in's sets the world up as that built-in does.
-        let settings = settings.resolved().into_owned();
         let world = scenario.world.clone();
         let mut root = SimRng::from_seed(scenario.seed);
         // The fork order is part of the format's meaning: never reorder it.
@@ -1006,8 +1004,7 @@ fn redis_for(world: &World, settings: &StrategySettings) -> redis::RedisCluster 
         | StrategySettings::Fencing(_)
         | StrategySettings::DbLock(_)
         | StrategySettings::UniqueInsert
-        | StrategySettings::Consensus(_)
-        | StrategySettings::Custom(_) => (None, 0),
+        | StrategySettings::Consensus(_) => (None, 0),
     };
     let with_replica = world.redis_replica && redlock_nodes.is_none();
     redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms)

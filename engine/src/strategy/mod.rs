@@ -41,14 +41,13 @@ pub use crate::scenario::{BACKGROUND_QUERY_MS, STATEMENT_MS, slowed_ms};
 /// second or more. A runtime that runs faster than the scenario's time must
 /// keep this longer than its real network's round trips.
 pub fn shortest_timeout_ms(settings: &StrategySettings) -> u64 {
-    match settings.resolved().as_ref() {
+    match settings {
         StrategySettings::Naive(_) => naive::REDIS_TIMEOUT_MS,
         StrategySettings::Fencing(_) => fencing::REDIS_TIMEOUT_MS,
         StrategySettings::Redlock(_) => redlock::NODE_TIMEOUT_MS,
         StrategySettings::DbLock(_) => db_lock::SQL_TIMEOUT_MS,
         StrategySettings::UniqueInsert => SQL_TIMEOUT_MS,
         StrategySettings::Consensus(_) => consensus::TIMEOUT_MS,
-        StrategySettings::Custom(_) => recipe_lock::REDIS_TIMEOUT_MS,
     }
 }
 
@@ -59,20 +58,14 @@ pub fn shortest_timeout_ms(settings: &StrategySettings) -> u64 {
 macro_rules! boxed_strategy {
     ($settings:expr) => {{
         use $crate::scenario::StrategySettings;
-        use $crate::strategy::{consensus, db_lock, fencing, naive, recipe_lock, redlock, unique_insert};
-        // A recipe that is a built-in's is played by that built-in.
-        match $settings.resolved().as_ref() {
+        use $crate::strategy::{consensus, db_lock, fencing, naive, redlock, unique_insert};
+        match $settings {
             StrategySettings::Naive(naive) => Box::new(naive::Naive::new(naive.clone())),
             StrategySettings::Fencing(lease) => Box::new(fencing::Fencing::new(lease.clone())),
             StrategySettings::Redlock(redlock) => Box::new(redlock::Redlock::new(redlock.clone())),
             StrategySettings::DbLock(db_lock) => Box::new(db_lock::DbLock::new(db_lock.clone())),
             StrategySettings::UniqueInsert => Box::new(unique_insert::UniqueInsert),
             StrategySettings::Consensus(lease) => Box::new(consensus::ConsensusLease::new(lease.clone())),
-            StrategySettings::Custom(recipe) => {
-                Box::new(recipe_lock::RecipeLock::new(recipe).unwrap_or_else(|field| {
-                    panic!("a scenario's recipe is playable, checked when it was read: {field}")
-                }))
-            }
         }
     }};
 }

@@ -13,9 +13,8 @@
 //! played here exactly as those strategies play them, event for event
 //! (`engine/tests/recipes.rs`). A recipe whose lock lives elsewhere (a
 //! majority of nodes, the jobs row, etcd, nowhere) is played by the built-in
-//! whose recipe it is (`StrategySettings::built_in_for`); the interpreter
-//! does not yet play other steps there (`StrategySettings::playable` says
-//! so, by the field, when a scenario is read).
+//! whose recipe it is ([`built_in_for`]); the interpreter does not yet play
+//! other steps there ([`RecipeLock::new`] says so, by the field).
 
 use super::LeaseKeeper;
 use crate::event::{AbortReason, LockValue, RedisCommand, RedisReply, RowWrite};
@@ -23,6 +22,7 @@ use crate::ids::{RunId, Token};
 use crate::recipe::{
     Check, Objects, OnLost, Place, Recipe, Release, Renewal, ReportRow, Retry, Take, TokenSource, Value,
 };
+use crate::scenario::{StrategyId, StrategySettings};
 use crate::vocab::{Context, RecipeTag, Reply, Request, RunMap, Strategy, Tag, Timer, WriteGate};
 
 /// The client's timeout on every command: the built-in single-node locks'.
@@ -403,4 +403,21 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
     fn own_objects(&self) -> bool {
         self.recipe.writes.objects == Objects::Own
     }
+}
+
+/// The built-in strategy, with its settings, whose recipe `recipe` is (its
+/// name aside): how a recipe whose lock lives elsewhere than one Redis node
+/// is played until the interpreter plays those steps itself. `None` when it
+/// is no built-in's.
+pub(crate) fn built_in_for(recipe: &Recipe) -> Option<StrategySettings> {
+    let strategy = match recipe.lock {
+        Place::Redis => return None,
+        Place::RedisMajority { .. } => StrategyId::Redlock,
+        Place::PostgresRow => StrategyId::DbLock,
+        Place::Etcd => StrategyId::Consensus,
+        Place::Nowhere => StrategyId::UniqueInsert,
+    };
+    let settings = StrategySettings::from_recipe(strategy, recipe)?;
+    let same = settings.recipe().is_some_and(|built_in| Recipe { name: recipe.name.clone(), ..built_in } == *recipe);
+    same.then_some(settings)
 }

@@ -200,8 +200,7 @@ impl LabState {
     /// The story is run only when the scenario asked for cannot be shown at
     /// once (the first frame waits for one run, not two).
     pub fn start(scenario: Scenario, strategy: StrategyId, compare: bool, cursor_ms: Option<u64>) -> LabState {
-        let wanted = wanted(&scenario, strategy, compare);
-        let mut job = RunJob::new(Rc::new(scenario), wanted);
+        let mut job = RunJob::new(Rc::new(scenario), wanted(strategy, compare));
         if !job.step(SYNC_EVENTS) {
             let mut state = LabState::fallback(strategy).pend(job, strategy, compare);
             if let Some(pending) = &mut state.pending {
@@ -257,7 +256,7 @@ impl LabState {
     /// compare mode): at once if it fits in [`SYNC_EVENTS`], otherwise as a
     /// pending run, replacing any other.
     fn compute(mut self, scenario: Rc<Scenario>, strategy: StrategyId, compare: bool) -> LabState {
-        let mut job = RunJob::new(Rc::clone(&scenario), wanted(&scenario, strategy, compare));
+        let mut job = RunJob::new(scenario, wanted(strategy, compare));
         self.pending = None;
         if job.step(SYNC_EVENTS) {
             return self.adopt(job, strategy, compare, None);
@@ -317,11 +316,8 @@ impl LabState {
                 reports.push(run.report.clone());
             }
         }
-        let missing: Vec<StrategyId> = scenario
-            .runnable_strategies()
-            .into_iter()
-            .filter(|id| !reports.iter().any(|report| report.strategy == *id))
-            .collect();
+        let missing: Vec<StrategyId> =
+            StrategyId::ALL.into_iter().filter(|id| !reports.iter().any(|report| report.strategy == *id)).collect();
         let running = self.verdict_job.as_ref().is_some_and(|(_, job)| Rc::ptr_eq(job.borrow().scenario(), &scenario));
         if !running {
             self.verdict_job = (!missing.is_empty()).then(|| {
@@ -405,8 +401,7 @@ impl LabState {
             ));
         };
         let waited = (at_ms != self.cursor_ms).then(|| crate::ui::format::t_label(self.cursor_ms));
-        let service =
-            Target::parse(self.scenario.settings_for(self.strategy).lock_service()).unwrap_or(Target::AllRedis);
+        let service = Target::parse(self.strategy.lock_service()).unwrap_or(Target::AllRedis);
         let faults = injected(kind, &params, target, at_ms, service);
         let described: Vec<String> = faults.iter().map(ToString::to_string).collect();
         let mut scenario = changed((*self.scenario).clone());
@@ -538,10 +533,9 @@ fn delayed_both_ways(params: &InjectParams, target: Target, at_ms: u64, service:
     ]
 }
 
-/// The strategies a view needs: the one shown, or all six to compare (and
-/// the scenario's own recipe, where it writes one).
-fn wanted(scenario: &Scenario, strategy: StrategyId, compare: bool) -> Vec<StrategyId> {
-    if compare { scenario.runnable_strategies() } else { vec![strategy] }
+/// The strategies a view needs: the one shown, or all six to compare.
+fn wanted(strategy: StrategyId, compare: bool) -> Vec<StrategyId> {
+    if compare { StrategyId::ALL.to_vec() } else { vec![strategy] }
 }
 
 /// The reducer's actions that take more than a field's change, one function each.

@@ -334,8 +334,7 @@ fn main_view(
             </section>
             <section class="panel inject-panel" aria-labelledby="inject-title">
                 <h2 id="inject-title">{"Break something now"}</h2>
-                <InjectPanel params={state.inject.clone()}
-                    lock_service={state.scenario.settings_for(state.strategy).lock_service()}
+                <InjectPanel params={state.inject.clone()} strategy={state.strategy}
                     cursor_ms={state.cursor_ms} duration_ms={run.duration_ms()}
                     holder_strike_ms={state.run.timeline.holder_strike_ms(state.cursor_ms)}
                     instances={state.scenario.world.instances}

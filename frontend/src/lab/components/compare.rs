@@ -30,7 +30,6 @@ pub struct CompareProps {
 fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
     StrategyId::PICKER_ORDER
         .iter()
-        .chain([&StrategyId::Custom])
         .filter_map(|strategy| runs.0.iter().find(|run| run.strategy == *strategy).cloned())
         .collect()
 }
@@ -38,14 +37,12 @@ fn in_picker_order(runs: &CompareRuns) -> Vec<RunRef> {
 #[function_component(CompareView)]
 pub fn compare_view(props: &CompareProps) -> Html {
     let runs = in_picker_order(&props.runs);
-    let yours = if runs.iter().any(|run| run.strategy == StrategyId::Custom) { " and its own recipe" } else { "" };
     let on_table = open_alone_on_click(&props.dispatch);
     let cells = runs.iter().map(|run| multiple(run, props));
     html! {
         <div class="compare" id="compare">
             <p class="compare-intro">
-                {format!("The same scenario and seed under all six strategies{yours}.")}
-                {" Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
+                {"The same scenario and seed under all six strategies. Each lane shows what an instance believed (solid) beside what the lock service granted (outline); the shaded stretch is where two believed at once; ✓/✗ are writes."}
             </p>
             <div class="table-wrap" onclick={on_table}>
                 { Html::from_html_unchecked(AttrValue::from(verdict_table(&runs))) }

@@ -11,6 +11,7 @@
 use crate::lab::state::{Action, InjectKind, InjectParams};
 use crate::ui::format;
 use crate::ui::svg::{Esc, Svg};
+use locklab_engine::StrategyId;
 use locklab_engine::ids::Party;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -20,9 +21,7 @@ use yew::prelude::*;
 #[derive(Properties, PartialEq, Debug)]
 pub struct InjectProps {
     pub params: InjectParams,
-    /// Where the strategy's lock lives, as a fault target names it
-    /// (`StrategySettings::lock_service`): what "cut from the lock" cuts.
-    pub lock_service: &'static str,
+    pub strategy: StrategyId,
     pub cursor_ms: u64,
     pub duration_ms: u64,
     /// When a strike at "the holder" would land (`Timeline::holder_strike_ms`):
@@ -168,7 +167,7 @@ fn duration_text(ms: i64) -> String {
 /// The form's markup for the chosen target.
 fn form_markup(
     params: &InjectParams,
-    lock_service: &'static str,
+    strategy: StrategyId,
     instances: u8,
     replica: bool,
     lock_parties: &[Party],
@@ -181,7 +180,7 @@ fn form_markup(
     form.svg.raw(format_args!("<div class=\"actions\">"));
     let is_instance = target == "holder" || (target.len() == 1 && target.bytes().all(|byte| byte.is_ascii_lowercase()));
     if is_instance {
-        form.instance_actions(&who(target, holder), lock_service);
+        form.instance_actions(&who(target, holder), strategy.lock_service());
     } else if target.starts_with("redis") {
         form.redis_actions(target, replica);
     } else if target == "consensus" {
@@ -346,14 +345,14 @@ pub fn inject_panel(props: &InjectProps) -> Html {
     let markup = use_memo(
         (
             props.params.clone(),
-            props.lock_service,
+            props.strategy,
             props.instances,
             props.replica,
             props.lock_parties.clone(),
             Aim { target: target.clone(), inside, holder },
         ),
-        |(params, lock_service, instances, replica, lock_parties, aim)| {
-            AttrValue::from(form_markup(params, lock_service, *instances, *replica, lock_parties, aim))
+        |(params, strategy, instances, replica, lock_parties, aim)| {
+            AttrValue::from(form_markup(params, *strategy, *instances, *replica, lock_parties, aim))
         },
     );
     let onclick = inject_on_click(&props.dispatch);

@@ -32,9 +32,7 @@ fn pending_badges() -> Html {
 
 #[function_component(StrategyPicker)]
 pub fn strategy_picker(props: &PickerProps) -> Html {
-    // The scenario's own recipe, where it writes one, after the six.
-    let custom = props.verdicts.scenario.writes_recipe().then_some(&StrategyId::Custom);
-    let options = StrategyId::PICKER_ORDER.iter().chain(custom).map(|strategy| {
+    let options = StrategyId::PICKER_ORDER.iter().map(|strategy| {
         let strategy = *strategy;
         let (badge, short) = (strategy.badge(), strategy.short_title());
         let onchange = sending(&props.dispatch, Action::SelectStrategy(strategy));
