@@ -317,7 +317,7 @@ fn what_live_mode_cannot_play_faithfully_or_at_all_is_refused_by_name() {
     );
     assert!(!text.contains("live: t="), "nothing played: {text}");
     // A server the strategy does not use, and the same Redis twice for Redlock's independent nodes.
-    let closed = format!("redis://127.0.0.1:{}", free_port());
+    let closed = format!("redis://127.0.0.1:{}", support::free_port());
     let (code, text) = live_command(&["calm-night", "--strategy", "db-lock", "--redis", &closed]);
     assert_eq!(code, Some(2), "{text}");
     assert!(
@@ -362,11 +362,6 @@ fn a_missing_server_program_is_named() {
     assert_eq!(output.status.code(), Some(2));
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(text.contains("`redis-server` is not installed") && text.contains("scripts/setup.sh"), "{text}");
-}
-
-fn free_port() -> u16 {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    free.local_addr().expect("an address").port()
 }
 
 /// A process's parent, process group and name, from `/proc`; none once it
@@ -703,7 +698,7 @@ fn on_servers_you_run_it_touches_only_what_it_creates_and_two_runs_share_nothing
     assert!(text.contains("refused the login: FATAL 28000") && !text.contains(&postgres.password), "{text}");
 
     // A URL nothing answers at, and ports in use by another server, are named.
-    let closed = format!("redis://127.0.0.1:{}", free_port());
+    let closed = format!("redis://127.0.0.1:{}", support::free_port());
     let (code, text) = live_command(&[night, "--strategy", "fencing", "--redis", &closed]);
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains(&format!("nothing answers at {closed}")), "{text}");
