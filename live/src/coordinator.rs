@@ -27,14 +27,14 @@ use locklab_engine::event::{
 use locklab_engine::ids::{InstanceId, Party, Period, ReportOf, RunId, Token};
 use locklab_engine::scenario::{Fault, Scenario, StrategyId, StrategySettings, Target};
 use locklab_engine::{Event, EventKind, LiveRecording};
-use locklab_servers::server::RedisServer;
+use locklab_servers::server::{EtcdServer, PgServer, RedisServer};
 use nix::sys::signal::Signal;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -377,6 +377,18 @@ impl Drop for Process {
     }
 }
 
+/// An instance process started ahead of need, waiting for its plan on its
+/// input: a restart after a crash takes it, so the restarted instance is
+/// working within a read of its plan. Started at the restart instead, a
+/// process of a debug build took 0.8–1.1 s of wall time on a machine with
+/// both cores busy (exec, loading, locking its memory), which at ×15 is
+/// 12–16 s of the scenario: the simulator has a restarted instance working
+/// at once. An unused one is killed with the run (it never began).
+struct Standby {
+    process: Process,
+    output: ChildStdout,
+}
+
 /// What the coordinator knows of a run from the events it has seen.
 #[derive(Clone, Copy, Debug, Default)]
 struct Seen {
@@ -483,6 +495,8 @@ struct Coordinator {
     inbox: Receiver<(Option<InstanceId>, Event)>,
     collected: Vec<(Option<InstanceId>, Event)>,
     processes: BTreeMap<InstanceId, Process>,
+    /// The next restart's process, already started, while a fault may still restart one.
+    standby: Option<Standby>,
     runs: BTreeMap<(InstanceId, u32), Seen>,
     /// Who the lock service counts as holder, as the replies so far show it (run ids are the instances' own).
     truth: Truth,
@@ -524,6 +538,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     check_playable(&options)?;
     catch_interrupts();
     raise_priority();
+    let _ordinary_after = OrdinaryAfter;
     crate::keep_in_memory();
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
@@ -531,6 +546,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     if INTERRUPTED.load(Ordering::SeqCst) {
         return Err(INTERRUPTED_BEFORE_START.to_owned());
     }
+    schedule_the_run_promptly(&servers);
     let world = &options.scenario.world;
     let replica = start_replica(&servers, &options)?;
     let admin = admin_session(&servers)?;
@@ -562,6 +578,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         inbox,
         collected: Vec::new(),
         processes: BTreeMap::new(),
+        standby: None,
         runs: BTreeMap::new(),
         truth: Truth::new(record::lock_nodes(&options.scenario.settings_for(options.strategy))),
         sessions: BTreeMap::new(),
@@ -810,13 +827,63 @@ const RUN_NICENESS: &str = "-5";
 /// a stall (`stall.rs`) rarer; where it is refused the run plays as it is,
 /// and its stalls are still measured and named.
 fn raise_priority() {
-    let Ok(thread) = std::fs::read_link("/proc/thread-self") else { return };
-    let Some(id) = thread.file_name().and_then(|id| id.to_str()) else { return };
+    let Some(id) = this_thread() else { return };
     let _ = Command::new("renice")
-        .args(["-n", RUN_NICENESS, "-p", id])
+        .args(["-n", RUN_NICENESS, "-p", &id])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+/// Asks for the run to be scheduled ahead of any ordinary process, once
+/// its servers are up, where the system lets it (as root): the servers
+/// (every thread), and the thread that plays the run, so that the proxies,
+/// the watchdogs, the instances and any server restarted from then on
+/// inherit it. `SCHED_RR` at the lowest real-time priority. A nice value
+/// was not enough: with both cores kept busy by two spinning processes,
+/// PostgreSQL's backends waited up to 0.54 s for a core (each begins a
+/// session of its own, `setsid`, and where the kernel groups scheduling by
+/// session, autogroup, Debian's default, a backend is a group of its own at
+/// the default weight, whatever its nice value), and the run's own
+/// processes at nice −5 up to 60 ms, against margins of 10–27 ms of wall
+/// time (`perf sched`; docs/live.md). A run's processes mostly wait on a
+/// socket or a timer, and the kernel keeps a share of each second for
+/// ordinary processes, so the machine stays usable. The servers start
+/// before this (`initdb`, a cluster's copy, loading), as ordinary work.
+fn schedule_the_run_promptly(servers: &Servers) {
+    let postgres = servers.postgres.iter().filter_map(PgServer::pid);
+    let redis = servers.redis.iter().filter_map(RedisServer::pid);
+    let etcd = servers.etcd.iter().flat_map(EtcdServer::pids);
+    for process in postgres.chain(redis).chain(etcd) {
+        chrt(&["--all-tasks", "--rr", "--pid", "1", &process.to_string()]);
+    }
+    if let Some(thread) = this_thread() {
+        chrt(&["--rr", "--pid", "1", &thread]);
+    }
+}
+
+/// Puts the thread that plays runs back among ordinary work when a run
+/// ends, however it ends: the next run on the same thread (the live tests
+/// play several) starts its servers as ordinary work.
+struct OrdinaryAfter;
+
+impl Drop for OrdinaryAfter {
+    fn drop(&mut self) {
+        if let Some(thread) = this_thread() {
+            chrt(&["--other", "--pid", "0", &thread]);
+        }
+    }
+}
+
+/// The calling thread's id, as the kernel numbers it.
+fn this_thread() -> Option<String> {
+    let thread = std::fs::read_link("/proc/thread-self").ok()?;
+    thread.file_name().and_then(|id| id.to_str()).map(str::to_owned)
+}
+
+/// Runs `chrt` with `arguments`; where it is refused or missing, nothing changes.
+fn chrt(arguments: &[&str]) {
+    let _ = Command::new("chrt").args(arguments).stdout(Stdio::null()).stderr(Stdio::null()).status();
 }
 
 /// Whether a program of that name is on `PATH`.
@@ -1040,8 +1107,26 @@ impl Coordinator {
             flights_under_ms: self.margins.flights_under_ms(),
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
-        // Out of the terminal's process group: a Ctrl-C at the terminal
-        // reaches the coordinator, which stops the instances itself, in order.
+        let Standby { mut process, output } = match self.standby.take() {
+            Some(standby) => standby,
+            None => self.start_process()?,
+        };
+        if let Some(input) = process.stdin.as_mut() {
+            writeln!(input, "{plan}").map_err(|error| format!("cannot hand {instance} its plan: {error}"))?;
+        }
+        let (events, lags, failure) = (self.events.clone(), Arc::clone(&self.lags), Arc::clone(&self.failure));
+        std::thread::spawn(move || read_instance(instance, output, &events, &lags, &failure));
+        self.processes.insert(instance, process);
+        if self.restarts_to_come(restarted_at_ms.unwrap_or(0)) {
+            self.standby = Some(self.start_process()?);
+        }
+        Ok(())
+    }
+
+    /// Starts an instance process, which waits for its plan on its input.
+    /// Out of the terminal's process group: a Ctrl-C at the terminal
+    /// reaches the coordinator, which stops the instances itself, in order.
+    fn start_process(&self) -> Result<Standby, String> {
         let group = i32::try_from(self.group).unwrap_or(0);
         let mut child = Command::new(&self.options.program)
             .process_group(group)
@@ -1051,15 +1136,28 @@ impl Coordinator {
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|error| format!("cannot start an instance ({}): {error}", self.options.program.display()))?;
-        let mut stdin = child.stdin.take();
-        if let Some(input) = stdin.as_mut() {
-            writeln!(input, "{plan}").map_err(|error| format!("cannot hand {instance} its plan: {error}"))?;
-        }
-        let stdout = child.stdout.take().ok_or("an instance has no output")?;
-        let (events, lags, failure) = (self.events.clone(), Arc::clone(&self.lags), Arc::clone(&self.failure));
-        std::thread::spawn(move || read_instance(instance, stdout, &events, &lags, &failure));
-        self.processes.insert(instance, Process { child, stdin });
-        Ok(())
+        let stdin = child.stdin.take();
+        let output = child.stdout.take().ok_or("an instance has no output")?;
+        Ok(Standby { process: Process { child, stdin }, output })
+    }
+
+    /// Whether a fault from `from_ms` on restarts an instance, so that a
+    /// process should be waiting for it ([`Standby`]).
+    fn restarts_to_come(&self, from_ms: u64) -> bool {
+        self.options.scenario.faults.iter().any(|fault| match fault {
+            Fault::OomKill { at_ms, restart_after_ms, .. } | Fault::HostLoss { at_ms, restart_after_ms, .. } => {
+                restart_after_ms.is_some_and(|after| at_ms.saturating_add(after) >= from_ms)
+            }
+            Fault::GcPause { .. }
+            | Fault::Partition { .. }
+            | Fault::DbSlow { .. }
+            | Fault::NetworkDelay { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisFailover { .. }
+            | Fault::ConsensusLeaderLoss { .. }
+            | Fault::ClockJump { .. }
+            | Fault::ClockDrift { .. } => false,
+        })
     }
 
     /// How `instance` reaches each Redis node: the node's URL, and its own proxy's port.
@@ -1630,6 +1728,7 @@ impl Coordinator {
     /// Ends the run: every instance's input is closed, so it exits; one that
     /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
     fn stop(&mut self, end_ms: u64) -> Result<(), String> {
+        self.standby = None;
         let stopped: Vec<InstanceId> = self.stopped_since.keys().copied().collect();
         for instance in stopped {
             self.resumed(instance);
@@ -1665,7 +1764,7 @@ impl Coordinator {
 /// for, and its events.
 fn read_instance(
     instance: InstanceId,
-    stdout: std::process::ChildStdout,
+    stdout: ChildStdout,
     events: &Sender<(Option<InstanceId>, Event)>,
     lags: &Mutex<stall::Lags>,
     failure: &Mutex<Option<String>>,

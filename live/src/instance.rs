@@ -116,7 +116,9 @@ impl Dial {
 pub fn main() -> ExitCode {
     crate::keep_in_memory();
     let (plan, scenario) = match read_plan() {
-        Ok(read) => read,
+        Ok(Some(read)) => read,
+        // A process started ahead of a restart that never came (the coordinator's standby).
+        Ok(None) => return ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("locklab live-instance: {message}");
             return ExitCode::from(2);
@@ -173,16 +175,20 @@ fn tell(line: &impl Serialize) {
 /// coordinator: the passwords in its URLs are on no command line), and the
 /// scenario it carries, with every URL checked to be one its client can use
 /// before any connection is opened, so that a bad one is a usage error.
-fn read_plan() -> Result<(InstancePlan, Scenario), String> {
+/// `None` when the input closed before a plan came.
+fn read_plan() -> Result<Option<(InstancePlan, Scenario)>, String> {
     let mut line = String::new();
-    std::io::stdin()
+    let read = std::io::stdin()
         .read_line(&mut line)
         .map_err(|error| format!("cannot read the plan on standard input: {error}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
     let plan: InstancePlan =
         serde_json::from_str(&line).map_err(|error| format!("the plan does not parse: {error}"))?;
     check_urls(&plan)?;
     let scenario = Scenario::from_json(&plan.scenario_json).map_err(|error| error.to_string())?;
-    Ok((plan, scenario))
+    Ok(Some((plan, scenario)))
 }
 
 /// Whether every URL of the plan is one its client can use.

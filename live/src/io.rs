@@ -227,21 +227,34 @@ fn ended_as(why: &PostgresError) -> SqlError {
 }
 
 /// The connection to storage and Slack, which the coordinator plays: one
-/// line out (`PUT …` or `POST …`), one line back.
+/// line out (`PUT …` or `POST …`), one line back, which the coordinator
+/// writes at once. Connected at the start and again right after a failure,
+/// as Redis's link is: a first write that waited for its connection (a
+/// thread of the proxy's and one of storage's started for it) got no
+/// answer within its 10 s of the night at ×15 with both cores busy, and
+/// aborted a job that the simulator's finished. Its answers are timed, as
+/// a server's (`Host::time_answer`).
 #[derive(Debug)]
 pub(crate) struct ResourceLink(Sender<Job<String>>);
+
+/// A connection to storage or Slack: what reads its answers, and what writes its requests.
+type ResourceStream = (BufReader<TcpStream>, TcpStream);
 
 impl ResourceLink {
     pub(crate) fn start(port: u16, replies: Sender<Incoming>) -> ResourceLink {
         let (jobs, inbox) = channel::<Job<String>>();
+        let connect = move || {
+            TcpStream::connect(("127.0.0.1", port))
+                .and_then(|writer| Ok((BufReader::new(writer.try_clone()?), writer)))
+                .ok()
+        };
         std::thread::spawn(move || {
-            let mut stream: Option<(BufReader<TcpStream>, TcpStream)> = None;
+            let mut stream: Option<ResourceStream> = connect();
             for job in inbox {
                 if stream.is_none() {
-                    stream = TcpStream::connect(("127.0.0.1", port))
-                        .and_then(|writer| Ok((BufReader::new(writer.try_clone()?), writer)))
-                        .ok();
+                    stream = connect();
                 }
+                let asked = Instant::now();
                 let answer = stream.as_mut().and_then(|(reader, writer)| {
                     writer.set_read_timeout(Some(job.limit.max(Duration::from_millis(1)))).ok()?;
                     writer.write_all(format!("{}\n", job.body).as_bytes()).ok()?;
@@ -249,8 +262,9 @@ impl ResourceLink {
                     reader.read_line(&mut line).ok().filter(|read| *read > 0)?;
                     Some(line.trim_end().to_owned())
                 });
+                let took = stream.is_some().then(|| asked.elapsed());
                 if answer.is_none() {
-                    stream = None;
+                    stream = connect();
                 }
                 let reply = match answer.as_deref() {
                     Some("posted") => Reply::Posted,
@@ -261,7 +275,7 @@ impl ResourceLink {
                     },
                     None => Reply::Timeout,
                 };
-                if replies.send(Incoming::Reply { request: job.request, reply, took: None }).is_err() {
+                if replies.send(Incoming::Reply { request: job.request, reply, took }).is_err() {
                     return;
                 }
             }

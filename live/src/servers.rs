@@ -53,8 +53,9 @@ pub(crate) struct Servers {
     /// Each node's URL (with its credentials) and the address its proxies forward to.
     pub(crate) redis_urls: Vec<String>,
     pub(crate) redis_addresses: Vec<SocketAddr>,
-    /// Held for its `Drop`, which stops the cluster live mode started.
-    _postgres: Option<PgServer>,
+    /// The cluster live mode started (none when it is the user's): its
+    /// `Drop` stops it.
+    pub(crate) postgres: Option<PgServer>,
     pub(crate) postgres_url: String,
     pub(crate) postgres_address: SocketAddr,
     /// The run's own schema on a server of the user's (every session's `search_path`).
@@ -135,7 +136,7 @@ impl Servers {
             redis: redis.servers,
             redis_urls: redis.urls,
             redis_addresses: redis.addresses,
-            _postgres: postgres.server,
+            postgres: postgres.server,
             postgres_url: postgres.url,
             postgres_address: postgres.address,
             postgres_schema: postgres.schema,

@@ -16,14 +16,15 @@
 //! time it was stopped is not counted; nor is a lag before the scenario's
 //! time 0 or after the run's end.
 //!
-//! The servers (Redis, PostgreSQL, etcd) are processes of the machine too,
-//! and no watchdog runs inside them: each instance times its requests that
-//! a server answers at once (every Redis command, etcd's calls, the SQL
-//! that waits for no lock), outside any fault that slows or cuts the way
-//! to a server, and reports a slow answer (or none before the client's
-//! timeout) as the server's lag ([`ServerLagLine`]). It is held to the
-//! network's margin: like the coordinator's, it can turn a reply into a
-//! timeout.
+//! The servers (Redis, PostgreSQL, etcd; storage and Slack, which the
+//! coordinator plays) are processes of the machine too, and no watchdog
+//! runs inside them: each instance times its requests that a server
+//! answers at once (every Redis command, etcd's calls, the SQL that waits
+//! for no lock, storage's and Slack's lines), outside any fault that slows
+//! or cuts the way to a server, and reports a slow answer (or none before
+//! the client's timeout) as the server's lag ([`ServerLagLine`]). It is
+//! held to the network's margin: like the coordinator's, it can turn a
+//! reply into a timeout.
 
 use crate::coordinator::LagMargins;
 use crate::unix_us;

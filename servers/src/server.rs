@@ -128,6 +128,11 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Starts one and waits until it answers `PING`.
     pub fn start() -> Result<RedisServer, String> {
         on_fresh_ports(RedisServer::start_once)
@@ -458,6 +463,11 @@ impl PgServer {
         Ok(server)
     }
 
+    /// The postmaster's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// The server's version (`SHOW server_version`).
     pub fn version(&self) -> String {
         let reply = crate::pg::PgConnection::open(self.port, "postgres")
@@ -540,6 +550,11 @@ struct EtcdMember {
 }
 
 impl EtcdServer {
+    /// Each running member's process id.
+    pub fn pids(&self) -> Vec<u32> {
+        self.members.iter().filter_map(|member| member.child.as_ref().map(Child::id)).collect()
+    }
+
     /// A one-member cluster, started and answering.
     pub fn start() -> Result<EtcdServer, String> {
         EtcdServer::start_cluster(1, 100)
