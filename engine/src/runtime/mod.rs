@@ -505,6 +505,7 @@ impl Runtime {
 
     /// The token a run's writes carry: the strategy's; a redelivered job,
     /// which never asked the strategy for the lock, has none.
+    #[inline]
     fn write_token<H: Host, S: Drives<H> + ?Sized>(&self, strategy: &S, run: RunId) -> Option<Token> {
         if self.run_state(run).redelivered { None } else { strategy.token(run) }
     }
@@ -512,6 +513,7 @@ impl Runtime {
     /// The report row a period's run writes: the day's (or period's) report,
     /// except that a first-writer-wins insert keeps its unique key
     /// (job, period), as the contract's option D has it.
+    #[inline]
     fn row_report<H: Host, S: Drives<H> + ?Sized>(&self, strategy: &S, run: RunId) -> ReportOf {
         let period = self.run_state(run).period;
         match strategy.report_row(run) {

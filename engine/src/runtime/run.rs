@@ -88,15 +88,18 @@ pub(crate) struct JobProgress {
 }
 
 impl Runtime {
+    /// Run `run`'s state. The run asked about is nearly always the
+    /// instance's newest (its live one), so that is looked at before any
+    /// search: the runtime asks several times per reply and timer.
     #[inline]
     pub(crate) fn run_state(&self, run: RunId) -> &RunState {
-        self.runs.get(&run).unwrap_or_else(|| panic!("{run} is not a run of {}", self.me))
+        self.runs.get_newest_first(&run).unwrap_or_else(|| panic!("{run} is not a run of {}", self.me))
     }
 
     #[inline]
     pub(crate) fn run_state_mut(&mut self, run: RunId) -> &mut RunState {
         let me = self.me;
-        self.runs.get_mut(&run).unwrap_or_else(|| panic!("{run} is not a run of {me}"))
+        self.runs.get_mut_newest_first(&run).unwrap_or_else(|| panic!("{run} is not a run of {me}"))
     }
 
     #[inline]
@@ -104,11 +107,13 @@ impl Runtime {
         self.run_state(run).ended
     }
 
+    #[inline]
     pub(crate) fn log_run<H: Host>(&self, host: &mut H, run: RunId, phase: RunPhase) {
         let period = self.run_state(run).period;
         host.record(EventKind::Run { run, instance: self.me, period, phase });
     }
 
+    #[inline]
     fn log_belief<H: Host>(&self, host: &mut H, run: RunId, holds: bool, token: Option<Token>) {
         host.record(EventKind::Belief { instance: self.me, run, holds, token });
     }
