@@ -236,14 +236,19 @@ impl Runtime {
         self.check_report(host, strategy, run, true);
     }
 
+    /// The run waits `retry_after_ms` to try again. A loser comes here on
+    /// every try, so the run is looked up once for all of it (and its
+    /// `Busy` logged here, as [`Runtime::log_run`] would).
     pub(crate) fn busy<H: Host>(&mut self, host: &mut H, run: RunId, retry_after_ms: u64) {
-        if self.ended(run) {
+        let instance = self.me;
+        let state = self.run_state_mut(run);
+        if state.ended {
             return;
         }
-        self.log_run(host, run, RunPhase::Busy);
-        self.run_state_mut(run).stage = Stage::Waiting;
+        host.record(EventKind::Run { run, instance, period: state.period, phase: RunPhase::Busy });
+        state.stage = Stage::Waiting;
         let timer = host.set_timer(retry_after_ms, InstanceTimer::Retry { run });
-        let previous = self.run_state_mut(run).retry_timer.replace(timer);
+        let previous = state.retry_timer.replace(timer);
         assert!(previous.is_none_or(|previous| !host.timer_is_set(previous)), "{run} waits for two retries");
     }
 
