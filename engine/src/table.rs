@@ -100,8 +100,31 @@ impl<K: Ord + Copy, V, const ENDS_FIRST: bool> Table<K, V, ENDS_FIRST> {
         self.entries.last().map(|(key, value)| (key, value))
     }
 
+    /// The value at `key`, for a table whose newest entry is the one asked
+    /// for most: that entry is looked at before anything else.
+    pub fn get_newest_first(&self, key: &K) -> Option<&V> {
+        match self.entries.last() {
+            Some((last, value)) if last == key => Some(value),
+            _ => self.get(key),
+        }
+    }
+
+    /// [`Table::get_newest_first`], to change the value.
+    pub fn get_mut_newest_first(&mut self, key: &K) -> Option<&mut V> {
+        if self.entries.last().is_some_and(|(last, _)| last == key) {
+            return self.entries.last_mut().map(|(_, value)| value);
+        }
+        self.get_mut(key)
+    }
+
     pub fn remove(&mut self, key: &K) -> Option<V> {
         let index = self.find(key).ok()?;
+        // The last entry (often a table's only one: an instance's one request
+        // in flight) comes off without a shift, as `Vec::remove` calls
+        // memmove even to move nothing; the engine removes an entry per reply.
+        if index + 1 == self.entries.len() {
+            return self.entries.pop().map(|(_, value)| value);
+        }
         Some(self.entries.remove(index).1)
     }
 

@@ -212,9 +212,19 @@ pub trait Strategy<C: Context + ?Sized> {
     /// gone and reported the loss through the context), or once the
     /// strategy's own question is answered (it asked a server, and reports
     /// [`Context::write_cleared`] or the loss then). The built-ins check
-    /// nothing here.
+    /// nothing here (see [`Strategy::checks_writes`]).
     fn may_write(&mut self, _cx: &mut C) -> WriteGate {
         WriteGate::Now
+    }
+
+    /// Whether [`Strategy::may_write`] may ever answer anything but `Now`.
+    /// The runtime asks the gate before every write of the job, which costs
+    /// a call and a look at the run's state each time; a strategy that lets
+    /// every write go says `false` here, once, and its writes go out without
+    /// the gate being asked. The default is `true`, so that a strategy which
+    /// checks its writes is asked whether or not it remembers to say so.
+    fn checks_writes(&self) -> bool {
+        true
     }
 
     /// The run is over: give the lock back as the strategy does, and forget the run.

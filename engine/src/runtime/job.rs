@@ -21,7 +21,7 @@ impl Runtime {
         after_acquire: bool,
     ) {
         let period = self.run_state(run).period;
-        let sql = Sql::ReportExists { period, report: self.row_report(strategy, run) };
+        let sql = Sql::ReportExists { period, report: self.row_report(strategy.report_row(run), period) };
         self.send_statement(host, strategy, run, sql, PooledQuery::Exists { after_acquire });
     }
 
@@ -33,7 +33,10 @@ impl Runtime {
         after_acquire: bool,
         outcome: Reply,
     ) {
-        if self.ended(run) {
+        // Looked up once: a waiting run comes here on every try, and the
+        // try again (the last arm) needs nothing but the run's state.
+        let state = self.run_state_mut(run);
+        if state.ended {
             return;
         }
         let exists = match outcome {
@@ -65,7 +68,7 @@ impl Runtime {
                 self.busy(host, run, retry);
             }
             (false, _) => {
-                self.run_state_mut(run).stage = Stage::Trying;
+                state.stage = Stage::Trying;
                 strategy.acquire(&mut self.cx(host, run));
             }
         }
@@ -90,13 +93,12 @@ impl Runtime {
     /// Sets the timer for the job's next step: a chunk, or (after the last) the job's end.
     pub(crate) fn schedule_work<H: Host>(&mut self, host: &mut H, run: RunId) {
         let (chunks, job_ms) = (host.world().report_chunks, host.world().job_ms);
-        let job = self.run_state(run).job;
+        let job = &mut self.run_state_mut(run).job;
         // Step k of `chunks + 1` is due k + 1 equal shares into the job's work.
         let step_ms = job_ms * (u64::from(job.next_step) + 1) / (u64::from(chunks) + 1);
         let due_local_ms =
             job.start_local_ms.saturating_add(i64::try_from(step_ms + job.paused_ms).unwrap_or(i64::MAX / 4));
-        let timer = host.set_timer_at(due_local_ms, InstanceTimer::Work { run });
-        self.run_state_mut(run).job.work_timer = Some(timer);
+        job.work_timer = Some(host.set_timer_at(due_local_ms, InstanceTimer::Work { run }));
     }
 
     /// The job's step came due: upload a chunk, or end the work, then set the next step.
@@ -109,22 +111,40 @@ impl Runtime {
         }
         let step = state.job.next_step;
         state.job.next_step += 1;
-        if step < chunks {
-            self.write_chunk(host, strategy, run, step);
-            if self.run_state(run).stage == Stage::Working {
-                self.schedule_work(host, run);
-            }
-        } else {
+        if step >= chunks {
             self.end_job(host, strategy, run);
+            return;
         }
+        // A chunk the gate lets go leaves the job working (sending it reports
+        // nothing), so only a held or refused one makes the run looked at again.
+        if self.gate(host, strategy, run, HeldWrite::Chunk(step)) {
+            self.send_chunk(host, strategy, run, step);
+        } else if self.run_state(run).stage != Stage::Working {
+            return;
+        }
+        self.schedule_work(host, run);
     }
 
     /// Whether `write` goes out now, by the strategy's gate (see
-    /// `Strategy::may_write`). A write behind a held one waits its turn; one
-    /// the strategy checks first is held until it reports the check
-    /// cleared ([`Runtime::write_cleared`]); a loss it reports is
-    /// handled at once, so the run has ended when this says no for it.
+    /// `Strategy::may_write`). A strategy that never checks its writes holds
+    /// none, so its writes go at once: this check is inlined into each write,
+    /// and the gate proper, with its look at the run, stays out of line.
+    #[inline(always)]
     fn gate<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        write: HeldWrite,
+    ) -> bool {
+        !strategy.checks_writes() || self.checked_gate(host, strategy, run, write)
+    }
+
+    /// The gate of a strategy that checks its writes. A write behind a held
+    /// one waits its turn; one the strategy checks first is held until it
+    /// reports the check cleared ([`Runtime::write_cleared`]); a loss it
+    /// reports is handled at once, so the run has ended when this says no for it.
+    fn checked_gate<H: Host, S: Drives<H> + ?Sized>(
         &mut self,
         host: &mut H,
         strategy: &mut S,
@@ -190,24 +210,17 @@ impl Runtime {
         }
     }
 
-    fn write_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId, chunk: u8) {
-        if self.run_state(run).stage != Stage::Working || !self.gate(host, strategy, run, HeldWrite::Chunk(chunk)) {
-            return;
-        }
-        self.send_chunk(host, strategy, run, chunk);
-    }
-
     fn send_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &S, run: RunId, chunk: u8) {
-        let state = self.run_state(run);
-        let period = state.period;
+        let state = self.run_state_mut(run);
+        state.chunks_in_flight += 1;
+        let (period, token) = (state.period, Self::write_token(strategy, run, state));
         let body = Request::Put {
             period,
             report: self.reports.report_of(period),
             chunk,
             own_object: strategy.own_objects(),
-            token: self.write_token(strategy, run),
+            token,
         };
-        self.run_state_mut(run).chunks_in_flight += 1;
         self.send_upload(host, run, body, STORAGE_TIMEOUT_MS, CHUNK_UPLOAD_MS);
     }
 
@@ -274,13 +287,8 @@ impl Runtime {
 
     fn send_row<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, run: RunId) {
         let state = self.run_state(run);
-        let sql = Sql::WriteReport {
-            period: state.period,
-            report: self.row_report(strategy, run),
-            run,
-            token: self.write_token(strategy, run),
-            how: strategy.report_row(run),
-        };
+        let (period, token, how) = (state.period, Self::write_token(strategy, run, state), strategy.report_row(run));
+        let sql = Sql::WriteReport { period, report: self.row_report(how, period), run, token, how };
         self.send_statement(host, strategy, run, sql, PooledQuery::Row);
     }
 

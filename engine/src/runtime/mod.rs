@@ -291,7 +291,7 @@ impl Runtime {
             InstanceTimer::RequestTimeout { request } => {
                 if let Some(pending) = self.pending.remove(&request) {
                     let body = Reply::timeout_for(&pending.body);
-                    self.route(host, strategy, pending, body);
+                    self.route(host, strategy, pending.run, pending.purpose, body);
                 }
             }
         }
@@ -310,7 +310,7 @@ impl Runtime {
             if let Some(timer) = pending.timer {
                 host.cancel_timer(timer);
             }
-            self.route(host, strategy, pending, body);
+            self.route(host, strategy, pending.run, pending.purpose, body);
         }
         self.handle_notices(host, strategy);
     }
@@ -410,20 +410,25 @@ impl Runtime {
     /// A request's upload is done: it goes on the wire, unless its answer is
     /// no longer awaited (timed out, or the process died).
     fn upload_done<H: Host>(&mut self, host: &mut H, request: u32, timeout_ms: u64) {
-        let Some(pending) = self.pending.get(&request).copied() else {
+        let Some(pending) = self.pending.get_mut(&request) else {
             return;
         };
-        let timer = host.set_timer(timeout_ms, InstanceTimer::RequestTimeout { request });
-        if let Some(pending) = self.pending.get_mut(&request) {
-            pending.timer = Some(timer);
-        }
-        host.transmit(request, pending.run, Party::Storage, pending.body, Some(timeout_ms));
+        pending.timer = Some(host.set_timer(timeout_ms, InstanceTimer::RequestTimeout { request }));
+        let (run, body) = (pending.run, pending.body);
+        host.transmit(request, run, Party::Storage, body, Some(timeout_ms));
     }
 
-    /// Hands a reply to what its request was for.
-    fn route<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &mut S, pending: Pending, body: Reply) {
-        let run = pending.run;
-        match pending.purpose {
+    /// Hands a reply to what its request (of run `run`) was for. It is given
+    /// the two fields it reads, not the whole `Pending` with its request.
+    fn route<H: Host, S: Drives<H> + ?Sized>(
+        &mut self,
+        host: &mut H,
+        strategy: &mut S,
+        run: RunId,
+        purpose: Purpose,
+        body: Reply,
+    ) {
+        match purpose {
             Purpose::Strategy { tag } => strategy.on_reply(&mut self.cx(host, run), tag, body),
             Purpose::Chunk => self.chunk_answered(host, strategy, run, body),
             Purpose::Post => self.write_row(host, strategy, run),
@@ -503,18 +508,20 @@ impl Runtime {
         RunCx { runtime: self, host, run }
     }
 
-    /// The token a run's writes carry: the strategy's; a redelivered job,
-    /// which never asked the strategy for the lock, has none.
-    fn write_token<H: Host, S: Drives<H> + ?Sized>(&self, strategy: &S, run: RunId) -> Option<Token> {
-        if self.run_state(run).redelivered { None } else { strategy.token(run) }
+    /// The token the writes of run `run` (whose state is `state`) carry: the
+    /// strategy's; a redelivered job, which never asked the strategy for the
+    /// lock, has none. The caller has the state at hand, so it is not looked up again.
+    #[inline]
+    fn write_token<H: Host, S: Drives<H> + ?Sized>(strategy: &S, run: RunId, state: &RunState) -> Option<Token> {
+        if state.redelivered { None } else { strategy.token(run) }
     }
 
-    /// The report row a period's run writes: the day's (or period's) report,
-    /// except that a first-writer-wins insert keeps its unique key
-    /// (job, period), as the contract's option D has it.
-    fn row_report<H: Host, S: Drives<H> + ?Sized>(&self, strategy: &S, run: RunId) -> ReportOf {
-        let period = self.run_state(run).period;
-        match strategy.report_row(run) {
+    /// The report row period `period`'s run writes, written `how`: the day's
+    /// (or period's) report, except that a first-writer-wins insert keeps
+    /// its unique key (job, period), as the contract's option D has it.
+    #[inline]
+    fn row_report(&self, how: crate::event::RowWrite, period: Period) -> ReportOf {
+        match how {
             crate::event::RowWrite::InsertOrNothing => ReportOf::Period(period),
             crate::event::RowWrite::Upsert | crate::event::RowWrite::FencedUpsert => self.reports.report_of(period),
         }

@@ -93,7 +93,12 @@ impl Runtime {
     /// ones as waiters still want and the pool's size allows.
     fn pool_pump<H: Host>(&mut self, host: &mut H) {
         loop {
+            // Waiters first: a check-in with nobody waiting (the common case)
+            // then skips the search for a free connection.
             let pool = &mut self.pool;
+            if pool.waiters.is_empty() {
+                break;
+            }
             let Some(free) = pool.connections.iter().position(|connection| !connection.busy) else {
                 break;
             };

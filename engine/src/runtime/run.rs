@@ -88,15 +88,18 @@ pub(crate) struct JobProgress {
 }
 
 impl Runtime {
+    /// Run `run`'s state. The run asked about is nearly always the
+    /// instance's newest (its live one), so that is looked at before any
+    /// search: the runtime asks several times per reply and timer.
     #[inline]
     pub(crate) fn run_state(&self, run: RunId) -> &RunState {
-        self.runs.get(&run).unwrap_or_else(|| panic!("{run} is not a run of {}", self.me))
+        self.runs.get_newest_first(&run).unwrap_or_else(|| panic!("{run} is not a run of {}", self.me))
     }
 
     #[inline]
     pub(crate) fn run_state_mut(&mut self, run: RunId) -> &mut RunState {
         let me = self.me;
-        self.runs.get_mut(&run).unwrap_or_else(|| panic!("{run} is not a run of {me}"))
+        self.runs.get_mut_newest_first(&run).unwrap_or_else(|| panic!("{run} is not a run of {me}"))
     }
 
     #[inline]
@@ -104,11 +107,13 @@ impl Runtime {
         self.run_state(run).ended
     }
 
+    #[inline]
     pub(crate) fn log_run<H: Host>(&self, host: &mut H, run: RunId, phase: RunPhase) {
         let period = self.run_state(run).period;
         host.record(EventKind::Run { run, instance: self.me, period, phase });
     }
 
+    #[inline]
     fn log_belief<H: Host>(&self, host: &mut H, run: RunId, holds: bool, token: Option<Token>) {
         host.record(EventKind::Belief { instance: self.me, run, holds, token });
     }
@@ -231,14 +236,19 @@ impl Runtime {
         self.check_report(host, strategy, run, true);
     }
 
+    /// The run waits `retry_after_ms` to try again. A loser comes here on
+    /// every try, so the run is looked up once for all of it (and its
+    /// `Busy` logged here, as [`Runtime::log_run`] would).
     pub(crate) fn busy<H: Host>(&mut self, host: &mut H, run: RunId, retry_after_ms: u64) {
-        if self.ended(run) {
+        let instance = self.me;
+        let state = self.run_state_mut(run);
+        if state.ended {
             return;
         }
-        self.log_run(host, run, RunPhase::Busy);
-        self.run_state_mut(run).stage = Stage::Waiting;
+        host.record(EventKind::Run { run, instance, period: state.period, phase: RunPhase::Busy });
+        state.stage = Stage::Waiting;
         let timer = host.set_timer(retry_after_ms, InstanceTimer::Retry { run });
-        let previous = self.run_state_mut(run).retry_timer.replace(timer);
+        let previous = state.retry_timer.replace(timer);
         assert!(previous.is_none_or(|previous| !host.timer_is_set(previous)), "{run} waits for two retries");
     }
 

@@ -392,6 +392,15 @@ impl<C: Context + ?Sized> Strategy<C> for RecipeLock {
         self.runs.get(&run).and_then(|held| held.token).filter(|_| self.recipe.writes.carry_token)
     }
 
+    /// A recipe with no check before its writes lets each go: the runtime
+    /// need not ask.
+    fn checks_writes(&self) -> bool {
+        match self.recipe.before_write {
+            Check::Nothing => false,
+            Check::LeaseTimeLeft { .. } | Check::GetAndCompare => true,
+        }
+    }
+
     fn report_row(&self, _run: RunId) -> RowWrite {
         match self.recipe.writes.report_row {
             ReportRow::Upsert => RowWrite::Upsert,

@@ -225,6 +225,11 @@ impl<C: Context + ?Sized> Strategy<C> for Redlock {
         None
     }
 
+    /// Every write goes out: the lock is not looked at again before one.
+    fn checks_writes(&self) -> bool {
+        false
+    }
+
     fn report_row(&self, _run: RunId) -> RowWrite {
         RowWrite::Upsert
     }
