@@ -366,11 +366,14 @@ fn check_recording(live: &LiveRecording, scenario: &Scenario, events: &[Event]) 
             ));
         }
         if let Some(server) = stall.server
-            && !matches!(server, Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Consensus)
+            && !matches!(
+                server,
+                Party::Redis(_) | Party::RedisReplica | Party::Db | Party::Consensus | Party::Storage | Party::Slack
+            )
         {
             return Err(refuse(
                 format!("live.stalls[{index}].server"),
-                format!("{server} is not a server live mode runs (a Redis node, db or consensus)"),
+                format!("{server} is not a server live mode runs (a Redis node, db, consensus, storage or slack)"),
             ));
         }
     }
@@ -985,5 +988,24 @@ mod tests {
         live.stalls[0].instance = Some(InstanceId(0));
         let sentence = live.stall_sentence().expect("a stall");
         assert!(sentence.contains("the machine stalled redis-3's answer to a at t=61 s"), "{sentence}");
+    }
+
+    #[test]
+    fn a_stall_of_any_server_live_mode_runs_reads_back_and_an_instance_is_no_server() {
+        let scenario =
+            Scenario::from_json(crate::builtin::find("calm-night").expect("a built-in").text).expect("valid");
+        let mut live = LiveRecording::new(vec!["Redis 7".to_owned()], 15);
+        live.allowed_lag_us = 16_000;
+        live.longest_lag_us = 40_000;
+        live.faithful_time_scale = Some(3);
+        let stall =
+            |server| Stall { at_ms: 1_000, lag_us: 40_000, allowed_us: 16_000, instance: Some(InstanceId(0)), server };
+        for server in [Party::Storage, Party::Slack, Party::Db, Party::Consensus, Party::RedisReplica] {
+            live.stalls = vec![stall(Some(server))];
+            assert_eq!(check_recording(&live, &scenario, &[]).map_err(|error| error.to_string()), Ok(()), "{server}");
+        }
+        live.stalls = vec![stall(Some(Party::Instance(InstanceId(1))))];
+        let refused = check_recording(&live, &scenario, &[]).expect_err("an instance is no server").to_string();
+        assert!(refused.starts_with("live.stalls[0].server: b is not a server"), "{refused}");
     }
 }
