@@ -537,8 +537,7 @@ const INTERRUPTED_BEFORE_START: &str =
 pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     check_playable(&options)?;
     catch_interrupts();
-    raise_priority();
-    let _ordinary_after = OrdinaryAfter;
+    let _ordinary_after = raise_priority();
     crate::keep_in_memory();
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
@@ -825,14 +824,17 @@ const RUN_NICENESS: &str = "-5";
 /// supervisor, the servers, the instances, the proxies' threads) inherits
 /// it. A run mostly sleeps, so this costs the machine little, and it makes
 /// a stall (`stall.rs`) rarer; where it is refused the run plays as it is,
-/// and its stalls are still measured and named.
-fn raise_priority() {
-    let Some(id) = this_thread() else { return };
+/// and its stalls are still measured and named. Its guard puts the thread
+/// back among ordinary work when the run ends ([`schedule_the_run_promptly`]
+/// makes it real-time in between).
+fn raise_priority() -> OrdinaryAfter {
+    let Some(id) = this_thread() else { return OrdinaryAfter };
     let _ = Command::new("renice")
         .args(["-n", RUN_NICENESS, "-p", &id])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+    OrdinaryAfter
 }
 
 /// Asks for the run to be scheduled ahead of any ordinary process, once
