@@ -378,12 +378,11 @@ impl Drop for Process {
 }
 
 /// An instance process started ahead of need, waiting for its plan on its
-/// input: a restart after a crash takes it, so the restarted instance is
-/// working within a read of its plan. Started at the restart instead, a
-/// process of a debug build took 0.8–1.1 s of wall time on a machine with
-/// both cores busy (exec, loading, locking its memory), which at ×15 is
-/// 12–16 s of the scenario: the simulator has a restarted instance working
-/// at once. An unused one is killed with the run (it never began).
+/// input: a restart after a crash takes it, so the restart's exec and
+/// loading are done before the moment the simulator has the restarted
+/// instance working. Restarted instances on a machine with both cores busy
+/// reported starting 0.8–1.1 s of wall time late (12–16 s of the night at
+/// ×15), exec included. An unused one is killed with the run (it never began).
 struct Standby {
     process: Process,
     output: ChildStdout,
@@ -1109,7 +1108,9 @@ impl Coordinator {
             flights_under_ms: self.margins.flights_under_ms(),
         };
         let plan = serde_json::to_string(&plan).map_err(|error| error.to_string())?;
-        let Standby { mut process, output } = match self.standby.take() {
+        // Only a restart takes the waiting process: a first one starts before time 0.
+        let standby = if restarted_at_ms.is_some() { self.standby.take() } else { None };
+        let Standby { mut process, output } = match standby {
             Some(standby) => standby,
             None => self.start_process()?,
         };
@@ -1119,7 +1120,7 @@ impl Coordinator {
         let (events, lags, failure) = (self.events.clone(), Arc::clone(&self.lags), Arc::clone(&self.failure));
         std::thread::spawn(move || read_instance(instance, output, &events, &lags, &failure));
         self.processes.insert(instance, process);
-        if self.restarts_to_come(restarted_at_ms.unwrap_or(0)) {
+        if self.standby.is_none() && self.restarts_to_come(restarted_at_ms.unwrap_or(0)) {
             self.standby = Some(self.start_process()?);
         }
         Ok(())
@@ -1143,12 +1144,14 @@ impl Coordinator {
         Ok(Standby { process: Process { child, stdin }, output })
     }
 
-    /// Whether a fault from `from_ms` on restarts an instance, so that a
-    /// process should be waiting for it ([`Standby`]).
+    /// Whether a fault restarts an instance after `from_ms`, so that a
+    /// process should be waiting for it ([`Standby`]): after the last
+    /// restart, none is started (a start is work the restarted instance
+    /// would share the machine with).
     fn restarts_to_come(&self, from_ms: u64) -> bool {
         self.options.scenario.faults.iter().any(|fault| match fault {
             Fault::OomKill { at_ms, restart_after_ms, .. } | Fault::HostLoss { at_ms, restart_after_ms, .. } => {
-                restart_after_ms.is_some_and(|after| at_ms.saturating_add(after) >= from_ms)
+                restart_after_ms.is_some_and(|after| at_ms.saturating_add(after) > from_ms)
             }
             Fault::GcPause { .. }
             | Fault::Partition { .. }
