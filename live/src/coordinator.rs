@@ -879,9 +879,11 @@ fn schedule_this_thread_promptly() {
 /// real-time: the instances have had [`START_LEAD`] less this to start.
 const PROMPT_LEAD: Duration = Duration::from_millis(250);
 
-/// Every thread of each process, made real-time by one ordinary process
-/// (`chrt` takes one process at a time).
+/// Every thread of each process given, made real-time (`chrt` takes one
+/// process at a time).
 const PROMPT_EACH: &str = "for pid; do chrt --all-tasks --rr --pid 1 \"$pid\"; done";
+/// Every thread of each process given, made ordinary work again.
+const ORDINARY_EACH: &str = "for pid; do chrt --all-tasks --other --pid 0 \"$pid\"; done";
 
 /// The processes `pid` started that are still running (PostgreSQL's
 /// backends, of its postmaster), as the kernel lists them.
@@ -1195,6 +1197,25 @@ impl Coordinator {
     /// went ahead of the other runs' real-time processes and held them back
     /// 10–17 ms (`perf sched`), against margins of 5–10 ms of wall time.
     fn schedule_promptly(&mut self) {
+        self.schedule_processes(PROMPT_EACH);
+        self.prompt = true;
+    }
+
+    /// Makes the run's processes and this thread ordinary work again as the
+    /// run stops: their ends (instances exiting, backends closing, a
+    /// server's shutdown) are no longer the run's, and five runs ending at
+    /// once held a sixth's real-time coordinator back 20–25 ms.
+    fn schedule_ordinarily(&mut self) {
+        self.schedule_processes(ORDINARY_EACH);
+        if let Some(thread) = this_thread() {
+            chrt(&["--other", "--pid", "0", &thread]);
+        }
+        self.prompt = false;
+    }
+
+    /// Runs `script` over the run's processes (see [`PROMPT_EACH`]), as one
+    /// ordinary process, so that its work goes behind the other runs'.
+    fn schedule_processes(&self, script: &str) {
         let postgres = self.servers.postgres.iter().filter_map(PgServer::pid);
         let backends = postgres.clone().flat_map(children);
         let redis = self.servers.redis.iter().filter_map(RedisServer::pid);
@@ -1207,14 +1228,12 @@ impl Coordinator {
             .chain(instances.map(|process| process.child.id()))
             .map(|pid| pid.to_string())
             .collect();
-        // One ordinary process does it, so that its work goes behind the other runs'.
         let _ = Command::new("chrt")
-            .args(["--other", "0", "sh", "-c", PROMPT_EACH, "sh"])
+            .args(["--other", "0", "sh", "-c", script, "sh"])
             .args(&pids)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
-        self.prompt = true;
     }
 
     /// Whether a fault restarts an instance after `from_ms`, so that a
@@ -1806,6 +1825,7 @@ impl Coordinator {
     /// Ends the run: every instance's input is closed, so it exits; one that
     /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
     fn stop(&mut self, end_ms: u64) -> Result<(), String> {
+        self.schedule_ordinarily();
         self.standby = None;
         let stopped: Vec<InstanceId> = self.stopped_since.keys().copied().collect();
         for instance in stopped {
@@ -2048,10 +2068,10 @@ mod tests {
         assert_eq!(faithful_limit(&packet, StrategyId::Naive, MOST_TIME_SCALE).0, 10);
         assert_eq!(default_time_scale(&packet, StrategyId::Naive), 5);
         assert_eq!(time_scale_fits(&packet, StrategyId::Naive, 10), Ok(()));
-        // A quiet night's margin is a retry period, a second: ×50 allows 20 ms.
+        // A quiet night's margin is a retry period, ten seconds: ×60 allows 166 ms.
         let calm = builtin("calm-night");
-        assert_eq!(lag_margins(&calm, StrategyId::Fencing).process_ms, 1_000);
-        assert_eq!(default_time_scale(&calm, StrategyId::Fencing), 50);
+        assert_eq!(lag_margins(&calm, StrategyId::Fencing).process_ms, 10_000);
+        assert_eq!(default_time_scale(&calm, StrategyId::Fencing), 60);
         // The post's night: a pause aimed at a step caps it at ×15, which
         // allows 26 ms of its 400 ms margin; the consensus lease plays there too.
         let night = builtin("two-am-saturday");
