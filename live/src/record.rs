@@ -428,6 +428,30 @@ impl Truth {
             Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
         };
         let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        // A compare-and-delete or compare-and-extend that succeeded proves
+        // the key held its value at the server. Two clients' replies reach
+        // the record in either order: where the key holds another's value
+        // here, that client's SET NX is recorded first, though the server
+        // ran it after this command, on a key this command had deleted or
+        // that expired after it; the key is that client's.
+        let compared = match command {
+            RedisCommand::CompareAndDelete { value } | RedisCommand::CompareAndExtend { value, .. } => Some(value),
+            RedisCommand::SetNxEx { .. }
+            | RedisCommand::SetNxPx { .. }
+            | RedisCommand::SetNxPxIncr { .. }
+            | RedisCommand::SetNx { .. }
+            | RedisCommand::SetPx { .. }
+            | RedisCommand::Expire { .. }
+            | RedisCommand::Pexpire { .. }
+            | RedisCommand::Del
+            | RedisCommand::Get
+            | RedisCommand::Incr => None,
+        };
+        if let (Some(value), true, Some(held)) = (compared, done, slot.as_ref())
+            && held.value != LockValue::Owner(value)
+        {
+            return RevokeReason::Released;
+        }
         if let (Some(ttl_ms), true, Some(held)) = (command.extended_ttl_ms(), done, slot.as_mut()) {
             (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
         }
@@ -530,5 +554,53 @@ fn value_set(command: RedisCommand, reply: RedisReply) -> Option<LockValue> {
         | RedisCommand::Del
         | RedisCommand::Get
         | RedisCommand::Incr => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redis(at_ms: u64, instance: u8, run: u32, command: RedisCommand, reply: RedisReply) -> Event {
+        let (client, run) = (InstanceId(instance), RunId(run));
+        Event { at_ms, kind: EventKind::Redis { node: PRIMARY, client, run, command, reply } }
+    }
+
+    fn owner(instance: u8) -> Owner {
+        Owner { instance: InstanceId(instance), nonce: 7 }
+    }
+
+    #[test]
+    fn a_compare_and_delete_recorded_after_the_next_holders_set_is_the_one_the_server_ran_first() {
+        // a holds the lock; it releases it and c takes it a moment later,
+        // but c's reply reaches the record 1 ms before a's.
+        let lock = |instance: u8| RedisCommand::SetNxPxIncr { value: owner(instance), ttl_ms: 30_000 };
+        let release = RedisCommand::CompareAndDelete { value: owner(0) };
+        let events = vec![
+            redis(300_000, 0, 0, lock(0), RedisReply::Integer(1)),
+            redis(320_217, 2, 1, lock(2), RedisReply::Integer(2)),
+            redis(320_218, 0, 0, release, RedisReply::Integer(1)),
+            redis(400_000, 1, 2, RedisCommand::Get, RedisReply::Nil),
+        ];
+        let log = Truth::new(1).woven_into(events);
+        let truth: Vec<&EventKind> = log
+            .iter()
+            .map(|event| &event.kind)
+            .filter(|kind| {
+                matches!(kind, EventKind::Granted { .. } | EventKind::Revoked { .. } | EventKind::KeyExpired { .. })
+            })
+            .collect();
+        // c holds the key from its SET until its TTL ends: a's delete took a's key.
+        let (a, c) = ((RunId(0), InstanceId(0)), (RunId(1), InstanceId(2)));
+        assert_eq!(
+            truth,
+            vec![
+                &EventKind::Granted { run: a.0, instance: a.1, token: None },
+                &EventKind::Revoked { run: a.0, instance: a.1, reason: RevokeReason::Released },
+                &EventKind::Granted { run: c.0, instance: c.1, token: None },
+                &EventKind::KeyExpired { node: PRIMARY, value: LockValue::Owner(owner(2)) },
+                &EventKind::Revoked { run: c.0, instance: c.1, reason: RevokeReason::Expired },
+            ]
+        );
     }
 }
