@@ -179,6 +179,11 @@ struct Held {
     /// The key's expiry by its node's clock, and when that clock reaches it.
     deadline_local_ms: i64,
     expires_ms: u64,
+    /// The run whose key, unexpired by the record, this one's `SET … NX`
+    /// replaced: at the server that key was gone first, so a delete by that
+    /// run recorded after it ran before it (replies from two connections
+    /// are sorted by when they came back).
+    took_over: Option<RunId>,
 }
 
 /// The lock service's truth, rebuilt from the servers' replies; fed events
@@ -348,7 +353,7 @@ impl Truth {
         let held = promotion.and_then(|promotion| promotion.key).and_then(|(value, expires_ms)| {
             let (_, run, instance) = self.setters.iter().rev().find(|(set, ..)| *set == value)?;
             let deadline_local_ms = i64::try_from(expires_ms).unwrap_or(i64::MAX / 2);
-            Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms })
+            Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms, took_over: None })
         });
         // The replication stream is not watched: what the replica held is
         // logged once, as read when it was promoted.
@@ -422,18 +427,20 @@ impl Truth {
             let deadline_local_ms = clock.local_at(at_ms).saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
             (deadline_local_ms, clock.true_when(deadline_local_ms, at_ms))
         };
-        let held = |value: LockValue, ttl_ms: u64| {
+        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        let took_over = slot.filter(|held| held.run != run).map(|held| held.run);
+        let held = |value: LockValue, ttl_ms: u64, took_over: Option<RunId>| {
             let (deadline_local_ms, expires_ms) =
                 if ttl_ms == u64::MAX { (LockKey::NO_EXPIRY, u64::MAX) } else { expiry(ttl_ms) };
-            Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
+            Some(Held { run, instance: client, value, deadline_local_ms, expires_ms, took_over })
         };
-        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
         // A compare-and-delete or compare-and-extend that succeeded proves
         // the key held its value at the server. Two clients' replies reach
         // the record in either order: where the key holds another's value
         // here, that client's SET NX is recorded first, though the server
         // ran it after this command, on a key this command had deleted or
-        // that expired after it; the key is that client's.
+        // that expired after it; the key is that client's. So is it after a
+        // plain DEL by the run whose key that SET NX replaced (`took_over`).
         let compared = match command {
             RedisCommand::CompareAndDelete { value } | RedisCommand::CompareAndExtend { value, .. } => Some(value),
             RedisCommand::SetNxEx { .. }
@@ -456,19 +463,27 @@ impl Truth {
             (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
         }
         match command {
-            RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000),
-            RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms),
-            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => *slot = held(LockValue::Owner(value), ttl_ms),
+            RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000, took_over),
+            RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms, took_over),
+            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => {
+                *slot = held(LockValue::Owner(value), ttl_ms, took_over);
+            }
             // SETNX sets a key with no expiry: it stays until something deletes it.
-            RedisCommand::SetNx { value } if done => *slot = held(value, u64::MAX),
+            RedisCommand::SetNx { value } if done => *slot = held(value, u64::MAX, took_over),
+            // A plain SET overwrites whatever is there, at the server too.
             RedisCommand::SetPx { value, ttl_ms } if took => {
                 let theirs = slot.is_some_and(|held| held.run != run);
-                *slot = held(value, ttl_ms);
+                *slot = held(value, ttl_ms, None);
                 if theirs {
                     return RevokeReason::Overwritten;
                 }
             }
             RedisCommand::CompareAndDelete { .. } if done => *slot = None,
+            RedisCommand::Del if done && slot.is_some_and(|held| held.took_over == Some(run)) => {
+                if let Some(held) = slot.as_mut() {
+                    held.took_over = None;
+                }
+            }
             RedisCommand::Del if done => {
                 let theirs = slot.is_some_and(|held| held.run != run);
                 *slot = None;
@@ -571,36 +586,39 @@ mod tests {
     }
 
     #[test]
-    fn a_compare_and_delete_recorded_after_the_next_holders_set_is_the_one_the_server_ran_first() {
+    fn a_release_recorded_after_the_next_holders_set_is_the_one_the_server_ran_first() {
         // a holds the lock; it releases it and c takes it a moment later,
-        // but c's reply reaches the record 1 ms before a's.
+        // but c's reply reaches the record 1 ms before a's: with the unlock
+        // script, and with the post's plain DEL.
         let lock = |instance: u8| RedisCommand::SetNxPxIncr { value: owner(instance), ttl_ms: 30_000 };
-        let release = RedisCommand::CompareAndDelete { value: owner(0) };
-        let events = vec![
-            redis(300_000, 0, 0, lock(0), RedisReply::Integer(1)),
-            redis(320_217, 2, 1, lock(2), RedisReply::Integer(2)),
-            redis(320_218, 0, 0, release, RedisReply::Integer(1)),
-            redis(400_000, 1, 2, RedisCommand::Get, RedisReply::Nil),
-        ];
-        let log = Truth::new(1).woven_into(events);
-        let truth: Vec<&EventKind> = log
-            .iter()
-            .map(|event| &event.kind)
-            .filter(|kind| {
-                matches!(kind, EventKind::Granted { .. } | EventKind::Revoked { .. } | EventKind::KeyExpired { .. })
-            })
-            .collect();
-        // c holds the key from its SET until its TTL ends: a's delete took a's key.
-        let (a, c) = ((RunId(0), InstanceId(0)), (RunId(1), InstanceId(2)));
-        assert_eq!(
-            truth,
-            vec![
-                &EventKind::Granted { run: a.0, instance: a.1, token: None },
-                &EventKind::Revoked { run: a.0, instance: a.1, reason: RevokeReason::Released },
-                &EventKind::Granted { run: c.0, instance: c.1, token: None },
-                &EventKind::KeyExpired { node: PRIMARY, value: LockValue::Owner(owner(2)) },
-                &EventKind::Revoked { run: c.0, instance: c.1, reason: RevokeReason::Expired },
-            ]
-        );
+        for release in [RedisCommand::CompareAndDelete { value: owner(0) }, RedisCommand::Del] {
+            let events = vec![
+                redis(300_000, 0, 0, lock(0), RedisReply::Integer(1)),
+                redis(320_217, 2, 1, lock(2), RedisReply::Integer(2)),
+                redis(320_218, 0, 0, release, RedisReply::Integer(1)),
+                redis(400_000, 1, 2, RedisCommand::Get, RedisReply::Nil),
+            ];
+            let log = Truth::new(1).woven_into(events);
+            let truth: Vec<&EventKind> = log
+                .iter()
+                .map(|event| &event.kind)
+                .filter(|kind| {
+                    matches!(kind, EventKind::Granted { .. } | EventKind::Revoked { .. } | EventKind::KeyExpired { .. })
+                })
+                .collect();
+            // c holds the key from its SET until its TTL ends: a's release took a's key.
+            let (a, c) = ((RunId(0), InstanceId(0)), (RunId(1), InstanceId(2)));
+            assert_eq!(
+                truth,
+                vec![
+                    &EventKind::Granted { run: a.0, instance: a.1, token: None },
+                    &EventKind::Revoked { run: a.0, instance: a.1, reason: RevokeReason::Released },
+                    &EventKind::Granted { run: c.0, instance: c.1, token: None },
+                    &EventKind::KeyExpired { node: PRIMARY, value: LockValue::Owner(owner(2)) },
+                    &EventKind::Revoked { run: c.0, instance: c.1, reason: RevokeReason::Expired },
+                ],
+                "{release:?}"
+            );
+        }
     }
 }
