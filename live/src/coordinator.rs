@@ -555,7 +555,6 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     check_playable(&options)?;
     catch_interrupts();
     let _ordinary_after = raise_priority();
-    crate::keep_in_memory();
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
         Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers, supervision)?;
@@ -845,7 +844,9 @@ const RUN_NICENESS: &str = "-5";
 /// and its stalls are still measured and named. Its guard puts the thread
 /// back among ordinary work when the run ends ([`schedule_this_thread_promptly`]
 /// makes it real-time in between).
+/// The process's pages are kept in memory too (`keep_in_memory`), for the same reason.
 fn raise_priority() -> OrdinaryAfter {
+    crate::keep_in_memory();
     let Some(id) = this_thread() else { return OrdinaryAfter };
     let _ = Command::new("renice")
         .args(["-n", RUN_NICENESS, "-p", &id])

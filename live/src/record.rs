@@ -418,9 +418,7 @@ impl Truth {
     ) -> RevokeReason {
         let done = reply == RedisReply::Integer(1);
         let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
-        if let Some(value) = value_set(command, reply) {
-            self.setters.push((value, run, client));
-        }
+        self.setters.extend(value_set(command, reply).map(|value| (value, run, client)));
         // A TTL counts on the node's own clock from the command's moment.
         let clock = self.clocks.get(node).copied().unwrap_or_default();
         let expiry = |ttl_ms: u64| {
@@ -434,29 +432,7 @@ impl Truth {
                 if ttl_ms == u64::MAX { (LockKey::NO_EXPIRY, u64::MAX) } else { expiry(ttl_ms) };
             Some(Held { run, instance: client, value, deadline_local_ms, expires_ms, took_over })
         };
-        // A compare-and-delete or compare-and-extend that succeeded proves
-        // the key held its value at the server. Two clients' replies reach
-        // the record in either order: where the key holds another's value
-        // here, that client's SET NX is recorded first, though the server
-        // ran it after this command, on a key this command had deleted or
-        // that expired after it; the key is that client's. So is it after a
-        // plain DEL by the run whose key that SET NX replaced (`took_over`).
-        let compared = match command {
-            RedisCommand::CompareAndDelete { value } | RedisCommand::CompareAndExtend { value, .. } => Some(value),
-            RedisCommand::SetNxEx { .. }
-            | RedisCommand::SetNxPx { .. }
-            | RedisCommand::SetNxPxIncr { .. }
-            | RedisCommand::SetNx { .. }
-            | RedisCommand::SetPx { .. }
-            | RedisCommand::Expire { .. }
-            | RedisCommand::Pexpire { .. }
-            | RedisCommand::Del
-            | RedisCommand::Get
-            | RedisCommand::Incr => None,
-        };
-        if let (Some(value), true, Some(held)) = (compared, done, slot.as_ref())
-            && held.value != LockValue::Owner(value)
-        {
+        if ran_before_the_holders_set(slot.as_mut(), command, run, done) {
             return RevokeReason::Released;
         }
         if let (Some(ttl_ms), true, Some(held)) = (command.extended_ttl_ms(), done, slot.as_mut()) {
@@ -478,13 +454,8 @@ impl Truth {
                     return RevokeReason::Overwritten;
                 }
             }
-            RedisCommand::CompareAndDelete { .. } if done => *slot = None,
-            RedisCommand::Del if done && slot.is_some_and(|held| held.took_over == Some(run)) => {
-                if let Some(held) = slot.as_mut() {
-                    held.took_over = None;
-                }
-            }
-            RedisCommand::Del if done => {
+            // A compare-and-delete that reaches here deleted its own key.
+            RedisCommand::CompareAndDelete { .. } | RedisCommand::Del if done => {
                 let theirs = slot.is_some_and(|held| held.run != run);
                 *slot = None;
                 if theirs {
@@ -549,6 +520,35 @@ impl Truth {
             self.log.push(Event { at_ms, kind: EventKind::Granted { run, instance, token: None } });
         }
         self.holder = holder;
+    }
+}
+
+/// Whether `command` by `run`, answered 1 (`done`), ran at the server
+/// before the `SET … NX` that gave the key to its holder in the record.
+/// Two clients' replies reach the record in either order. A
+/// compare-and-delete or compare-and-extend that succeeded proves the key
+/// held its own value: where the record has another's, that client's SET
+/// NX is recorded first though the server ran it after this command, on a
+/// key this command had deleted or that expired after it. So is a plain
+/// DEL by the run whose unexpired key that SET NX took in the record
+/// (`Held::took_over`): at the server that key was gone first; that DEL
+/// is then accounted for.
+fn ran_before_the_holders_set(held: Option<&mut Held>, command: RedisCommand, run: RunId, done: bool) -> bool {
+    let Some(held) = held.filter(|_| done) else { return false };
+    match command {
+        RedisCommand::CompareAndDelete { value } | RedisCommand::CompareAndExtend { value, .. } => {
+            held.value != LockValue::Owner(value)
+        }
+        RedisCommand::Del => held.took_over.take_if(|took_over| *took_over == run).is_some(),
+        RedisCommand::SetNxEx { .. }
+        | RedisCommand::SetNxPx { .. }
+        | RedisCommand::SetNxPxIncr { .. }
+        | RedisCommand::SetNx { .. }
+        | RedisCommand::SetPx { .. }
+        | RedisCommand::Expire { .. }
+        | RedisCommand::Pexpire { .. }
+        | RedisCommand::Get
+        | RedisCommand::Incr => false,
     }
 }
 
