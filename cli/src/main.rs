@@ -138,7 +138,7 @@ enum Command {
         /// Scenario milliseconds per real millisecond: 60 plays a 20-minute night in 20 s.
         /// TTLs, timeouts and the cron are scaled; the loopback network is not. A scale faster
         /// than the one live mode computes as faithful is refused, with the reason.
-        /// [default: 60, or the fastest faithful one where that is slower (docs/live.md)]
+        /// [default: 60, or slower where faithfulness or room for a 20 ms stall needs it (docs/live.md)]
         #[arg(long, value_name = "N")]
         time_scale: Option<u32>,
         /// A Redis you run, instead of a throwaway one: redis://[[USER]:PASSWORD@]HOST[:PORT] or
@@ -653,9 +653,7 @@ fn live(
 ) -> Result<(String, Ending), String> {
     let scenario = &load(name)?;
     let mut log_out = out.map(LogOut::check).transpose()?;
-    let time_scale = time_scale.unwrap_or_else(|| {
-        locklab_live::coordinator::fastest_time_scale(scenario, strategy, locklab_live::coordinator::MOST_TIME_SCALE)
-    });
+    let time_scale = time_scale.unwrap_or_else(|| locklab_live::coordinator::default_time_scale(scenario, strategy));
     let program = std::env::current_exe().map_err(|error| format!("cannot find the locklab program: {error}"))?;
     let options = locklab_live::LiveOptions {
         scenario: scenario.clone(),

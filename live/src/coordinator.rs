@@ -149,15 +149,23 @@ pub(crate) fn has_replica(scenario: &Scenario, strategy: StrategyId) -> bool {
     scenario.world.redis_replica && scenario.settings_for(strategy).redis_nodes() == 1
 }
 
-/// The fastest time scale, at most `most`, at which live mode can play the
-/// strategy faithfully: etcd's leases count whole seconds, so under
-/// `consensus` the lease's TTL must come out a whole number of seconds (at
-/// least one) on the wall clock; anything else plays at `most`.
-pub fn fastest_time_scale(scenario: &Scenario, strategy: StrategyId, most: u32) -> u32 {
-    faithful_limit(scenario, strategy, most).0
+/// The time scale a run plays at when none is given: the fastest at which
+/// live mode can play the strategy faithfully ([`faithful_limit`]; etcd's
+/// leases count whole seconds, so under `consensus` the lease's TTL must
+/// come out a whole number of seconds on the wall clock), and slower where
+/// that would leave every process less than [`LEAST_ALLOWED_LAG_MS`] of
+/// wall time before a lag counts as a stall. A faster scale is not
+/// unfaithful, only likely to come out inconclusive: the tool takes one a
+/// user gives.
+pub fn default_time_scale(scenario: &Scenario, strategy: StrategyId) -> u32 {
+    let fastest = faithful_limit(scenario, strategy, MOST_TIME_SCALE).0;
+    let roomy = lag_margins(scenario, strategy).process_ms / LEAST_ALLOWED_LAG_MS;
+    let most = fastest.min(u32::try_from(roomy).unwrap_or(u32::MAX)).max(1);
+    (1..=most).rev().find(|scale| whole_lease_seconds(scenario, strategy, *scale)).unwrap_or(fastest)
 }
 
-/// [`fastest_time_scale`], with why it is no faster, in words.
+/// The fastest time scale, at most `most`, at which live mode can play the
+/// strategy faithfully, with why it is no faster, in words.
 fn faithful_limit(scenario: &Scenario, strategy: StrategyId, most: u32) -> (u32, String) {
     let mut limit = (most.max(1), format!("live mode plays at ×{most} at most"));
     let mut cap = |scale: u32, why: String| {
@@ -242,13 +250,21 @@ fn uses_consensus(scenario: &Scenario, strategy: StrategyId) -> bool {
 /// The shortest a fault's window may be on the wall clock, in ms: many
 /// loopback round trips and a scheduler tick.
 const SHORTEST_REAL_WINDOW_MS: u64 = 100;
-/// The fastest a scenario with a pause or a kill plays (see [`fastest_time_scale`]).
+/// The fastest a scenario with a pause or a kill plays (see [`faithful_limit`]).
 const AIMED_FAULT_MOST_SCALE: u32 = 15;
-/// The fastest the consensus lease plays (see [`fastest_time_scale`]).
+/// The fastest the consensus lease plays (see [`faithful_limit`]).
 const CONSENSUS_MOST_SCALE: u32 = 15;
 /// The shortest a client's timeout may be on the wall clock, in ms: a few
 /// round trips through a proxy with every process of the run awake.
 const SHORTEST_REAL_TIMEOUT_MS: u64 = 5;
+/// The least lag of a process's, in ms of wall time, that the default
+/// scale allows ([`default_time_scale`]): with eight runs at once on a quiet
+/// two-core machine (the live tests), a run's start (its instances' exec,
+/// a dozen PostgreSQL backends forking) holds the other runs' processes
+/// back 10–17 ms now and then (`perf sched`), and at ×10 a one-second
+/// window's 100 ms margin allowed 10 ms: ten of the eleven such cases came
+/// out inconclusive at ×10 and agreed at ×5.
+const LEAST_ALLOWED_LAG_MS: u64 = 20;
 /// The scenario's time between a job's step and a fault aimed at it that
 /// the pause scenarios leave (`pause-after-check`: 0.4 s).
 const AIMED_FAULT_MARGIN_MS: u64 = 400;
@@ -496,6 +512,8 @@ struct Coordinator {
     processes: BTreeMap<InstanceId, Process>,
     /// The next restart's process, already started, while a fault may still restart one.
     standby: Option<Standby>,
+    /// Whether the run's processes are real-time yet ([`Coordinator::schedule_promptly`]).
+    prompt: bool,
     runs: BTreeMap<(InstanceId, u32), Seen>,
     /// Who the lock service counts as holder, as the replies so far show it (run ids are the instances' own).
     truth: Truth,
@@ -537,14 +555,13 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
     check_playable(&options)?;
     catch_interrupts();
     let _ordinary_after = raise_priority();
-    crate::keep_in_memory();
     let supervision = crate::supervisor::ensure(&options.program)?;
     let servers =
         Servers::start(&options.scenario, options.strategy, options.time_scale, &options.servers, supervision)?;
     if INTERRUPTED.load(Ordering::SeqCst) {
         return Err(INTERRUPTED_BEFORE_START.to_owned());
     }
-    schedule_the_run_promptly(&servers);
+    schedule_this_thread_promptly();
     let world = &options.scenario.world;
     let replica = start_replica(&servers, &options)?;
     let admin = admin_session(&servers)?;
@@ -577,6 +594,7 @@ pub fn run(options: LiveOptions) -> Result<LiveRun, String> {
         collected: Vec::new(),
         processes: BTreeMap::new(),
         standby: None,
+        prompt: false,
         runs: BTreeMap::new(),
         truth: Truth::new(record::lock_nodes(&options.scenario.settings_for(options.strategy))),
         sessions: BTreeMap::new(),
@@ -824,9 +842,11 @@ const RUN_NICENESS: &str = "-5";
 /// it. A run mostly sleeps, so this costs the machine little, and it makes
 /// a stall (`stall.rs`) rarer; where it is refused the run plays as it is,
 /// and its stalls are still measured and named. Its guard puts the thread
-/// back among ordinary work when the run ends ([`schedule_the_run_promptly`]
+/// back among ordinary work when the run ends ([`schedule_this_thread_promptly`]
 /// makes it real-time in between).
+/// The process's pages are kept in memory too (`keep_in_memory`), for the same reason.
 fn raise_priority() -> OrdinaryAfter {
+    crate::keep_in_memory();
     let Some(id) = this_thread() else { return OrdinaryAfter };
     let _ = Command::new("renice")
         .args(["-n", RUN_NICENESS, "-p", &id])
@@ -836,31 +856,42 @@ fn raise_priority() -> OrdinaryAfter {
     OrdinaryAfter
 }
 
-/// Asks for the run to be scheduled ahead of any ordinary process, once
-/// its servers are up, where the system lets it (as root): the servers
-/// (every thread), and the thread that plays the run, so that the proxies,
-/// the watchdogs, the instances and any server restarted from then on
-/// inherit it. `SCHED_RR` at the lowest real-time priority. A nice value
+/// Asks for the thread that plays the run to be scheduled ahead of any
+/// ordinary process, once the servers are up, where the system lets it (as
+/// root), so that the proxies, the watchdog and the readers it starts
+/// inherit it: `SCHED_RR` at the lowest real-time priority. A nice value
 /// was not enough: with both cores kept busy by two spinning processes,
 /// PostgreSQL's backends waited up to 0.54 s for a core (each begins a
 /// session of its own, `setsid`, and where the kernel groups scheduling by
 /// session, autogroup, Debian's default, a backend is a group of its own at
 /// the default weight, whatever its nice value), and the run's own
 /// processes at nice −5 up to 60 ms, against margins of 10–27 ms of wall
-/// time (`perf sched`; docs/live.md). A run's processes mostly wait on a
-/// socket or a timer, and the kernel keeps a share of each second for
-/// ordinary processes, so the machine stays usable. The servers start
-/// before this (`initdb`, a cluster's copy, loading), as ordinary work.
-fn schedule_the_run_promptly(servers: &Servers) {
-    let postgres = servers.postgres.iter().filter_map(PgServer::pid);
-    let redis = servers.redis.iter().filter_map(RedisServer::pid);
-    let etcd = servers.etcd.iter().flat_map(EtcdServer::pids);
-    for process in postgres.chain(redis).chain(etcd) {
-        chrt(&["--all-tasks", "--rr", "--pid", "1", &process.to_string()]);
-    }
+/// time (`perf sched`; docs/live.md). The servers and the instances follow
+/// just before time 0 ([`Coordinator::schedule_promptly`]). A run's
+/// processes mostly wait on a socket or a timer, and the kernel keeps a
+/// share of each second for ordinary processes, so the machine stays usable.
+fn schedule_this_thread_promptly() {
     if let Some(thread) = this_thread() {
         chrt(&["--rr", "--pid", "1", &thread]);
     }
+}
+
+/// How long before time 0, on the wall clock, the run's processes become
+/// real-time: the instances have had [`START_LEAD`] less this to start.
+const PROMPT_LEAD: Duration = Duration::from_millis(250);
+
+/// Every thread of each process given, made real-time (`chrt` takes one
+/// process at a time).
+const PROMPT_EACH: &str = "for pid; do chrt --all-tasks --rr --pid 1 \"$pid\"; done";
+/// Every thread of each process given, made ordinary work again.
+const ORDINARY_EACH: &str = "for pid; do chrt --all-tasks --other --pid 0 \"$pid\"; done";
+
+/// The processes `pid` started that are still running (PostgreSQL's
+/// backends, of its postmaster), as the kernel lists them.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|listed| listed.split_whitespace().filter_map(|child| child.parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// Puts the thread that plays runs back among ordinary work when a run
@@ -901,6 +932,10 @@ impl Coordinator {
         for index in 0..self.options.scenario.world.instances {
             self.spawn(InstanceId(index), None)?;
         }
+        // An interruption here is seen again by the loop's first collect.
+        let lead_ms = i64::try_from(PROMPT_LEAD.as_millis()).unwrap_or(0) * i64::from(self.clock.time_scale);
+        let _ = self.collect_until(-lead_ms);
+        self.schedule_promptly();
         let mut faults: Vec<Fault> = self.options.scenario.faults.clone();
         faults.sort_by_key(Fault::at_ms);
         let mut later: Vec<(u64, Later)> = Vec::new();
@@ -920,7 +955,7 @@ impl Coordinator {
             let look_at = if now < end_ms { end_ms } else { now + poll_ms };
             let next_at =
                 [fault_at, later_at, Some(look_at), Some(horizon_ms)].into_iter().flatten().min().unwrap_or(end_ms);
-            if !self.collect_until(next_at) {
+            if !self.collect_until(i64::try_from(next_at).unwrap_or(i64::MAX)) {
                 if let Some(failed) = self.failure.lock().ok().and_then(|failure| failure.clone()) {
                     return Err(failed);
                 }
@@ -977,7 +1012,7 @@ impl Coordinator {
 
     /// Takes in every event reported until the scenario's time `at_ms`, and
     /// says how the run goes; false when an interruption (Ctrl-C) ends the run.
-    fn collect_until(&mut self, at_ms: u64) -> bool {
+    fn collect_until(&mut self, at_ms: i64) -> bool {
         let mut told = std::time::Instant::now();
         self.tell(None);
         loop {
@@ -989,7 +1024,7 @@ impl Coordinator {
                 self.tell(None);
             }
             let now = self.clock.now_ms();
-            let left = u64::try_from(i64::try_from(at_ms).unwrap_or(i64::MAX) - now).unwrap_or(0);
+            let left = u64::try_from(at_ms.saturating_sub(now)).unwrap_or(0);
             if left == 0 {
                 break;
             }
@@ -1131,7 +1166,17 @@ impl Coordinator {
     /// reaches the coordinator, which stops the instances itself, in order.
     fn start_process(&self) -> Result<Standby, String> {
         let group = i32::try_from(self.group).unwrap_or(0);
-        let mut child = Command::new(&self.options.program)
+        // Before time 0 an instance starts as ordinary work (see
+        // [`Coordinator::schedule_promptly`]); from then on it is the run's
+        // own work, real-time as the thread that starts it.
+        let mut command = if !self.prompt && on_path("chrt") {
+            let mut ordinary = Command::new("chrt");
+            ordinary.args(["--other", "0"]).arg(&self.options.program);
+            ordinary
+        } else {
+            Command::new(&self.options.program)
+        };
+        let mut child = command
             .process_group(group)
             .arg("live-instance")
             .stdin(Stdio::piped())
@@ -1142,6 +1187,54 @@ impl Coordinator {
         let stdin = child.stdin.take();
         let output = child.stdout.take().ok_or("an instance has no output")?;
         Ok(Standby { process: Process { child, stdin }, output })
+    }
+
+    /// Makes the run's processes real-time, just before time 0, where the
+    /// system lets it: the servers (every thread, and PostgreSQL's backends
+    /// with them, so that one forked later inherits it), the instances and
+    /// the one waiting for a restart. Until then they start as ordinary
+    /// work: with eight runs at once (the live tests), a run's start (its
+    /// instances' exec, a dozen backends forking, 1–3 ms each) otherwise
+    /// went ahead of the other runs' real-time processes and held them back
+    /// 10–17 ms (`perf sched`), against margins of 5–10 ms of wall time.
+    fn schedule_promptly(&mut self) {
+        self.schedule_processes(PROMPT_EACH);
+        self.prompt = true;
+    }
+
+    /// Makes the run's processes and this thread ordinary work again as the
+    /// run stops: their ends (instances exiting, backends closing, a
+    /// server's shutdown) are no longer the run's, and five runs ending at
+    /// once held a sixth's real-time coordinator back 20–25 ms.
+    fn schedule_ordinarily(&mut self) {
+        self.schedule_processes(ORDINARY_EACH);
+        if let Some(thread) = this_thread() {
+            chrt(&["--other", "--pid", "0", &thread]);
+        }
+        self.prompt = false;
+    }
+
+    /// Runs `script` over the run's processes (see [`PROMPT_EACH`]), as one
+    /// ordinary process, so that its work goes behind the other runs'.
+    fn schedule_processes(&self, script: &str) {
+        let postgres = self.servers.postgres.iter().filter_map(PgServer::pid);
+        let backends = postgres.clone().flat_map(children);
+        let redis = self.servers.redis.iter().filter_map(RedisServer::pid);
+        let etcd = self.servers.etcd.iter().flat_map(EtcdServer::pids);
+        let instances = self.processes.values().chain(self.standby.iter().map(|standby| &standby.process));
+        let pids: Vec<String> = postgres
+            .chain(backends)
+            .chain(redis)
+            .chain(etcd)
+            .chain(instances.map(|process| process.child.id()))
+            .map(|pid| pid.to_string())
+            .collect();
+        let _ = Command::new("chrt")
+            .args(["--other", "0", "sh", "-c", script, "sh"])
+            .args(&pids)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 
     /// Whether a fault restarts an instance after `from_ms`, so that a
@@ -1733,6 +1826,7 @@ impl Coordinator {
     /// Ends the run: every instance's input is closed, so it exits; one that
     /// does not within [`EXIT_GRACE`] is killed. Their last words are kept.
     fn stop(&mut self, end_ms: u64) -> Result<(), String> {
+        self.schedule_ordinarily();
         self.standby = None;
         let stopped: Vec<InstanceId> = self.stopped_since.keys().copied().collect();
         for instance in stopped {
@@ -1953,4 +2047,37 @@ fn watch_once(
         }
         true
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtin(name: &str) -> Scenario {
+        let found = locklab_engine::builtin::ALL.iter().find(|builtin| builtin.name == name).expect("a built-in");
+        Scenario::from_json(found.text).expect("built-ins are valid")
+    }
+
+    #[test]
+    fn the_default_scale_leaves_every_process_twenty_ms_yet_a_faster_faithful_one_is_played() {
+        // Kleppmann's delayed packet: a one-second window, whose tenth is
+        // 100 ms of the scenario's time. ×10 keeps the window 100 ms long on
+        // the wall clock, so it is faithful, but allows a lag of 10 ms: the
+        // default goes at ×5, which allows 20.
+        let packet = builtin("delayed-packet");
+        assert_eq!(lag_margins(&packet, StrategyId::Naive).process_ms, 100);
+        assert_eq!(faithful_limit(&packet, StrategyId::Naive, MOST_TIME_SCALE).0, 10);
+        assert_eq!(default_time_scale(&packet, StrategyId::Naive), 5);
+        assert_eq!(time_scale_fits(&packet, StrategyId::Naive, 10), Ok(()));
+        // A quiet night's margin is a retry period, ten seconds: ×60 allows 166 ms.
+        let calm = builtin("calm-night");
+        assert_eq!(lag_margins(&calm, StrategyId::Fencing).process_ms, 10_000);
+        assert_eq!(default_time_scale(&calm, StrategyId::Fencing), 60);
+        // The post's night: a pause aimed at a step caps it at ×15, which
+        // allows 26 ms of its 400 ms margin; the consensus lease plays there too.
+        let night = builtin("two-am-saturday");
+        for strategy in [StrategyId::Fencing, StrategyId::Consensus] {
+            assert_eq!(default_time_scale(&night, strategy), 15, "{strategy}");
+        }
+    }
 }

@@ -179,6 +179,11 @@ struct Held {
     /// The key's expiry by its node's clock, and when that clock reaches it.
     deadline_local_ms: i64,
     expires_ms: u64,
+    /// The run whose key, unexpired by the record, this one's `SET … NX`
+    /// replaced: at the server that key was gone first, so a delete by that
+    /// run recorded after it ran before it (replies from two connections
+    /// are sorted by when they came back).
+    took_over: Option<RunId>,
 }
 
 /// The lock service's truth, rebuilt from the servers' replies; fed events
@@ -348,7 +353,7 @@ impl Truth {
         let held = promotion.and_then(|promotion| promotion.key).and_then(|(value, expires_ms)| {
             let (_, run, instance) = self.setters.iter().rev().find(|(set, ..)| *set == value)?;
             let deadline_local_ms = i64::try_from(expires_ms).unwrap_or(i64::MAX / 2);
-            Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms })
+            Some(Held { run: *run, instance: *instance, value, deadline_local_ms, expires_ms, took_over: None })
         });
         // The replication stream is not watched: what the replica held is
         // logged once, as read when it was promoted.
@@ -413,39 +418,44 @@ impl Truth {
     ) -> RevokeReason {
         let done = reply == RedisReply::Integer(1);
         let took = matches!(reply, RedisReply::Ok | RedisReply::Integer(_));
-        if let Some(value) = value_set(command, reply) {
-            self.setters.push((value, run, client));
-        }
+        self.setters.extend(value_set(command, reply).map(|value| (value, run, client)));
         // A TTL counts on the node's own clock from the command's moment.
         let clock = self.clocks.get(node).copied().unwrap_or_default();
         let expiry = |ttl_ms: u64| {
             let deadline_local_ms = clock.local_at(at_ms).saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX / 4));
             (deadline_local_ms, clock.true_when(deadline_local_ms, at_ms))
         };
-        let held = |value: LockValue, ttl_ms: u64| {
+        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        let took_over = slot.filter(|held| held.run != run).map(|held| held.run);
+        let held = |value: LockValue, ttl_ms: u64, took_over: Option<RunId>| {
             let (deadline_local_ms, expires_ms) =
                 if ttl_ms == u64::MAX { (LockKey::NO_EXPIRY, u64::MAX) } else { expiry(ttl_ms) };
-            Some(Held { run, instance: client, value, deadline_local_ms, expires_ms })
+            Some(Held { run, instance: client, value, deadline_local_ms, expires_ms, took_over })
         };
-        let Some(slot) = self.nodes.get_mut(node) else { return RevokeReason::Released };
+        if ran_before_the_holders_set(slot.as_mut(), command, run, done) {
+            return RevokeReason::Released;
+        }
         if let (Some(ttl_ms), true, Some(held)) = (command.extended_ttl_ms(), done, slot.as_mut()) {
             (held.deadline_local_ms, held.expires_ms) = expiry(ttl_ms);
         }
         match command {
-            RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000),
-            RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms),
-            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => *slot = held(LockValue::Owner(value), ttl_ms),
+            RedisCommand::SetNxEx { value, ttl_s } if took => *slot = held(value, ttl_s * 1_000, took_over),
+            RedisCommand::SetNxPx { value, ttl_ms } if took => *slot = held(value, ttl_ms, took_over),
+            RedisCommand::SetNxPxIncr { value, ttl_ms } if took => {
+                *slot = held(LockValue::Owner(value), ttl_ms, took_over);
+            }
             // SETNX sets a key with no expiry: it stays until something deletes it.
-            RedisCommand::SetNx { value } if done => *slot = held(value, u64::MAX),
+            RedisCommand::SetNx { value } if done => *slot = held(value, u64::MAX, took_over),
+            // A plain SET overwrites whatever is there, at the server too.
             RedisCommand::SetPx { value, ttl_ms } if took => {
                 let theirs = slot.is_some_and(|held| held.run != run);
-                *slot = held(value, ttl_ms);
+                *slot = held(value, ttl_ms, None);
                 if theirs {
                     return RevokeReason::Overwritten;
                 }
             }
-            RedisCommand::CompareAndDelete { .. } if done => *slot = None,
-            RedisCommand::Del if done => {
+            // A compare-and-delete that reaches here deleted its own key.
+            RedisCommand::CompareAndDelete { .. } | RedisCommand::Del if done => {
                 let theirs = slot.is_some_and(|held| held.run != run);
                 *slot = None;
                 if theirs {
@@ -513,6 +523,35 @@ impl Truth {
     }
 }
 
+/// Whether `command` by `run`, answered 1 (`done`), ran at the server
+/// before the `SET … NX` that gave the key to its holder in the record.
+/// Two clients' replies reach the record in either order. A
+/// compare-and-delete or compare-and-extend that succeeded proves the key
+/// held its own value: where the record has another's, that client's SET
+/// NX is recorded first though the server ran it after this command, on a
+/// key this command had deleted or that expired after it. So is a plain
+/// DEL by the run whose unexpired key that SET NX took in the record
+/// (`Held::took_over`): at the server that key was gone first; that DEL
+/// is then accounted for.
+fn ran_before_the_holders_set(held: Option<&mut Held>, command: RedisCommand, run: RunId, done: bool) -> bool {
+    let Some(held) = held.filter(|_| done) else { return false };
+    match command {
+        RedisCommand::CompareAndDelete { value } | RedisCommand::CompareAndExtend { value, .. } => {
+            held.value != LockValue::Owner(value)
+        }
+        RedisCommand::Del => held.took_over.take_if(|took_over| *took_over == run).is_some(),
+        RedisCommand::SetNxEx { .. }
+        | RedisCommand::SetNxPx { .. }
+        | RedisCommand::SetNxPxIncr { .. }
+        | RedisCommand::SetNx { .. }
+        | RedisCommand::SetPx { .. }
+        | RedisCommand::Expire { .. }
+        | RedisCommand::Pexpire { .. }
+        | RedisCommand::Get
+        | RedisCommand::Incr => false,
+    }
+}
+
 /// The value `command` set the key to, if its reply says it set one:
 /// `SET … NX` answers OK, the lock script its token, SETNX 1 (0 set nothing).
 fn value_set(command: RedisCommand, reply: RedisReply) -> Option<LockValue> {
@@ -530,5 +569,56 @@ fn value_set(command: RedisCommand, reply: RedisReply) -> Option<LockValue> {
         | RedisCommand::Del
         | RedisCommand::Get
         | RedisCommand::Incr => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redis(at_ms: u64, instance: u8, run: u32, command: RedisCommand, reply: RedisReply) -> Event {
+        let (client, run) = (InstanceId(instance), RunId(run));
+        Event { at_ms, kind: EventKind::Redis { node: PRIMARY, client, run, command, reply } }
+    }
+
+    fn owner(instance: u8) -> Owner {
+        Owner { instance: InstanceId(instance), nonce: 7 }
+    }
+
+    #[test]
+    fn a_release_recorded_after_the_next_holders_set_is_the_one_the_server_ran_first() {
+        // a holds the lock; it releases it and c takes it a moment later,
+        // but c's reply reaches the record 1 ms before a's: with the unlock
+        // script, and with the post's plain DEL.
+        let lock = |instance: u8| RedisCommand::SetNxPxIncr { value: owner(instance), ttl_ms: 30_000 };
+        for release in [RedisCommand::CompareAndDelete { value: owner(0) }, RedisCommand::Del] {
+            let events = vec![
+                redis(300_000, 0, 0, lock(0), RedisReply::Integer(1)),
+                redis(320_217, 2, 1, lock(2), RedisReply::Integer(2)),
+                redis(320_218, 0, 0, release, RedisReply::Integer(1)),
+                redis(400_000, 1, 2, RedisCommand::Get, RedisReply::Nil),
+            ];
+            let log = Truth::new(1).woven_into(events);
+            let truth: Vec<&EventKind> = log
+                .iter()
+                .map(|event| &event.kind)
+                .filter(|kind| {
+                    matches!(kind, EventKind::Granted { .. } | EventKind::Revoked { .. } | EventKind::KeyExpired { .. })
+                })
+                .collect();
+            // c holds the key from its SET until its TTL ends: a's release took a's key.
+            let (a, c) = ((RunId(0), InstanceId(0)), (RunId(1), InstanceId(2)));
+            assert_eq!(
+                truth,
+                vec![
+                    &EventKind::Granted { run: a.0, instance: a.1, token: None },
+                    &EventKind::Revoked { run: a.0, instance: a.1, reason: RevokeReason::Released },
+                    &EventKind::Granted { run: c.0, instance: c.1, token: None },
+                    &EventKind::KeyExpired { node: PRIMARY, value: LockValue::Owner(owner(2)) },
+                    &EventKind::Revoked { run: c.0, instance: c.1, reason: RevokeReason::Expired },
+                ],
+                "{release:?}"
+            );
+        }
     }
 }
