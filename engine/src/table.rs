@@ -58,7 +58,23 @@ impl<K: Ord + Copy, V, const ENDS_FIRST: bool> Table<K, V, ENDS_FIRST> {
     }
 
     /// Inserts or replaces `key`'s value, returning the old one.
+    ///
+    /// In a hot table a new key is nearly always above every key in it (ids
+    /// are handed out in order): it goes on the end here, inlined into the
+    /// caller, with no search and no call. The general case stays out of
+    /// line. Inserting a request's reply slot through a call cost a short
+    /// run half a percent of its instructions.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if ENDS_FIRST && self.entries.last().is_none_or(|(last, _)| *last < key) {
+            self.entries.push((key, value));
+            return None;
+        }
+        self.insert_found(key, value)
+    }
+
+    /// [`Table::insert`] where the key's place must be looked for.
+    fn insert_found(&mut self, key: K, value: V) -> Option<V> {
         match self.find(&key) {
             Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, value)),
             Err(index) => {

@@ -210,6 +210,10 @@ impl Runtime {
         }
     }
 
+    /// Uploads chunk `chunk` of the run's report. (Inlined natively into the
+    /// job's step, where nearly every chunk is sent from: the call cost a
+    /// short run a quarter of a percent of its instructions.)
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn send_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &S, run: RunId, chunk: u8) {
         let state = self.run_state_mut(run);
         state.chunks_in_flight += 1;

@@ -21,7 +21,7 @@ use crate::clock::{ClockChange, ClockKind, LocalClock};
 use crate::event::{Event, EventKind, LossReason, MessageKind, PutOutcome};
 use crate::ids::{InstanceId, MessageId, Party, ReportOf, RunId, SessionId, Token};
 use crate::rng::SimRng;
-use crate::runtime::{InstanceTimer, RunCx, RunState, Runtime};
+use crate::runtime::{InstanceTimer, RunCx, Runtime};
 use crate::scenario::{Fault, ReportRule, Scenario, StrategySettings, Target, World};
 use crate::strategy::Strategy;
 use crate::table::Table;
@@ -312,7 +312,7 @@ pub(crate) struct Sim {
     /// What the world keeps of each instance's process (see `process`).
     pub(crate) instances: Vec<Instance>,
     /// Each instance's runtime; out of the world while one is called (see `Sim::with_runtime`).
-    pub(crate) runtimes: Vec<Runtime>,
+    pub(crate) runtimes: Vec<Option<Box<Runtime>>>,
     /// Every run, as the servers know it, by id.
     pub(crate) runs: Vec<RunRecord>,
     pub(crate) redis: redis::RedisCluster,
@@ -357,7 +357,9 @@ impl Sim {
         let instances = (0..world.instances).map(|_| Instance::new()).collect();
         let runtimes = (0..world.instances)
             .zip(instance_rngs)
-            .map(|(index, rng)| Runtime::new(InstanceId(index), rng, &world, reports, scenario.duration_ms()))
+            .map(|(index, rng)| {
+                Some(Box::new(Runtime::new(InstanceId(index), rng, &world, reports, scenario.duration_ms())))
+            })
             .collect();
         let mut db = db::Database::new(&world);
         db.configure(&settings);
@@ -481,7 +483,8 @@ impl Sim {
     /// finish, and a write sent before a run ended still lands, so no
     /// verdict depends on where the window ends.
     fn drained(&self) -> bool {
-        self.instance_messages_in_flight == 0 && (0..self.instances.len()).all(|instance| self.instance_idle(instance))
+        self.instance_messages_in_flight == 0
+            && (0..self.world.instances).all(|index| self.instance_idle(InstanceId(index)))
     }
 
     fn advance_to(&mut self, at_ms: u64) {
@@ -879,22 +882,29 @@ impl Sim {
 
     /// The instance holding the lock now: by the lock service's truth, else
     /// the one that has believed it longest, else (unique-insert) the oldest live job.
+    /// Each test takes the live run with the lowest id that passes it. Only
+    /// the runtimes' live runs are looked at, not every run of the night with
+    /// a lookup each: a run that ended has left its runtime's live list, and
+    /// so has every run of a process that died.
     fn holder(&self) -> Option<InstanceId> {
-        // Every live run in id order, with what the servers and the runtime know of it.
-        let live: Vec<(&RunRecord, &RunState)> = (0u32..)
-            .zip(&self.runs)
-            .filter_map(|(id, record)| {
-                let runtime = &self.runtimes[record.instance.index()];
-                let state = runtime.run(RunId(id))?;
-                (!state.ended() && runtime.generation() == state.generation()).then_some((record, state))
-            })
-            .collect();
-        let first = |holds: &dyn Fn(&RunRecord, &RunState) -> bool| {
-            live.iter().find(|(record, state)| holds(record, state)).map(|(record, _)| record.instance)
-        };
-        first(&|record, _| record.granted)
-            .or_else(|| first(&|_, state| state.believes()))
-            .or_else(|| first(&|_, state| state.started()))
+        let (mut granted, mut believer, mut starter) = (None, None, None);
+        for runtime in self.runtimes.iter().flatten() {
+            for (run, state) in runtime.live_runs() {
+                if state.ended() || runtime.generation() != state.generation() {
+                    continue;
+                }
+                if self.runs[run_index(run)].granted {
+                    earliest(&mut granted, run);
+                }
+                if state.believes() {
+                    earliest(&mut believer, run);
+                }
+                if state.started() {
+                    earliest(&mut starter, run);
+                }
+            }
+        }
+        granted.or(believer).or(starter).map(|run| self.runs[run_index(run)].instance)
     }
 
     fn apply_fault(&mut self, index: u32, strategy: &mut SimStrategy) {
@@ -986,7 +996,7 @@ impl Sim {
             .collect();
         let at = self.now_ms + self.world.tcp_keepalive_ms;
         for instance in cut {
-            for session in self.runtimes[instance.index()].pool_sessions() {
+            for session in self.runtime(instance).pool_sessions() {
                 self.schedule(at, Action::KeepaliveExpiry { session });
             }
         }
@@ -1008,6 +1018,13 @@ fn redis_for(world: &World, settings: &StrategySettings) -> redis::RedisCluster 
     };
     let with_replica = world.redis_replica && redlock_nodes.is_none();
     redis::RedisCluster::new(redlock_nodes, with_replica, restart_delay_ms)
+}
+
+/// Keeps in `first` the lower of its run and `run`.
+fn earliest(first: &mut Option<RunId>, run: RunId) {
+    if first.is_none_or(|first| run < first) {
+        *first = Some(run);
+    }
 }
 
 /// Position of a run in the run table.

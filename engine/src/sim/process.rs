@@ -125,24 +125,28 @@ impl Host for SimHost<'_> {
 
 impl Sim {
     /// Calls instance `instance`'s runtime with the world as its host. The
-    /// runtimes are out of the world for the call: nothing the runtime does
+    /// runtime is out of the world for the call: nothing the runtime does
     /// reaches another instance's runtime before the call returns (messages
-    /// and timers are queued, never delivered at once).
+    /// and timers are queued, never delivered at once). It is taken out as
+    /// one pointer, as the runtimes are boxed: taking the whole vector of
+    /// runtimes out and putting it back was three words moved each way, and
+    /// there is a call per reply and timer of an instance.
     pub(crate) fn with_runtime<R>(
         &mut self,
         instance: InstanceId,
         act: impl FnOnce(&mut Runtime, &mut SimHost<'_>) -> R,
     ) -> R {
-        let mut runtimes = std::mem::take(&mut self.runtimes);
-        assert!(!runtimes.is_empty(), "{instance}'s runtime was called from inside a runtime");
-        let result = act(&mut runtimes[instance.index()], &mut SimHost { sim: self, instance });
-        let empty = std::mem::replace(&mut self.runtimes, runtimes);
-        // What `take` left holds no runtime and no memory, so it is forgotten
-        // rather than dropped: dropping it called the drop glue of a vector of
-        // runtimes on every event an instance handles.
-        debug_assert!(empty.capacity() == 0, "a runtime was put in the world while the runtimes were out");
-        std::mem::forget(empty);
+        let mut runtime = self.runtimes[instance.index()]
+            .take()
+            .unwrap_or_else(|| panic!("{instance}'s runtime was called from inside its own runtime"));
+        let result = act(&mut runtime, &mut SimHost { sim: self, instance });
+        self.runtimes[instance.index()] = Some(runtime);
         result
+    }
+
+    /// Instance `instance`'s runtime, while none is being called.
+    pub(crate) fn runtime(&self, instance: InstanceId) -> &Runtime {
+        self.runtimes[instance.index()].as_deref().unwrap_or_else(|| panic!("{instance}'s runtime is being called"))
     }
 
     /// A new run of `instance`, as the servers know it: ids are dense, from 0.
@@ -205,7 +209,7 @@ impl Sim {
     }
 
     pub(crate) fn pause(&mut self, instance: InstanceId, duration_ms: u64) {
-        let generation = self.runtimes[instance.index()].generation();
+        let generation = self.runtime(instance).generation();
         let state = &mut self.instances[instance.index()];
         if !state.is_alive() {
             return;
@@ -220,7 +224,7 @@ impl Sim {
     }
 
     pub(crate) fn resume(&mut self, instance: InstanceId, generation: u32) {
-        let current = self.runtimes[instance.index()].generation();
+        let current = self.runtime(instance).generation();
         let state = &mut self.instances[instance.index()];
         let Process::Paused { since_ms, until_ms } = state.process else {
             return;
@@ -247,8 +251,8 @@ impl Sim {
 
     /// Whether nothing of `instance`'s job is in flight: its runtime is
     /// idle, and no job waits for a queued restart to be handed out again.
-    pub(crate) fn instance_idle(&self, instance: usize) -> bool {
-        let runtime = &self.runtimes[instance];
-        runtime.idle() && !(self.instances[instance].restart_queued && runtime.has_redeliveries())
+    pub(crate) fn instance_idle(&self, instance: InstanceId) -> bool {
+        let runtime = self.runtime(instance);
+        runtime.idle() && !(self.instances[instance.index()].restart_queued && runtime.has_redeliveries())
     }
 }
