@@ -20,6 +20,7 @@
 //! engine, so the scenario, the interpreter and the pages can all read it.
 
 mod describe;
+mod read;
 mod validate;
 
 pub use describe::Step;
@@ -89,8 +90,8 @@ impl Default for Recipe {
 }
 
 /// Where the lock lives.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "on", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "on", rename_all = "snake_case")]
 pub enum Place {
     /// One Redis node (with its replica, where the world has one): the key
     /// on the primary decides.
@@ -142,8 +143,8 @@ pub enum Value {
 }
 
 /// How the lock is taken.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "with", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "with", rename_all = "snake_case")]
 pub enum Take {
     /// `SET key value NX PX ttl_ms`: one atomic command.
     SetNxPx { value: Value, ttl_ms: u64 },
@@ -249,8 +250,8 @@ pub enum TokenSource {
 }
 
 /// What the job does before each write.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "check", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
 pub enum Check {
     /// Nothing: it writes.
     #[default]
@@ -307,8 +308,8 @@ pub enum Objects {
 /// How the lease is kept while the job runs. A renewal that gets no
 /// answer is tried again every second while the lease it last secured
 /// still holds by the holder's clock; one that is refused loses the lock.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "with", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "with", rename_all = "snake_case")]
 pub enum Renewal {
     /// Never: the TTL is meant to outlast the job.
     #[default]
