@@ -34,8 +34,6 @@ fn need<T, E: Error>(value: Option<T>, name: &'static str) -> Result<T, E> {
     value.ok_or_else(|| E::missing_field(name))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
 enum PlaceKind {
     Redis,
     RedisMajority,
@@ -43,6 +41,8 @@ enum PlaceKind {
     Etcd,
     Nowhere,
 }
+
+crate::by_name::by_name!(PlaceKind { Redis = "redis", RedisMajority = "redis_majority", PostgresRow = "postgres_row", Etcd = "etcd", Nowhere = "nowhere" });
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,8 +83,6 @@ impl<'de> Deserialize<'de> for Place {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
 enum TakeKind {
     SetNxPx,
     SetNxEx,
@@ -94,6 +92,8 @@ enum TakeKind {
     LeaseAndCreate,
     Nothing,
 }
+
+crate::by_name::by_name!(TakeKind { SetNxPx = "set_nx_px", SetNxEx = "set_nx_ex", SetnxThenExpire = "setnx_then_expire", GetThenSet = "get_then_set", SelectForUpdate = "select_for_update", LeaseAndCreate = "lease_and_create", Nothing = "nothing" });
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -162,13 +162,13 @@ impl<'de> Deserialize<'de> for Take {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
 enum CheckKind {
     Nothing,
     LeaseTimeLeft,
     GetAndCompare,
 }
+
+crate::by_name::by_name!(CheckKind { Nothing = "nothing", LeaseTimeLeft = "lease_time_left", GetAndCompare = "get_and_compare" });
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -195,14 +195,14 @@ impl<'de> Deserialize<'de> for Check {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
 enum RenewalKind {
     None,
     CompareAndPexpire,
     Expire,
     KeepAlive,
 }
+
+crate::by_name::by_name!(RenewalKind { None = "none", CompareAndPexpire = "compare_and_pexpire", Expire = "expire", KeepAlive = "keep_alive" });
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
