@@ -13,6 +13,7 @@
 #![warn(clippy::wildcard_enum_match_arm)]
 
 pub mod builtin;
+mod by_name;
 pub mod claim;
 pub mod clock;
 pub mod event;

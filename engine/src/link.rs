@@ -38,13 +38,15 @@ pub struct LinkState {
 }
 
 /// Single timeline or all six side by side.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum View {
     #[default]
     Single,
     Compare,
 }
+
+crate::by_name::by_name!(View { Single = "single", Compare = "compare" });
 
 /// Why a link could not be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]

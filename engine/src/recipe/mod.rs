@@ -20,6 +20,7 @@
 //! engine, so the scenario, the interpreter and the pages can all read it.
 
 mod describe;
+mod read;
 mod validate;
 
 pub use describe::Step;
@@ -89,8 +90,8 @@ impl Default for Recipe {
 }
 
 /// Where the lock lives.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "on", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "on", rename_all = "snake_case")]
 pub enum Place {
     /// One Redis node (with its replica, where the world has one): the key
     /// on the primary decides.
@@ -131,7 +132,7 @@ fn yes() -> bool {
 }
 
 /// What a Redis lock's key holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Value {
     /// A value of the run's own (instance and a nonce), so a holder can
@@ -141,9 +142,11 @@ pub enum Value {
     Locked,
 }
 
+crate::by_name::by_name!(Value { Own = "own", Locked = "locked" });
+
 /// How the lock is taken.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "with", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "with", rename_all = "snake_case")]
 pub enum Take {
     /// `SET key value NX PX ttl_ms`: one atomic command.
     SetNxPx { value: Value, ttl_ms: u64 },
@@ -194,7 +197,7 @@ fn block() -> DbWait {
 /// differ in what else waits (PostgreSQL's conflict table, "Row-Level
 /// Locks"): the foreign-key check of an insert referencing the row takes
 /// `FOR KEY SHARE`, which conflicts with `FOR UPDATE` only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LockStrength {
     /// `SELECT … FOR UPDATE`, the post's: foreign-key checks on the row wait.
@@ -203,6 +206,8 @@ pub enum LockStrength {
     /// the row's key; foreign-key checks pass.
     ForNoKeyUpdate,
 }
+
+crate::by_name::by_name!(LockStrength { ForUpdate = "for_update", ForNoKeyUpdate = "for_no_key_update" });
 
 impl LockStrength {
     pub fn is_for_update(&self) -> bool {
@@ -219,7 +224,7 @@ impl LockStrength {
 }
 
 /// What `SELECT … FOR UPDATE` does when the row is locked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DbWait {
     Block,
@@ -227,8 +232,10 @@ pub enum DbWait {
     SkipLocked,
 }
 
+crate::by_name::by_name!(DbWait { Block = "block", Nowait = "nowait", SkipLocked = "skip_locked" });
+
 /// Where the fencing token comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// No token: the writes carry nothing a resource could check.
@@ -248,9 +255,11 @@ pub enum TokenSource {
     Random,
 }
 
+crate::by_name::by_name!(TokenSource { None = "none", IncrInScript = "incr_in_script", Incr = "incr", EtcdRevision = "etcd_revision", Random = "random" });
+
 /// What the job does before each write.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "check", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
 pub enum Check {
     /// Nothing: it writes.
     #[default]
@@ -282,7 +291,7 @@ impl Default for Writes {
 }
 
 /// How the report row is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReportRow {
     /// `INSERT … ON CONFLICT (job, period) DO UPDATE`: the last writer wins.
@@ -294,8 +303,10 @@ pub enum ReportRow {
     InsertOrNothing,
 }
 
+crate::by_name::by_name!(ReportRow { Upsert = "upsert", FencedUpsert = "fenced_upsert", InsertOrNothing = "insert_or_nothing" });
+
 /// Which storage objects a run writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Objects {
     /// The report's objects, which every run rewrites.
@@ -304,11 +315,13 @@ pub enum Objects {
     Own,
 }
 
+crate::by_name::by_name!(Objects { Shared = "shared", Own = "own" });
+
 /// How the lease is kept while the job runs. A renewal that gets no
 /// answer is tried again every second while the lease it last secured
 /// still holds by the holder's clock; one that is refused loses the lock.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "with", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "with", rename_all = "snake_case")]
 pub enum Renewal {
     /// Never: the TTL is meant to outlast the job.
     #[default]
@@ -335,7 +348,7 @@ impl Renewal {
 
 /// What the job does when it learns the lock is gone: a renewal refused,
 /// its lease run out by its own clock, a check before a write that failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnLost {
     /// It stops the job.
@@ -345,13 +358,15 @@ pub enum OnLost {
     CarryOn,
 }
 
+crate::by_name::by_name!(OnLost { Stop = "stop", CarryOn = "carry_on" });
+
 /// How the lock is given back. When it is sent follows where the lock
 /// lives, as the built-ins do: on one Redis node, only while the run still
 /// holds the lock by its own account (not after it learned it lost it); on
 /// a majority, to every node whatever the outcome, after a failed attempt
 /// too (the Redis page's "unlock all the instances"); in etcd, unless etcd
 /// answered that the lease is gone.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Release {
     /// Not at all: the TTL (or the lease) ends it.
@@ -368,8 +383,10 @@ pub enum Release {
     Revoke,
 }
 
+crate::by_name::by_name!(Release { None = "none", Del = "del", CompareAndDelete = "compare_and_delete", Commit = "commit", Revoke = "revoke" });
+
 /// How long a run that found the lock taken waits before it tries again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Retry {
     /// `world.retry_ms`.
@@ -380,6 +397,8 @@ pub enum Retry {
     /// for a majority fall out of step.
     Jittered,
 }
+
+crate::by_name::by_name!(Retry { Fixed = "fixed", Jittered = "jittered" });
 
 impl Recipe {
     /// The lease's length, where the lock has one.

@@ -84,3 +84,56 @@ fn the_steps_read_every_field_in_order() {
     assert!(text.contains(" 8. Release: a plain DEL"), "{text}");
     assert_eq!(text.lines().count(), 9, "{text}");
 }
+
+#[test]
+fn a_tagged_step_reads_its_variants_fields_only() {
+    let take = |json: &str| serde_json::from_str::<Take>(json).map_err(|error| error.to_string());
+    assert_eq!(
+        take(r#"{"with": "select_for_update"}"#),
+        Ok(Take::SelectForUpdate {
+            lock_strength: LockStrength::ForUpdate,
+            wait: DbWait::Block,
+            lock_timeout_ms: 0,
+            idle_in_transaction_timeout_ms: 0
+        })
+    );
+    assert_eq!(take(r#"{"ttl_ms": 5, "with": "lease_and_create"}"#), Ok(Take::LeaseAndCreate { ttl_ms: 5 }));
+    let refused = |json: &str, part: &str| {
+        let error = take(json).expect_err(json);
+        assert!(error.contains(part), "{json}: {error}");
+    };
+    refused(r#"{"with": "set_nx_px", "value": "own"}"#, "missing field `ttl_ms`");
+    refused(r#"{"with": "set_nx_px", "value": "own", "ttl_ms": 5, "ttl_s": 5}"#, "unknown field `ttl_s`");
+    refused(r#"{"with": "select_for_update", "lock_timeout_ms": null}"#, "invalid type: null");
+    refused(r#"{"with": "nothing", "ttl_ms": 5}"#, "unknown field `ttl_ms`");
+    refused(r#"{"with": "set_nx_ex", "value": "own", "ttl_s": 5, "value": "own"}"#, "duplicate field `value`");
+    refused(r#"{"with": "set_nx_pz"}"#, "unknown variant `set_nx_pz`");
+    refused(r#"{"value": "own", "ttl_ms": 5}"#, "missing field `with`");
+    refused(r#"{"with": "nothing", "ttl_minutes": 5}"#, "unknown field `ttl_minutes`");
+    assert_eq!(
+        serde_json::from_str::<Renewal>(r#"{"with": "keep_alive", "every_ms": 9}"#).ok(),
+        Some(Renewal::KeepAlive { every_ms: 9 })
+    );
+    assert!(serde_json::from_str::<Renewal>(r#"{"with": "none", "every_ms": 9}"#).is_err());
+    assert_eq!(serde_json::from_str::<Check>(r#"{"check": "get_and_compare"}"#).ok(), Some(Check::GetAndCompare));
+    assert!(serde_json::from_str::<Check>(r#"{"check": "lease_time_left"}"#).is_err());
+    assert_eq!(
+        serde_json::from_str::<Place>(r#"{"on": "redis_majority", "nodes": 3}"#).ok(),
+        Some(Place::RedisMajority { nodes: 3, drift_factor: 0.01, delayed_restart: true })
+    );
+    assert!(serde_json::from_str::<Place>(r#"{"on": "etcd", "nodes": 3}"#).is_err());
+    // Every step reads back what it writes, through a JSON value too.
+    for take in [
+        Take::default(),
+        Take::GetThenSet { value: Value::Own, ttl_ms: 7 },
+        Take::SelectForUpdate {
+            lock_strength: LockStrength::ForNoKeyUpdate,
+            wait: DbWait::SkipLocked,
+            lock_timeout_ms: 1,
+            idle_in_transaction_timeout_ms: 2,
+        },
+    ] {
+        let value = serde_json::to_value(&take).expect("a take serializes");
+        assert_eq!(serde_json::from_value::<Take>(value).ok(), Some(take));
+    }
+}

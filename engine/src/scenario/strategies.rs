@@ -313,7 +313,7 @@ impl Default for NaiveSettings {
 }
 
 /// How the naive lock is given back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NaiveRelease {
     /// Never: the TTL does it (the seed).
@@ -324,6 +324,8 @@ pub enum NaiveRelease {
     /// unlock script deletes the key only while it still holds that value.
     CompareAndDelete,
 }
+
+crate::by_name::by_name!(NaiveRelease { Never = "never", Del = "del", CompareAndDelete = "compare_and_delete" });
 
 /// A renewed lease: `fencing` and `consensus`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Whether a run kept the data correct, and whether only timing did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Safety {
     /// No stale write landed and no two holders wrote where no fence checked.
@@ -16,6 +16,8 @@ pub enum Safety {
     /// A stale write landed or a stored report was damaged.
     Unsafe,
 }
+
+crate::by_name::by_name!(Safety { Safe = "safe", AtRisk = "at_risk", Unsafe = "unsafe" });
 
 impl Safety {
     /// The contract's word for it.
@@ -29,7 +31,7 @@ impl Safety {
 }
 
 /// Whether every period got its report, and in time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Liveness {
     Ok,
@@ -40,6 +42,8 @@ pub enum Liveness {
     /// report comes later than the last, without bound.
     Behind,
 }
+
+crate::by_name::by_name!(Liveness { Ok = "ok", Late = "late", Missed = "missed", Behind = "behind" });
 
 impl Liveness {
     /// The contract's word for it.
@@ -57,7 +61,7 @@ impl Liveness {
 /// the third axis of the verdict, as the post judges option D ("triple the
 /// S3 writes, triple the Slack pings") and option C ("connection pool
 /// starved"). Kleppmann's locks *for efficiency* exist to save exactly this.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Efficiency {
     /// Work was done twice only where a fault forced it.
@@ -67,6 +71,8 @@ pub enum Efficiency {
     /// queries failed waiting behind the job's lock.
     Wasteful,
 }
+
+crate::by_name::by_name!(Efficiency { Ok = "ok", Wasteful = "wasteful" });
 
 impl Efficiency {
     /// The contract's word for it.

@@ -63,7 +63,7 @@ pub struct World {
 }
 
 /// What the job writes each period.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Output {
     /// Every period's run rewrites the one report of the day: the same chunk
@@ -72,6 +72,8 @@ pub enum Output {
     /// Every period writes a report of its own.
     PerPeriod,
 }
+
+crate::by_name::by_name!(Output { Daily = "daily", PerPeriod = "per_period" });
 
 impl Default for World {
     fn default() -> Self {
