@@ -210,10 +210,11 @@ impl Runtime {
         }
     }
 
-    /// Uploads chunk `chunk` of the run's report. (Inlined natively into the
-    /// job's step, where nearly every chunk is sent from: the call cost a
-    /// short run a quarter of a percent of its instructions.)
-    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
+    /// Uploads chunk `chunk` of the run's report. (Not forced inline, nor
+    /// are `await_reply`, `send_upload` and `route`: forcing it cut a short
+    /// run's instructions by about 1% but grew the hot code past the
+    /// instruction cache, 1.04 M misses against 0.77 M per `speed 30`, and
+    /// cost 2.5% more CPU time; docs/bench.md.)
     fn send_chunk<H: Host, S: Drives<H> + ?Sized>(&mut self, host: &mut H, strategy: &S, run: RunId, chunk: u8) {
         let state = self.run_state_mut(run);
         state.chunks_in_flight += 1;

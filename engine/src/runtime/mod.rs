@@ -389,9 +389,6 @@ impl Runtime {
     }
 
     /// Remembers what the reply to a new request is for, and sets its timeout; returns the request's id.
-    /// (Inlined natively: nearly every request comes through here, and the
-    /// call cost a short run a thousandth of its instructions.)
-    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn await_reply<H: Host>(
         &mut self,
         host: &mut H,
@@ -412,9 +409,7 @@ impl Runtime {
     /// the upload is not called back when the run stops: the HTTP client
     /// finishes sending what it began, which is how a write checked before a
     /// pause lands after it (Kleppmann 2016). The client's timeout counts
-    /// from the end of the upload, as a response timeout does. (Inlined
-    /// natively into the sending of a chunk, its one caller.)
-    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
+    /// from the end of the upload, as a response timeout does.
     fn send_upload<H: Host>(&mut self, host: &mut H, run: RunId, body: Request, timeout_ms: u64, upload_ms: u64) {
         let request = self.await_reply(host, run, body, Purpose::Chunk, None);
         let timeout_ms = u32::try_from(timeout_ms).expect("a client's timeout fits 32 bits of ms");
@@ -434,9 +429,6 @@ impl Runtime {
 
     /// Hands a reply to what its request (of run `run`) was for. It is given
     /// the two fields it reads, not the whole `Pending` with its request.
-    /// (Inlined natively into its two callers, a reply and a timeout: the
-    /// call cost a short run 0.4% of its instructions.)
-    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn route<H: Host, S: Drives<H> + ?Sized>(
         &mut self,
         host: &mut H,
