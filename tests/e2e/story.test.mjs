@@ -75,6 +75,28 @@ test('a first-time reader goes through the whole night with the keyboard alone, 
   await context.close();
 });
 
+test('the story follows its address: a pasted #step=…, and back and forward', async () => {
+  const { page, problems, context } = await openStory({ path: '#step=two-holders' });
+  await storyReady(page);
+  assert.equal(await stepId(page), 'two-holders');
+  // A reader pastes another step's address into the same tab.
+  await page.evaluate(() => { window.location.hash = '#step=gc-pause'; });
+  await waitForStep(page, 'gc-pause');
+  // Back returns to the step the address named before, forward to the pasted one.
+  await page.goBack();
+  await waitForStep(page, 'two-holders');
+  await page.goForward();
+  await waitForStep(page, 'gc-pause');
+  // A fragment naming no step leaves the page where it is.
+  await page.evaluate(() => new Promise((done) => {
+    window.addEventListener('hashchange', () => requestAnimationFrame(done), { once: true });
+    window.location.hash = '#step=no-such-step';
+  }));
+  assert.equal(await stepId(page), 'gc-pause');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('"Open this moment in the lab" lands on the same run, strategy and cursor', async () => {
   const { page, problems, context } = await openStory({ path: '#step=fencing-refuses' });
   await storyReady(page);

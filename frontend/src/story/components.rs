@@ -37,6 +37,7 @@ pub fn story_app(props: &StoryAppProps) -> Html {
     effects::use_autoplay(&state);
     effects::use_lab_href(&state);
     effects::use_step_in_address(state.step().map(|step| step.id.clone()).unwrap_or_default());
+    effects::use_step_from_address(dispatch.clone(), state.steps.iter().map(|step| step.id.clone()).collect());
     let on_seek = dispatch.reform(StoryAction::Seek);
     let notice =
         state.problem.as_ref().map(|problem| html! { <p class="message error" role="alert">{ problem.clone() }</p> });

@@ -64,6 +64,27 @@ pub fn use_step_in_address(id: String) {
     });
 }
 
+/// Follows the address: a step named in a pasted or edited fragment
+/// (`#step=gc-pause`), or one the browser's back and forward return to,
+/// becomes the step shown. (The page's own stepping replaces the address,
+/// which fires no `hashchange`.)
+#[hook]
+pub fn use_step_from_address(dispatch: Callback<StoryAction>, ids: Vec<String>) {
+    use_effect_with(ids, move |ids| {
+        let ids = ids.clone();
+        let listener = web_sys::window().map(|window| {
+            EventListener::new(&window, "hashchange", move |_| {
+                let hash = web_sys::window().and_then(|window| window.location().hash().ok()).unwrap_or_default();
+                let named = hash.strip_prefix(STEP_PREFIX).and_then(|id| ids.iter().position(|step| step == id));
+                if let Some(index) = named {
+                    dispatch.emit(StoryAction::Go(index));
+                }
+            })
+        });
+        move || drop(listener)
+    });
+}
+
 /// The story's keys: → and ← step, space plays or pauses, Home and End go to
 /// the first and last step.
 #[hook]
