@@ -97,6 +97,23 @@ test('the story follows its address: a pasted #step=…, and back and forward', 
   await context.close();
 });
 
+test('at the last and the first step the focus stays on a control, where Next or Back is disabled', async () => {
+  const { page, problems, context } = await openStory({ path: `#step=${STEPS.at(-2).id}` });
+  await storyReady(page);
+  await page.focus('#story-next');
+  await page.keyboard.press('Enter');
+  await waitForStep(page, STEPS.at(-1).id);
+  await page.waitForFunction(() => document.activeElement?.id === 'story-back');
+  await page.evaluate((id) => { window.location.hash = `#step=${id}`; }, STEPS[1].id);
+  await waitForStep(page, STEPS[1].id);
+  await page.focus('#story-back');
+  await page.keyboard.press('Enter');
+  await waitForStep(page, STEPS[0].id);
+  await page.waitForFunction(() => document.activeElement?.id === 'story-next');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('"Open this moment in the lab" lands on the same run, strategy and cursor', async () => {
   const { page, problems, context } = await openStory({ path: '#step=fencing-refuses' });
   await storyReady(page);

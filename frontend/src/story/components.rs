@@ -33,6 +33,7 @@ pub fn story_app(props: &StoryAppProps) -> Html {
     };
     let last = state.steps.len().saturating_sub(1);
     effects::use_keys(dispatch.clone(), last);
+    effects::use_focus_kept(state.current, last);
     use_narrow_screen(dispatch.clone(), StoryAction::Narrow);
     effects::use_autoplay(&state);
     effects::use_lab_href(&state);

@@ -85,6 +85,35 @@ pub fn use_step_from_address(dispatch: Callback<StoryAction>, ids: Vec<String>) 
     });
 }
 
+/// Keeps the focus on a control when stepping disables the button that had
+/// it: Next at the last step hands it to Back, Back at the first to Next.
+/// (A disabled button loses the focus, which drops to the page's body, and
+/// a keyboard reader would have to find the controls again.) Only a step
+/// taken does this, never the page's opening.
+#[hook]
+pub fn use_focus_kept(index: usize, last: usize) {
+    let before = use_mut_ref(|| None::<usize>);
+    use_effect_with((index, last), move |(index, last)| {
+        let stepped = before.replace(Some(*index)).is_some_and(|was| was != *index);
+        let document = web_sys::window().and_then(|window| window.document());
+        let focused = document.as_ref().and_then(|document| document.active_element()).map(|element| element.id());
+        let lost = |id: &str| focused.as_deref().is_none_or(|focused| focused == id || focused.is_empty());
+        let to = if !stepped {
+            None
+        } else if *index == *last && lost("story-next") {
+            Some("story-back")
+        } else if *index == 0 && lost("story-back") {
+            Some("story-next")
+        } else {
+            None
+        };
+        let control = to.and_then(|id| document.and_then(|document| document.get_element_by_id(id)));
+        if let Some(control) = control.and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok()) {
+            let _ = control.focus();
+        }
+    });
+}
+
 /// The story's keys: → and ← step, space plays or pauses, Home and End go to
 /// the first and last step.
 #[hook]
