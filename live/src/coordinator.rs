@@ -872,7 +872,7 @@ fn raise_priority() -> OrdinaryAfter {
 /// share of each second for ordinary processes, so the machine stays usable.
 fn schedule_this_thread_promptly() {
     if let Some(thread) = this_thread() {
-        chrt(&["--rr", "--pid", "1", &thread]);
+        chrt(["--rr", "--pid", "1", &thread]);
     }
 }
 
@@ -901,9 +901,14 @@ struct OrdinaryAfter;
 
 impl Drop for OrdinaryAfter {
     fn drop(&mut self) {
-        if let Some(thread) = this_thread() {
-            chrt(&["--other", "--pid", "0", &thread]);
-        }
+        schedule_this_thread_ordinarily();
+    }
+}
+
+/// Puts the calling thread back among ordinary work.
+fn schedule_this_thread_ordinarily() {
+    if let Some(thread) = this_thread() {
+        chrt(["--other", "--pid", "0", &thread]);
     }
 }
 
@@ -914,7 +919,7 @@ fn this_thread() -> Option<String> {
 }
 
 /// Runs `chrt` with `arguments`; where it is refused or missing, nothing changes.
-fn chrt(arguments: &[&str]) {
+fn chrt<Argument: AsRef<std::ffi::OsStr>>(arguments: impl IntoIterator<Item = Argument>) {
     let _ = Command::new("chrt").args(arguments).stdout(Stdio::null()).stderr(Stdio::null()).status();
 }
 
@@ -1208,9 +1213,7 @@ impl Coordinator {
     /// once held a sixth's real-time coordinator back 20–25 ms.
     fn schedule_ordinarily(&mut self) {
         self.schedule_processes(ORDINARY_EACH);
-        if let Some(thread) = this_thread() {
-            chrt(&["--other", "--pid", "0", &thread]);
-        }
+        schedule_this_thread_ordinarily();
         self.prompt = false;
     }
 
@@ -1229,12 +1232,7 @@ impl Coordinator {
             .chain(instances.map(|process| process.child.id()))
             .map(|pid| pid.to_string())
             .collect();
-        let _ = Command::new("chrt")
-            .args(["--other", "0", "sh", "-c", script, "sh"])
-            .args(&pids)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        chrt(["--other", "0", "sh", "-c", script, "sh"].into_iter().map(str::to_owned).chain(pids));
     }
 
     /// Whether a fault restarts an instance after `from_ms`, so that a
